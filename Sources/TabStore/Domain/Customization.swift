@@ -1,0 +1,81 @@
+/// A user's `TabViewCustomization`, with what Apple keeps private made first-class (DOMAIN.md section 2).
+public struct Customization: Sendable, Equatable {
+    /// Per-tab visibility choices; `automatic` means "use the schema default".
+    public struct TabEntry: Sendable, Equatable {
+        public var sidebarVisibility: Visibility = .automatic
+        public var tabBarVisibility: Visibility = .automatic
+
+        public init(sidebarVisibility: Visibility = .automatic, tabBarVisibility: Visibility = .automatic) {
+            self.sidebarVisibility = sidebarVisibility
+            self.tabBarVisibility = tabBarVisibility
+        }
+
+        public subscript(placement: Placement) -> Visibility {
+            get { placement == .sidebar ? sidebarVisibility : tabBarVisibility }
+            set { if placement == .sidebar { sidebarVisibility = newValue } else { tabBarVisibility = newValue } }
+        }
+
+        var isDefault: Bool { sidebarVisibility == .automatic && tabBarVisibility == .automatic }
+    }
+
+    /// Per-section choices.
+    public struct SectionEntry: Sendable, Equatable {
+        /// Absent: builder order. Present: the order of all of the section's tabs.
+        public var tabOrder: [String]?
+        /// Sidebar collapse state; absent means expanded.
+        public var expanded: Bool?
+
+        public init(tabOrder: [String]? = nil, expanded: Bool? = nil) {
+            self.tabOrder = tabOrder
+            self.expanded = expanded
+        }
+
+        var isDefault: Bool { tabOrder == nil && expanded == nil }
+    }
+
+    public var revision: Int
+    public var schemaVersion: Int
+    public var updatedAt: String?
+    public var tabs: [String: TabEntry]
+    public var sections: [String: SectionEntry]
+    /// The order of the customizable tab-bar items; nil until the user reorders the bar.
+    public var tabBarOrder: [String]?
+
+    public init(
+        revision: Int = 0, schemaVersion: Int = 0, updatedAt: String? = nil,
+        tabs: [String: TabEntry] = [:], sections: [String: SectionEntry] = [:], tabBarOrder: [String]? = nil
+    ) {
+        self.revision = revision
+        self.schemaVersion = schemaVersion
+        self.updatedAt = updatedAt
+        self.tabs = tabs
+        self.sections = sections
+        self.tabBarOrder = tabBarOrder
+    }
+
+    /// The customization a user has before any change: everything follows the schema.
+    public static let empty = Customization()
+
+    /// Whether the user-owned parts equal another's (ignoring revision, schema version and time).
+    public func sameChoices(as other: Customization) -> Bool {
+        tabs == other.tabs && sections == other.sections && tabBarOrder == other.tabBarOrder
+    }
+
+    /// Drops entries that say nothing, so equal choices have one stored form.
+    mutating func compact() {
+        tabs = tabs.filter { !$0.value.isDefault }
+        sections = sections.filter { !$0.value.isDefault }
+    }
+
+    /// Every id the customization names.
+    public var referencedIds: Set<String> {
+        var ids = Set(tabs.keys).union(sections.keys)
+        for entry in sections.values { ids.formUnion(entry.tabOrder ?? []) }
+        ids.formUnion(tabBarOrder ?? [])
+        return ids
+    }
+
+    /// Limits that keep a document bounded even with dynamic tabs (ids that come from data).
+    public static let maxTabEntries = 2_000
+    public static let maxOrderLength = 2_000
+}

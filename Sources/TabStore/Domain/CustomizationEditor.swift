@@ -1,0 +1,289 @@
+/// Applies changes to a customization under a schema's rules: all-or-nothing, in order, and every
+/// refusal names where (the operation or document entry), the id and the rule code.
+public struct CustomizationEditor {
+    /// One change with the place in the request it came from.
+    struct Step {
+        let operation: Operation
+        let pointer: String
+        /// PATCH names fields inside the operation (`/operations/2/tab`); PUT points at the entry itself.
+        let perField: Bool
+
+        func at(_ field: String) -> String { perField ? pointer + "/" + field : pointer }
+    }
+
+    let index: SchemaIndex
+    private(set) var value: Customization
+
+    init(index: SchemaIndex, value: Customization) {
+        self.index = index
+        self.value = value
+    }
+
+    /// Applies a PATCH's operations to `customization` atomically.
+    /// - Throws: `RuleRefusal` naming the first refused operation; nothing is changed then.
+    public static func apply(_ operations: [Operation], to customization: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
+        let steps = operations.enumerated().map { Step(operation: $1, pointer: "/operations/\($0)", perField: true) }
+        return try run(steps, from: customization, index: index)
+    }
+
+    /// Validates a whole document (PUT) by replaying it as operations on the empty customization,
+    /// so PUT and PATCH share one set of rules.
+    /// - Throws: `RuleRefusal` naming the refused entries.
+    public static func replace(with document: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
+        var steps: [Step] = []
+        for id in document.tabs.keys.sorted() {
+            let entry = document.tabs[id]!
+            let base = JSONPointer.append("/tabs", id)
+            if entry.sidebarVisibility != .automatic {
+                steps.append(Step(operation: .setVisibility(.sidebar, tab: id, entry.sidebarVisibility), pointer: base + "/sidebarVisibility", perField: false))
+            }
+            if entry.tabBarVisibility != .automatic {
+                steps.append(Step(operation: .setVisibility(.tabBar, tab: id, entry.tabBarVisibility), pointer: base + "/tabBarVisibility", perField: false))
+            }
+        }
+        for id in document.sections.keys.sorted() {
+            let entry = document.sections[id]!
+            let base = JSONPointer.append("/sections", id)
+            if let order = entry.tabOrder {
+                steps.append(Step(operation: .setTabOrder(section: id, tabOrder: order), pointer: base + "/tabOrder", perField: false))
+            }
+            if let expanded = entry.expanded {
+                steps.append(Step(operation: .setSectionExpanded(section: id, expanded: expanded), pointer: base + "/expanded", perField: false))
+            }
+        }
+        if let order = document.tabBarOrder {
+            steps.append(Step(operation: .setTabBarOrder(order), pointer: "/tabBarOrder", perField: false))
+        }
+        var start = Customization.empty
+        start.revision = document.revision
+        start.schemaVersion = index.version
+        return try run(steps, from: start, index: index)
+    }
+
+    private static func run(_ steps: [Step], from customization: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
+        var editor = CustomizationEditor(index: index, value: customization)
+        let before = editor.visibleCounts()
+        for step in steps {
+            try editor.apply(step)
+        }
+        editor.normalize()
+        let after = editor.visibleCounts()
+        for placement in Placement.allCases where after[placement] == 0 && before[placement] > 0 {
+            let pointer = steps.last.map { $0.perField ? $0.pointer : $0.pointer } ?? ""
+            throw RuleRefusal([Violation(pointer: pointer, code: "no-visible-tab",
+                                         detail: "the change would leave no visible tab in the \(placement.rawValue)")])
+        }
+        editor.value.schemaVersion = index.version
+        return editor.value
+    }
+
+    // MARK: - Effective state
+
+    /// Whether a tab shows in a placement for this customization (before size-class rules).
+    public static func isVisible(_ info: SchemaIndex.TabInfo, in placement: Placement, customization: Customization, index: SchemaIndex) -> Bool {
+        let entry = customization.tabs[info.tab.id] ?? Customization.TabEntry()
+        if placement == .tabBar {
+            if info.tab.placement == .sidebarOnly { return false }
+            // Apple's coupling: hiding a tab in the sidebar hides it in the tab bar too.
+            if entry.sidebarVisibility == .hidden { return false }
+        }
+        switch entry[placement] {
+        case .visible: return true
+        case .hidden: return false
+        case .automatic: return index.defaultVisible(info, in: placement)
+        }
+    }
+
+    func visibleCounts() -> PerPlacement<Int> {
+        var counts = PerPlacement(sidebar: 0, tabBar: 0)
+        for info in index.allTabs {
+            for placement in Placement.allCases where Self.isVisible(info, in: placement, customization: value, index: index) {
+                counts[placement] += 1
+            }
+        }
+        return counts
+    }
+
+    /// The effective order of a section's tabs: the user's, or the builder's.
+    static func order(of section: SchemaSection, in customization: Customization) -> [String] {
+        customization.sections[section.id]?.tabOrder ?? section.tabs.map(\.id)
+    }
+
+    /// Tabs of a section that may not move in the sidebar keep their builder index.
+    func fixedTabs(of section: SchemaSection) -> [String: Int] {
+        var fixed: [String: Int] = [:]
+        for (position, tab) in section.tabs.enumerated() {
+            let info = SchemaIndex.TabInfo(tab: tab, sectionId: section.id, isDynamic: false)
+            if !index.behavior(of: info, in: .sidebar).canMove { fixed[tab.id] = position }
+        }
+        return fixed
+    }
+
+    /// Puts fixed tabs back at their builder index, the others in the given order around them.
+    static func placing(_ fixed: [String: Int], in order: [String]) -> [String] {
+        guard !fixed.isEmpty else { return order }
+        var movable = order.filter { fixed[$0] == nil }[...]
+        var slots = [String?](repeating: nil, count: order.count)
+        for (id, position) in fixed where position < slots.count && order.contains(id) { slots[position] = id }
+        for slot in slots.indices where slots[slot] == nil {
+            slots[slot] = movable.popFirst()
+        }
+        return slots.compactMap { $0 }
+    }
+
+    // MARK: - Operations
+
+    private func refuse(_ pointer: String, _ code: String, _ detail: String) -> RuleRefusal {
+        RuleRefusal([Violation(pointer: pointer, code: code, detail: detail)])
+    }
+
+    private func resolveTab(_ id: String, at pointer: String) throws(RuleRefusal) -> SchemaIndex.TabInfo {
+        guard let info = index.tab(id) else { throw refuse(pointer, "unknown-tab", "no tab \"\(id)\" in schema version \(index.version)") }
+        return info
+    }
+
+    private func resolveSection(_ id: String, at pointer: String) throws(RuleRefusal) -> SchemaSection {
+        guard let section = index.section(id) else { throw refuse(pointer, "unknown-section", "no section \"\(id)\" in schema version \(index.version)") }
+        return section
+    }
+
+    mutating func apply(_ step: Step) throws(RuleRefusal) {
+        switch step.operation {
+        case .setVisibility(let placement, let id, let visibility):
+            try setVisibility(placement, id, visibility, step)
+        case .setTabOrder(let sectionId, let order):
+            let section = try resolveSection(sectionId, at: step.at("section"))
+            try checkSectionReorderable(section, step)
+            try checkPermutation(order, of: section, at: step.at("tabOrder"))
+            value.sections[sectionId, default: .init()].tabOrder = order
+        case .moveTab(let sectionId, let id, let toIndex):
+            try moveTab(sectionId, id, toIndex, step)
+        case .setTabBarOrder(let order):
+            try checkTabBarOrder(order, at: step.at("tabBarOrder"))
+            value.tabBarOrder = order
+        case .setSectionExpanded(let sectionId, let expanded):
+            _ = try resolveSection(sectionId, at: step.at("section"))
+            value.sections[sectionId, default: .init()].expanded = expanded
+        case .resetVisibility(let scope):
+            for id in value.tabs.keys {
+                if scope != .tabBar { value.tabs[id]?.sidebarVisibility = .automatic }
+                if scope != .sidebar { value.tabs[id]?.tabBarVisibility = .automatic }
+            }
+        case .resetSectionOrder(let sectionId):
+            if let sectionId {
+                _ = try resolveSection(sectionId, at: step.at("section"))
+                value.sections[sectionId]?.tabOrder = nil
+            } else {
+                for id in value.sections.keys { value.sections[id]?.tabOrder = nil }
+            }
+        case .resetTabBarOrder:
+            value.tabBarOrder = nil
+        }
+        value.compact()
+    }
+
+    private mutating func setVisibility(_ placement: Placement, _ id: String, _ visibility: Visibility, _ step: Step) throws(RuleRefusal) {
+        let info = try resolveTab(id, at: step.at("tab"))
+        let behavior = index.behavior(of: info, in: placement)
+        let pointer = step.at("visibility")
+        if placement == .tabBar, visibility == .visible, info.tab.placement == .sidebarOnly {
+            throw refuse(pointer, "sidebar-only", "tab \"\(id)\" is sidebarOnly and can never be shown in the tab bar")
+        }
+        if visibility == .hidden, !behavior.canHide {
+            throw refuse(pointer, "not-hideable", "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be hidden")
+        }
+        if visibility == .visible, !behavior.canHide, !index.defaultVisible(info, in: placement) {
+            throw refuse(pointer, "customization-disabled", "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be added")
+        }
+        if value.tabs.count >= Customization.maxTabEntries, value.tabs[id] == nil {
+            throw refuse(step.at("tab"), "too-many-entries", "a customization holds at most \(Customization.maxTabEntries) tab entries")
+        }
+        value.tabs[id, default: .init()][placement] = visibility
+    }
+
+    private func checkSectionReorderable(_ section: SchemaSection, _ step: Step) throws(RuleRefusal) {
+        guard section.customizationBehavior.sidebar.canMove else {
+            throw refuse(step.at("section"), "customization-disabled", "section \"\(section.id)\" has customization behavior \"disabled\" in the sidebar and cannot be reordered")
+        }
+    }
+
+    /// A `tabOrder` is a permutation of exactly the section's tabs (plus, for a dynamic section,
+    /// ids of its data tabs), and leaves tabs that cannot move at their builder index.
+    private func checkPermutation(_ order: [String], of section: SchemaSection, at pointer: String) throws(RuleRefusal) {
+        guard order.count <= Customization.maxOrderLength else {
+            throw refuse(pointer, "too-many-entries", "a tab order holds at most \(Customization.maxOrderLength) ids")
+        }
+        var seen = Set<String>()
+        for (position, id) in order.enumerated() {
+            let itemPointer = pointer + "/\(position)"
+            guard seen.insert(id).inserted else { throw refuse(itemPointer, "invalid-tab-order", "tab \"\(id)\" appears twice") }
+            guard let info = index.tab(id) else { throw refuse(itemPointer, "unknown-tab", "no tab \"\(id)\" in schema version \(index.version)") }
+            guard info.sectionId == section.id else {
+                throw refuse(itemPointer, "cross-section-move", "tab \"\(id)\" is not in section \"\(section.id)\"; in the sidebar tabs reorder only within their section")
+            }
+        }
+        if let missing = section.tabs.first(where: { !seen.contains($0.id) }) {
+            throw refuse(pointer, "invalid-tab-order", "tabOrder must list all of section \"\(section.id)\"'s tabs; \"\(missing.id)\" is missing")
+        }
+        for (id, position) in fixedTabs(of: section) where order.firstIndex(of: id) != position {
+            throw refuse(pointer, "not-movable", "tab \"\(id)\" has customization behavior \"disabled\" in the sidebar and keeps its builder position \(position)")
+        }
+    }
+
+    private mutating func moveTab(_ sectionId: String, _ id: String, _ toIndex: Int, _ step: Step) throws(RuleRefusal) {
+        let section = try resolveSection(sectionId, at: step.at("section"))
+        let info = try resolveTab(id, at: step.at("tab"))
+        guard info.sectionId == sectionId else {
+            throw refuse(step.at("tab"), "cross-section-move", "tab \"\(id)\" is not in section \"\(sectionId)\"; in the sidebar tabs reorder only within their section")
+        }
+        try checkSectionReorderable(section, step)
+        guard index.behavior(of: info, in: .sidebar).canMove else {
+            throw refuse(step.at("tab"), "not-movable", "tab \"\(id)\" has customization behavior \"disabled\" in the sidebar and cannot be moved")
+        }
+        var order = Self.order(of: section, in: value)
+        order.removeAll { $0 == id }
+        guard toIndex >= 0, toIndex <= order.count else {
+            throw refuse(step.at("toIndex"), "invalid-tab-order", "toIndex must be between 0 and \(order.count)")
+        }
+        order.insert(id, at: toIndex)
+        value.sections[sectionId, default: .init()].tabOrder = Self.placing(fixedTabs(of: section), in: order)
+    }
+
+    private func checkTabBarOrder(_ order: [String], at pointer: String) throws(RuleRefusal) {
+        guard order.count <= Customization.maxOrderLength else {
+            throw refuse(pointer, "too-many-entries", "a tab bar order holds at most \(Customization.maxOrderLength) ids")
+        }
+        var seen = Set<String>()
+        for (position, id) in order.enumerated() {
+            let itemPointer = pointer + "/\(position)"
+            guard seen.insert(id).inserted else { throw refuse(itemPointer, "invalid-tab-order", "tab \"\(id)\" appears twice") }
+            let info = try resolveTab(id, at: itemPointer)
+            if info.tab.isPinned { throw refuse(itemPointer, "pinned-tab", "tab \"\(id)\" is pinned and is never reordered") }
+            if info.tab.placement == .sidebarOnly { throw refuse(itemPointer, "sidebar-only", "tab \"\(id)\" is sidebarOnly and is never in the tab bar") }
+            if !index.behavior(of: info, in: .tabBar).canMove {
+                throw refuse(itemPointer, "not-movable", "tab \"\(id)\" has customization behavior \"disabled\" in the tab bar and keeps its default position")
+            }
+        }
+    }
+
+    /// Keeps a customized `tabBarOrder` listing every movable item currently in the bar
+    /// (a tab added to the bar goes to its end), and nothing that cannot be there.
+    mutating func normalize() {
+        value.compact()
+        guard var order = value.tabBarOrder else { return }
+        var listed = Set(order)
+        order.removeAll { id in
+            guard let info = index.tab(id) else { return true }
+            return info.tab.isPinned || info.tab.placement == .sidebarOnly || !index.behavior(of: info, in: .tabBar).canMove
+        }
+        listed = Set(order)
+        for info in index.allTabs where !listed.contains(info.tab.id) && !info.tab.isPinned
+            && index.behavior(of: info, in: .tabBar).canMove
+            && Self.isVisible(info, in: .tabBar, customization: value, index: index)
+        {
+            order.append(info.tab.id)
+            listed.insert(info.tab.id)
+        }
+        value.tabBarOrder = order
+    }
+}

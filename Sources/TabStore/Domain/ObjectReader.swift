@@ -1,0 +1,112 @@
+/// Reads the members of one JSON object with exact pointers in every error,
+/// and refuses members it was not asked for (API.md: unknown fields are a 400).
+struct ObjectReader {
+    let object: JSONObject
+    let pointer: String
+
+    /// - Throws: `MalformedDocument` when `value` is not an object.
+    init(_ value: JSONValue, at pointer: String) throws(MalformedDocument) {
+        guard case .object(let object) = value else {
+            throw MalformedDocument(pointer: pointer, detail: "expected an object, found \(value.typeName)")
+        }
+        self.object = object
+        self.pointer = pointer
+    }
+
+    func path(_ key: String) -> String { JSONPointer.append(pointer, key) }
+
+    /// Refuses any member whose name is not in `allowed`.
+    func rejectUnknown(_ allowed: Set<String>) throws(MalformedDocument) {
+        let unknown = object.keys.filter { !allowed.contains($0) }
+        guard unknown.isEmpty else {
+            throw MalformedDocument(unknown.map {
+                Violation(pointer: path($0), code: "unknown-field", detail: "unknown field \"\($0)\"")
+            })
+        }
+    }
+
+    /// A member that is absent or `null` reads as nil.
+    func value(_ key: String) -> JSONValue? {
+        guard let value = object[key], value != .null else { return nil }
+        return value
+    }
+
+    func string(_ key: String) throws(MalformedDocument) -> String? {
+        guard let value = value(key) else { return nil }
+        guard case .string(let text) = value else {
+            throw MalformedDocument(pointer: path(key), detail: "expected a string, found \(value.typeName)")
+        }
+        return text
+    }
+
+    func requiredString(_ key: String) throws(MalformedDocument) -> String {
+        guard let text = try string(key) else {
+            throw MalformedDocument(pointer: path(key), code: "missing-field", detail: "\"\(key)\" is required")
+        }
+        return text
+    }
+
+    func bool(_ key: String) throws(MalformedDocument) -> Bool? {
+        guard let value = value(key) else { return nil }
+        guard case .bool(let flag) = value else {
+            throw MalformedDocument(pointer: path(key), detail: "expected a boolean, found \(value.typeName)")
+        }
+        return flag
+    }
+
+    func integer(_ key: String) throws(MalformedDocument) -> Int? {
+        guard let value = value(key) else { return nil }
+        guard case .integer(let number) = value else {
+            throw MalformedDocument(pointer: path(key), detail: "expected an integer, found \(value.typeName)")
+        }
+        return number
+    }
+
+    func array(_ key: String) throws(MalformedDocument) -> [JSONValue]? {
+        guard let value = value(key) else { return nil }
+        guard case .array(let items) = value else {
+            throw MalformedDocument(pointer: path(key), detail: "expected an array, found \(value.typeName)")
+        }
+        return items
+    }
+
+    func stringArray(_ key: String) throws(MalformedDocument) -> [String]? {
+        guard let items = try array(key) else { return nil }
+        var strings: [String] = []
+        strings.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            guard case .string(let text) = item else {
+                throw MalformedDocument(pointer: JSONPointer.append(path(key), index), detail: "expected a string, found \(item.typeName)")
+            }
+            strings.append(text)
+        }
+        return strings
+    }
+
+    func nested(_ key: String) throws(MalformedDocument) -> ObjectReader? {
+        guard let value = value(key) else { return nil }
+        return try ObjectReader(value, at: path(key))
+    }
+
+    /// Reads a string member as one of an enum's raw values; an unknown value is reported to `problems`
+    /// (the caller decides whether that is a 400 or a rule violation) and reads as nil.
+    func enumValue<E: RawRepresentable & CaseIterable>(_ key: String, _ type: E.Type, problems: inout [Violation]) throws(MalformedDocument) -> E?
+    where E.RawValue == String {
+        guard let raw = try string(key) else { return nil }
+        guard let value = E(rawValue: raw) else {
+            let allowed = E.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            problems.append(Violation(pointer: path(key), code: "invalid-value", detail: "\"\(raw)\" is not one of \(allowed)"))
+            return nil
+        }
+        return value
+    }
+
+    /// Like `enumValue(_:_:problems:)` but an unknown value is a malformed document.
+    func strictEnum<E: RawRepresentable & CaseIterable>(_ key: String, _ type: E.Type) throws(MalformedDocument) -> E?
+    where E.RawValue == String {
+        var problems: [Violation] = []
+        let value = try enumValue(key, type, problems: &problems)
+        if !problems.isEmpty { throw MalformedDocument(problems) }
+        return value
+    }
+}

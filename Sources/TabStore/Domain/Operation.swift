@@ -1,0 +1,83 @@
+/// One change of API.md's `PATCH` operations.
+public enum Operation: Sendable, Equatable {
+    public enum ResetScope: String, Sendable, CaseIterable {
+        case sidebar, tabBar, all
+    }
+
+    case setVisibility(Placement, tab: String, Visibility)
+    case setTabOrder(section: String, tabOrder: [String])
+    case moveTab(section: String, tab: String, toIndex: Int)
+    case setTabBarOrder([String])
+    case setSectionExpanded(section: String, expanded: Bool)
+    case resetVisibility(ResetScope)
+    case resetSectionOrder(section: String?)
+    case resetTabBarOrder
+
+    public static let maxOperations = 1_000
+
+    /// Decodes a `PATCH` body: `{"operations": [...]}`.
+    /// - Throws: `MalformedDocument` for wrong shapes, unknown ops or fields.
+    public static func decodeList(_ json: JSONValue) throws(MalformedDocument) -> [Operation] {
+        let root = try ObjectReader(json, at: "")
+        try root.rejectUnknown(["operations"])
+        guard let items = try root.array("operations") else {
+            throw MalformedDocument(pointer: "/operations", code: "missing-field", detail: "\"operations\" is required")
+        }
+        guard items.count <= maxOperations else {
+            throw MalformedDocument(pointer: "/operations", code: "too-many-entries", detail: "at most \(maxOperations) operations")
+        }
+        var operations: [Operation] = []
+        for (index, item) in items.enumerated() {
+            operations.append(try decode(item, at: JSONPointer.append("/operations", index)))
+        }
+        return operations
+    }
+
+    static func decode(_ json: JSONValue, at pointer: String) throws(MalformedDocument) -> Operation {
+        let reader = try ObjectReader(json, at: pointer)
+        let op = try reader.requiredString("op")
+        switch op {
+        case "setSidebarVisibility", "setTabBarVisibility":
+            try reader.rejectUnknown(["op", "tab", "visibility"])
+            guard let visibility = try reader.strictEnum("visibility", Visibility.self) else {
+                throw MalformedDocument(pointer: reader.path("visibility"), code: "missing-field", detail: "\"visibility\" is required")
+            }
+            return .setVisibility(op == "setSidebarVisibility" ? .sidebar : .tabBar, tab: try reader.requiredString("tab"), visibility)
+        case "setTabOrder":
+            try reader.rejectUnknown(["op", "section", "tabOrder"])
+            guard let order = try reader.stringArray("tabOrder") else {
+                throw MalformedDocument(pointer: reader.path("tabOrder"), code: "missing-field", detail: "\"tabOrder\" is required")
+            }
+            return .setTabOrder(section: try reader.requiredString("section"), tabOrder: order)
+        case "moveTab":
+            try reader.rejectUnknown(["op", "section", "tab", "toIndex"])
+            guard let index = try reader.integer("toIndex") else {
+                throw MalformedDocument(pointer: reader.path("toIndex"), code: "missing-field", detail: "\"toIndex\" is required")
+            }
+            return .moveTab(section: try reader.requiredString("section"), tab: try reader.requiredString("tab"), toIndex: index)
+        case "setTabBarOrder":
+            try reader.rejectUnknown(["op", "tabBarOrder"])
+            guard let order = try reader.stringArray("tabBarOrder") else {
+                throw MalformedDocument(pointer: reader.path("tabBarOrder"), code: "missing-field", detail: "\"tabBarOrder\" is required")
+            }
+            return .setTabBarOrder(order)
+        case "setSectionExpanded":
+            try reader.rejectUnknown(["op", "section", "expanded"])
+            guard let expanded = try reader.bool("expanded") else {
+                throw MalformedDocument(pointer: reader.path("expanded"), code: "missing-field", detail: "\"expanded\" is required")
+            }
+            return .setSectionExpanded(section: try reader.requiredString("section"), expanded: expanded)
+        case "resetVisibility":
+            try reader.rejectUnknown(["op", "placement"])
+            return .resetVisibility(try reader.strictEnum("placement", ResetScope.self) ?? .sidebar)
+        case "resetSectionOrder":
+            try reader.rejectUnknown(["op", "section"])
+            return .resetSectionOrder(section: try reader.string("section"))
+        case "resetTabBarOrder":
+            try reader.rejectUnknown(["op"])
+            return .resetTabBarOrder
+        default:
+            throw MalformedDocument(pointer: reader.path("op"), code: "invalid-value", detail: "unknown op \"\(op)\"")
+        }
+    }
+}

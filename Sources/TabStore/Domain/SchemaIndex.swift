@@ -1,0 +1,87 @@
+/// A schema prepared for lookups: built once per schema version and shared read-only.
+public struct SchemaIndex: Sendable {
+    /// Where a tab id lives in the schema.
+    public struct TabInfo: Sendable, Equatable {
+        public let tab: SchemaTab
+        /// The section holding the tab, nil for a top-level tab.
+        public let sectionId: String?
+        /// Whether the tab comes from data (a dynamic section's `idPrefix`).
+        public let isDynamic: Bool
+    }
+
+    public let schema: TabSchema
+    public let version: Int
+    private let tabs: [String: TabInfo]
+    private let sections: [String: SchemaSection]
+    private let dynamicSections: [(prefix: String, section: SchemaSection)]
+    /// Every static tab in builder order (top-level and in sections).
+    public let allTabs: [TabInfo]
+
+    public init(schema: TabSchema, version: Int) {
+        self.schema = schema
+        self.version = version
+        var tabs: [String: TabInfo] = [:]
+        var sections: [String: SchemaSection] = [:]
+        var dynamic: [(String, SchemaSection)] = []
+        var all: [TabInfo] = []
+        for item in schema.items {
+            switch item {
+            case .tab(let tab):
+                let info = TabInfo(tab: tab, sectionId: nil, isDynamic: false)
+                tabs[tab.id] = info
+                all.append(info)
+            case .section(let section):
+                sections[section.id] = section
+                if let prefix = section.dynamicIdPrefix { dynamic.append((prefix, section)) }
+                for tab in section.tabs {
+                    let info = TabInfo(tab: tab, sectionId: section.id, isDynamic: false)
+                    tabs[tab.id] = info
+                    all.append(info)
+                }
+            }
+        }
+        self.tabs = tabs
+        self.sections = sections
+        self.dynamicSections = dynamic
+        self.allTabs = all
+    }
+
+    public func section(_ id: String) -> SchemaSection? { sections[id] }
+
+    /// A static tab, or a tab of a dynamic section whose id matches its prefix.
+    public func tab(_ id: String) -> TabInfo? {
+        if let info = tabs[id] { return info }
+        for (prefix, section) in dynamicSections where id.hasPrefix(prefix) && id.count > prefix.count && Identifiers.isValidUserId(id) {
+            // A dynamic tab takes its section's behavior and defaults; its title comes from the app's data.
+            let tab = SchemaTab(id: id, title: String(id.dropFirst(prefix.count)))
+            return TabInfo(tab: tab, sectionId: section.id, isDynamic: true)
+        }
+        return nil
+    }
+
+    /// Whether `id` names a static tab or section of this schema.
+    public func containsStatic(_ id: String) -> Bool { tabs[id] != nil || sections[id] != nil }
+
+    /// The behavior that governs a tab in a placement: the stricter of the tab's own and its section's,
+    /// since a section's behavior governs its children (seed 000).
+    public func behavior(of info: TabInfo, in placement: Placement) -> CustomizationBehavior {
+        var behavior = info.tab.customizationBehavior[placement]
+        if let sectionId = info.sectionId, let section = sections[sectionId] {
+            behavior = max(behavior, section.customizationBehavior[placement])
+        }
+        return behavior
+    }
+
+    /// The schema's default visibility of a tab in a placement, before any customization.
+    public func defaultVisible(_ info: TabInfo, in placement: Placement) -> Bool {
+        if placement == .tabBar, info.tab.placement == .sidebarOnly { return false }
+        var visibility = info.tab.defaultVisibility[placement]
+        if visibility == .automatic, let sectionId = info.sectionId, let section = sections[sectionId] {
+            visibility = section.defaultVisibility[placement]
+        }
+        return visibility != .hidden
+    }
+
+    /// The builder order of a section's static tabs.
+    public func builderOrder(of section: SchemaSection) -> [String] { section.tabs.map(\.id) }
+}

@@ -1,0 +1,123 @@
+extension TabSchema {
+    /// Every rule of DOMAIN.md section 1, all problems at once, each with a pointer and a stable code.
+    public func validate() -> [Violation] {
+        var problems: [Violation] = []
+        var seen: [String: String] = [:]  // id -> pointer of its first use
+        var searchTabs: [String] = []
+        var itemCount = 0
+        var prefixes: [(prefix: String, pointer: String)] = []
+
+        func checkId(_ id: String, at pointer: String) {
+            let idPointer = pointer + "/id"
+            if id.isEmpty {
+                problems.append(Violation(pointer: idPointer, code: "empty-id", detail: "an id must not be empty"))
+                return
+            }
+            if id.count > Self.maxIdLength {
+                problems.append(Violation(pointer: idPointer, code: "id-too-long", detail: "an id has at most \(Self.maxIdLength) characters"))
+            }
+            if !Identifiers.isPrintable(id) {
+                problems.append(Violation(pointer: idPointer, code: "invalid-id", detail: "an id must not contain control characters"))
+            }
+            if let first = seen[id] {
+                problems.append(Violation(pointer: idPointer, code: "duplicate-id", detail: "id \"\(id)\" is already used at \(first)"))
+            } else {
+                seen[id] = pointer
+            }
+        }
+
+        func checkTitle(_ title: String, at pointer: String) {
+            if title.allSatisfy(\.isWhitespace) {
+                problems.append(Violation(pointer: pointer + "/title", code: "empty-title", detail: "a title must not be empty"))
+            } else if title.count > Self.maxTitleLength {
+                problems.append(Violation(pointer: pointer + "/title", code: "title-too-long", detail: "a title has at most \(Self.maxTitleLength) characters"))
+            }
+        }
+
+        func checkTab(_ tab: SchemaTab, at pointer: String, inheritedTabBar: Visibility) {
+            itemCount += 1
+            checkId(tab.id, at: pointer)
+            checkTitle(tab.title, at: pointer)
+            if tab.systemImage != nil, tab.image != nil {
+                problems.append(Violation(pointer: pointer + "/image", code: "conflicting-image", detail: "give either systemImage or image, not both"))
+            }
+            if tab.role == .search {
+                searchTabs.append(pointer)
+                if tab.placement != .pinned {
+                    problems.append(Violation(pointer: pointer + "/placement", code: "search-not-pinned", detail: "a search tab is always pinned"))
+                }
+            }
+            let tabBarDefault = tab.defaultVisibility.tabBar == .automatic ? inheritedTabBar : tab.defaultVisibility.tabBar
+            if tab.placement == .sidebarOnly, tabBarDefault == .visible {
+                problems.append(Violation(
+                    pointer: pointer + "/defaultVisibility/tabBar", code: "sidebar-only-in-tab-bar",
+                    detail: "a sidebarOnly tab cannot be visible in the tab bar by default"))
+            }
+        }
+
+        for (index, item) in items.enumerated() {
+            let pointer = JSONPointer.append("/items", index)
+            switch item {
+            case .tab(let tab):
+                checkTab(tab, at: pointer, inheritedTabBar: .automatic)
+            case .section(let section):
+                itemCount += 1
+                checkId(section.id, at: pointer)
+                checkTitle(section.title, at: pointer)
+                for (tabIndex, tab) in section.tabs.enumerated() {
+                    checkTab(tab, at: pointer + "/tabs/\(tabIndex)", inheritedTabBar: section.defaultVisibility.tabBar)
+                    if tab.role == .search {
+                        problems.append(Violation(pointer: pointer + "/tabs/\(tabIndex)/role", code: "search-in-section", detail: "the search tab is a top-level tab"))
+                    }
+                }
+                if let prefix = section.dynamicIdPrefix {
+                    if prefix.isEmpty || !Identifiers.isPrintable(prefix) || prefix.count > Self.maxIdLength {
+                        problems.append(Violation(pointer: pointer + "/dynamicTabs/idPrefix", code: "invalid-id", detail: "idPrefix must be 1-\(Self.maxIdLength) printable characters"))
+                    } else {
+                        prefixes.append((prefix, pointer + "/dynamicTabs/idPrefix"))
+                    }
+                }
+            }
+        }
+        if searchTabs.count > 1 {
+            for pointer in searchTabs.dropFirst() {
+                problems.append(Violation(pointer: pointer + "/role", code: "multiple-search-tabs", detail: "a schema has at most one search tab"))
+            }
+        }
+        if itemCount > Self.maxItems {
+            problems.append(Violation(pointer: "/items", code: "too-many-items", detail: "a schema has at most \(Self.maxItems) tabs and sections"))
+        }
+        // A dynamic prefix must not claim another item's id, and prefixes must not overlap,
+        // or one id would belong to two places.
+        for (offset, entry) in prefixes.enumerated() {
+            for (id, pointer) in seen where id.hasPrefix(entry.prefix) {
+                problems.append(Violation(pointer: entry.pointer, code: "dynamic-prefix-conflict", detail: "idPrefix \"\(entry.prefix)\" also matches the id at \(pointer)"))
+            }
+            for other in prefixes[(offset + 1)...] where other.prefix.hasPrefix(entry.prefix) || entry.prefix.hasPrefix(other.prefix) {
+                problems.append(Violation(pointer: other.pointer, code: "dynamic-prefix-conflict", detail: "idPrefix \"\(other.prefix)\" overlaps \"\(entry.prefix)\""))
+            }
+        }
+        return problems
+    }
+}
+
+/// Rules for identifiers that come from clients (API.md conventions).
+public enum Identifiers {
+    /// `appId`: 1-128 characters of `[A-Za-z0-9._-]`.
+    public static func isValidAppId(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 128 && id.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+    }
+
+    /// `userId` and tab/section ids: 1-256 printable characters.
+    public static func isValidUserId(_ id: String) -> Bool { !id.isEmpty && id.count <= 256 && isPrintable(id) }
+
+    /// No control characters (C0, DEL, C1).
+    public static func isPrintable(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { scalar in
+            !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value))
+        }
+    }
+}

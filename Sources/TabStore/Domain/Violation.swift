@@ -1,0 +1,49 @@
+/// One problem with a document or a change: where it is (an RFC 6901 JSON pointer), a stable
+/// kebab-case code a client can switch on, and a sentence for people.
+public struct Violation: Sendable, Equatable, CustomStringConvertible {
+    public let pointer: String
+    public let code: String
+    public let detail: String
+
+    public init(pointer: String, code: String, detail: String) {
+        self.pointer = pointer
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String { "\(pointer) [\(code)] \(detail)" }
+}
+
+/// A request document that is not the expected shape: syntax, unknown field, wrong type (HTTP 400).
+public struct MalformedDocument: Error, Sendable, Equatable {
+    public let violations: [Violation]
+    public init(_ violations: [Violation]) { self.violations = violations }
+    public init(pointer: String, code: String = "invalid-type", detail: String) {
+        self.violations = [Violation(pointer: pointer, code: code, detail: detail)]
+    }
+}
+
+/// A well-formed document or change that the tab schema's rules refuse (HTTP 422).
+public struct RuleRefusal: Error, Sendable, Equatable {
+    public let violations: [Violation]
+    public init(_ violations: [Violation]) { self.violations = violations }
+}
+
+/// Builds RFC 6901 JSON pointers.
+public enum JSONPointer {
+    /// Appends one reference token, escaping `~` and `/`.
+    public static func append(_ base: String, _ token: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(token.utf8.count)
+        for character in token {
+            switch character {
+            case "~": escaped += "~0"
+            case "/": escaped += "~1"
+            default: escaped.append(character)
+            }
+        }
+        return base + "/" + escaped
+    }
+
+    public static func append(_ base: String, _ index: Int) -> String { base + "/" + String(index) }
+}

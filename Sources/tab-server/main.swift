@@ -1,0 +1,2 @@
+import TabStore
+print("tab-server")
