@@ -52,8 +52,9 @@ public struct SchemaIndex: Sendable {
     public func tab(_ id: String) -> TabInfo? {
         if let info = tabs[id] { return info }
         for (prefix, section) in dynamicSections where id.hasPrefix(prefix) && id.count > prefix.count && Identifiers.isValidUserId(id) {
-            // A dynamic tab takes its section's behavior and defaults; its title comes from the app's data.
-            let tab = SchemaTab(id: id, title: String(id.dropFirst(prefix.count)))
+            // A dynamic tab has no declaration of its own: it takes its section's behavior (the modifier
+            // the app puts on every tab of its ForEach) and defaults; its title comes from the app's data.
+            let tab = SchemaTab(id: id, title: String(id.dropFirst(prefix.count)), customizationBehavior: section.customizationBehavior)
             return TabInfo(tab: tab, sectionId: section.id, isDynamic: true)
         }
         return nil
@@ -62,14 +63,14 @@ public struct SchemaIndex: Sendable {
     /// Whether `id` names a static tab or section of this schema.
     public func containsStatic(_ id: String) -> Bool { tabs[id] != nil || sections[id] != nil }
 
-    /// The behavior that governs a tab in a placement: the stricter of the tab's own and its section's,
-    /// since a section's behavior governs its children (seed 000).
+    /// The behavior that governs a tab in a placement. A section's behavior governs its children
+    /// (seed 000): `disabled` on the section fixes them (no hiding, no moving); `reorderable` lets them
+    /// move and leaves hiding to each tab's own behavior (API.md hides a tab of a reorderable section).
     public func behavior(of info: TabInfo, in placement: Placement) -> CustomizationBehavior {
-        var behavior = info.tab.customizationBehavior[placement]
-        if let sectionId = info.sectionId, let section = sections[sectionId] {
-            behavior = max(behavior, section.customizationBehavior[placement])
+        if let sectionId = info.sectionId, let section = sections[sectionId], section.customizationBehavior[placement] == .disabled {
+            return .disabled
         }
-        return behavior
+        return info.tab.customizationBehavior[placement]
     }
 
     /// The schema's default visibility of a tab in a placement, before any customization.

@@ -1,0 +1,77 @@
+import Testing
+@testable import TabStore
+
+@Suite("Reconciliation across schema versions")
+struct ReconcilerTests {
+    static let v1 = """
+        {"items": [
+          {"id": "home", "title": "Home"}, {"id": "news", "title": "News"}, {"id": "old", "title": "Old"},
+          {"kind": "section", "id": "s", "title": "S", "tabs": [{"id": "s.a", "title": "A"}, {"id": "s.b", "title": "B"}, {"id": "s.c", "title": "C"}]}
+        ]}
+        """
+    /// v2 drops `old` and `s.b`, adds `s.d` and a new top-level `fresh`.
+    static let v2 = """
+        {"items": [
+          {"id": "home", "title": "Home"}, {"id": "news", "title": "News"}, {"id": "fresh", "title": "Fresh"},
+          {"kind": "section", "id": "s", "title": "S", "tabs": [{"id": "s.a", "title": "A"}, {"id": "s.c", "title": "C"}, {"id": "s.d", "title": "D"}]}
+        ]}
+        """
+    /// v3 makes `news` reorderable (no longer hideable) and removes section `s` entirely.
+    static let v3 = """
+        {"items": [
+          {"id": "home", "title": "Home"}, {"id": "news", "title": "News", "customizationBehavior": {"sidebar": "reorderable"}},
+          {"id": "fresh", "title": "Fresh"}, {"id": "later", "title": "Later"}
+        ]}
+        """
+
+    func start() throws -> Customization {
+        try CustomizationEditor.apply(try ops("""
+            {"operations": [
+              {"op": "setSidebarVisibility", "tab": "old", "visibility": "hidden"},
+              {"op": "setSidebarVisibility", "tab": "news", "visibility": "hidden"},
+              {"op": "setTabOrder", "section": "s", "tabOrder": ["s.c", "s.b", "s.a"]},
+              {"op": "setTabBarOrder", "tabBarOrder": ["s.a", "home"]}]}
+            """), to: .empty, index: try Seeds.index(Self.v1, version: 1))
+    }
+
+    @Test("v1 → v2 → v3: gone ids pruned, new tabs appended, invalid choices dropped, idempotent")
+    func threeVersions() throws {
+        let c1 = try start()
+        #expect(c1.tabBarOrder == ["s.a", "home", "s.b", "s.c"])
+        let i2 = try Seeds.index(Self.v2, version: 2)
+        let c2 = Reconciler.reconcile(c1, with: i2)
+        #expect(c2.schemaVersion == 2)
+        #expect(c2.tabs["old"] == nil)
+        #expect(c2.tabs["news"]?.sidebarVisibility == .hidden)
+        #expect(c2.sections["s"]?.tabOrder == ["s.c", "s.a", "s.d"])
+        #expect(c2.tabBarOrder == ["s.a", "home", "s.c", "fresh", "s.d"])
+        #expect(Reconciler.reconcile(c2, with: i2) == c2)
+
+        let i3 = try Seeds.index(Self.v3, version: 3)
+        let c3 = Reconciler.reconcile(c2, with: i3)
+        #expect(c3.tabs.isEmpty)  // news can no longer be hidden
+        #expect(c3.sections.isEmpty)
+        #expect(c3.tabBarOrder == ["home", "fresh", "news", "later"])
+        #expect(Reconciler.reconcile(c3, with: i3) == c3)
+
+        // Layout with the reconciled value follows the new schema.
+        let layout = Layout(customization: c3, index: i3, sizeClass: .regular)
+        #expect(layout.hidden.isEmpty)
+        #expect(layout.tabBar.map(\.id) == ["home", "fresh", "news", "later"])
+    }
+
+    @Test("impact report counts what a new version would change")
+    func impact() throws {
+        let i2 = try Seeds.index(Self.v2, version: 2)
+        var impact = Reconciler.Impact()
+        impact.add(try start(), newIndex: i2)
+        impact.add(.empty, newIndex: i2)
+        let untouched = try CustomizationEditor.apply(try ops("""
+            {"operations": [{"op": "setSidebarVisibility", "tab": "home", "visibility": "hidden"}]}
+            """), to: .empty, index: try Seeds.index(Self.v1, version: 1))
+        impact.add(untouched, newIndex: i2)
+        #expect(impact.customizationsChecked == 3)
+        #expect(impact.customizationsAffected == 1)
+        #expect(impact.droppedIds == ["old", "s.b"])
+    }
+}

@@ -1,0 +1,192 @@
+import Testing
+@testable import TabStore
+
+/// A schema that exercises every rule: disabled, reorderable, sidebarOnly, pinned, sections, dynamic tabs.
+let ruleSchema = """
+    {"items": [
+      {"id": "home", "title": "Home", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}},
+      {"id": "feed", "title": "Feed", "customizationBehavior": {"sidebar": "reorderable", "tabBar": "reorderable"}},
+      {"id": "inbox", "title": "Inbox"},
+      {"id": "extra", "title": "Extra", "customizationBehavior": {"tabBar": "reorderable"}, "defaultVisibility": {"tabBar": "hidden"}},
+      {"id": "settings", "title": "Settings", "placement": "sidebarOnly"},
+      {"id": "search", "title": "Search", "role": "search"},
+      {"kind": "section", "id": "places", "title": "Places", "tabs": [
+        {"id": "places.a", "title": "A"}, {"id": "places.b", "title": "B", "customizationBehavior": {"sidebar": "disabled"}},
+        {"id": "places.c", "title": "C"}]},
+      {"kind": "section", "id": "locked", "title": "Locked", "customizationBehavior": {"sidebar": "disabled"}, "tabs": [
+        {"id": "locked.a", "title": "LA"}, {"id": "locked.b", "title": "LB"}]},
+      {"kind": "section", "id": "lists", "title": "Lists", "dynamicTabs": {"idPrefix": "list."}, "tabs": []}
+    ]}
+    """
+
+@Suite("Customization rules, one row per rule code")
+struct RuleTests {
+    struct Row: Sendable, CustomStringConvertible {
+        let name: String
+        let operations: String
+        let code: String?
+        var description: String { name }
+    }
+
+    static let rows: [Row] = [
+        Row(name: "hide an automatic tab", operations: #"{"op":"setSidebarVisibility","tab":"inbox","visibility":"hidden"}"#, code: nil),
+        Row(name: "unknown tab", operations: #"{"op":"setSidebarVisibility","tab":"nope","visibility":"hidden"}"#, code: "unknown-tab"),
+        Row(name: "unknown section", operations: #"{"op":"resetSectionOrder","section":"nope"}"#, code: "unknown-section"),
+        Row(name: "unknown section in move", operations: #"{"op":"moveTab","section":"nope","tab":"places.a","toIndex":0}"#, code: "unknown-section"),
+        Row(name: "hide a disabled tab", operations: #"{"op":"setSidebarVisibility","tab":"home","visibility":"hidden"}"#, code: "not-hideable"),
+        Row(name: "hide a reorderable tab", operations: #"{"op":"setTabBarVisibility","tab":"feed","visibility":"hidden"}"#, code: "not-hideable"),
+        Row(name: "move a disabled tab in its section", operations: #"{"op":"moveTab","section":"places","tab":"places.b","toIndex":0}"#, code: "not-movable"),
+        Row(name: "tab order moving a disabled tab", operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.b","places.a","places.c"]}"#, code: "not-movable"),
+        Row(name: "tab order keeping a disabled tab", operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.c","places.b","places.a"]}"#, code: nil),
+        Row(name: "move into another section", operations: #"{"op":"moveTab","section":"places","tab":"locked.a","toIndex":0}"#, code: "cross-section-move"),
+        Row(name: "tab order naming another section's tab", operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.a","places.b","places.c","inbox"]}"#, code: "cross-section-move"),
+        Row(name: "tab order missing a tab", operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.a","places.b"]}"#, code: "invalid-tab-order"),
+        Row(name: "tab order with a duplicate", operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.a","places.b","places.c","places.a"]}"#, code: "invalid-tab-order"),
+        Row(name: "move out of range", operations: #"{"op":"moveTab","section":"places","tab":"places.a","toIndex":9}"#, code: "invalid-tab-order"),
+        Row(name: "reorder a disabled section", operations: #"{"op":"setTabOrder","section":"locked","tabOrder":["locked.b","locked.a"]}"#, code: "customization-disabled"),
+        Row(name: "hide a tab of a disabled section", operations: #"{"op":"setSidebarVisibility","tab":"locked.a","visibility":"hidden"}"#, code: "not-hideable"),
+        Row(name: "add a default-hidden tab that is not fully customizable", operations: #"{"op":"setTabBarVisibility","tab":"extra","visibility":"visible"}"#, code: "customization-disabled"),
+        Row(name: "show a sidebarOnly tab in the bar", operations: #"{"op":"setTabBarVisibility","tab":"settings","visibility":"visible"}"#, code: "sidebar-only"),
+        Row(name: "sidebarOnly tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["settings"]}"#, code: "sidebar-only"),
+        Row(name: "pinned tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","search"]}"#, code: "pinned-tab"),
+        Row(name: "disabled tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["home"]}"#, code: "not-movable"),
+        Row(name: "reorderable tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","feed"]}"#, code: nil),
+        Row(name: "dynamic tab in its section", operations: #"{"op":"moveTab","section":"lists","tab":"list.groceries","toIndex":0}"#, code: nil),
+        Row(name: "dynamic tab in another section", operations: #"{"op":"moveTab","section":"places","tab":"list.groceries","toIndex":0}"#, code: "cross-section-move"),
+        Row(name: "expand an unknown section", operations: #"{"op":"setSectionExpanded","section":"nope","expanded":false}"#, code: "unknown-section"),
+        Row(name: "collapse a section", operations: #"{"op":"setSectionExpanded","section":"places","expanded":false}"#, code: nil),
+        Row(name: "hide every hideable sidebar tab",
+            operations: ["inbox", "places.a", "places.c", "search", "settings"].map {
+                #"{"op":"setSidebarVisibility","tab":"\#($0)","visibility":"hidden"}"#
+            }.joined(separator: ","), code: nil),
+        Row(name: "reset everything", operations: #"{"op":"resetVisibility","placement":"all"},{"op":"resetSectionOrder"},{"op":"resetTabBarOrder"}"#, code: nil),
+    ]
+
+    @Test("rule codes", arguments: rows)
+    func rule(row: Row) throws {
+        let index = try Seeds.index(ruleSchema)
+        let start = Customization.empty
+        let codes = refusalCodes {
+            _ = try CustomizationEditor.apply(try ops(#"{"operations": [\#(row.operations)]}"#), to: start, index: index)
+        }
+        #expect(codes == (row.code.map { [$0] } ?? []))
+    }
+
+    @Test("no-visible-tab refuses hiding the last visible tab, and names the operation")
+    func noVisibleTab() throws {
+        let index = try Seeds.index("""
+            {"items": [{"id": "a", "title": "A"}, {"id": "b", "title": "B"}]}
+            """)
+        let found = violations {
+            _ = try CustomizationEditor.apply(try ops("""
+                {"operations": [{"op": "setSidebarVisibility", "tab": "a", "visibility": "hidden"},
+                                {"op": "setSidebarVisibility", "tab": "b", "visibility": "hidden"}]}
+                """), to: .empty, index: index)
+        }
+        #expect(found.map(\.code) == ["no-visible-tab"])
+        #expect(found.first?.pointer == "/operations/1")
+    }
+
+    @Test("a refusal names the operation index and field")
+    func pointer() throws {
+        let index = try Seeds.index(ruleSchema)
+        let found = violations {
+            _ = try CustomizationEditor.apply(try ops("""
+                {"operations": [{"op": "setSidebarVisibility", "tab": "inbox", "visibility": "hidden"},
+                                {"op": "setSidebarVisibility", "tab": "home", "visibility": "hidden"}]}
+                """), to: .empty, index: index)
+        }
+        do {
+            #expect(found == [Violation(pointer: "/operations/1/visibility", code: "not-hideable",
+                detail: "tab \"home\" has customization behavior \"disabled\" in the sidebar and cannot be hidden")])
+        }
+    }
+
+    @Test("hiding in the sidebar hides in the tab bar (coupling); tab bar hides alone")
+    func coupling() throws {
+        let index = try Seeds.index(ruleSchema)
+        let c = try CustomizationEditor.apply(try ops("""
+            {"operations": [{"op": "setSidebarVisibility", "tab": "inbox", "visibility": "hidden"},
+                            {"op": "setTabBarVisibility", "tab": "places.a", "visibility": "hidden"}]}
+            """), to: .empty, index: index)
+        let compact = Layout(customization: c, index: index, sizeClass: .compact)
+        #expect(!(compact.tabBar + compact.more).map(\.id).contains("inbox"))
+        #expect(!(compact.tabBar + compact.more).map(\.id).contains("places.a"))
+        let regular = Layout(customization: c, index: index, sizeClass: .regular)
+        #expect(regular.hidden == ["inbox"])
+    }
+
+    @Test("PUT is validated by the same rules, pointing at document entries")
+    func replace() throws {
+        let index = try Seeds.index(ruleSchema)
+        let (doc, _) = try Customization.decode(try json("""
+            {"tabs": {"home": {"sidebarVisibility": "hidden"}}}
+            """))
+        let found = violations { _ = try CustomizationEditor.replace(with: doc, index: index) }
+        #expect(found.map(\.pointer) == ["/tabs/home/sidebarVisibility"])
+        #expect(found.map(\.code) == ["not-hideable"])
+        let (good, _) = try Customization.decode(try json("""
+            {"tabs": {"inbox": {"sidebarVisibility": "hidden", "tabBarVisibility": "automatic"}},
+             "sections": {"places": {"tabOrder": ["places.c", "places.b", "places.a"], "expanded": false}},
+             "tabBarOrder": ["inbox", "feed"]}
+            """))
+        let accepted = try CustomizationEditor.replace(with: good, index: index)
+        #expect(accepted.sections["places"] == .init(tabOrder: ["places.c", "places.b", "places.a"], expanded: false))
+        #expect(accepted.tabs["inbox"]?.sidebarVisibility == .hidden)
+    }
+
+    @Test("malformed operations are 400s, not rule refusals", arguments: [
+        (#"{"operations": [{"op": "explode"}]}"#, "invalid-value"),
+        (#"{"operations": [{"op": "resetTabBarOrder", "extra": 1}]}"#, "unknown-field"),
+        (#"{"operations": [{"op": "moveTab", "section": "s", "tab": "t", "toIndex": "1"}]}"#, "invalid-type"),
+        (#"{"operations": [{"op": "setSidebarVisibility", "tab": "t", "visibility": "gone"}]}"#, "invalid-value"),
+        (#"{"operations": [{"op": "setSidebarVisibility", "tab": "t"}]}"#, "missing-field"),
+        (#"{"ops": []}"#, "unknown-field"),
+        (#"[]"#, "invalid-type"),
+    ])
+    func malformed(body: String, code: String) throws {
+        #expect(refusalCodes { _ = try ops(body) } == [code])
+    }
+}
+
+@Suite("Schema validation")
+struct SchemaValidationTests {
+    @Test("schema rule codes", arguments: [
+        (#"{"items": [{"id": "a", "title": "A"}, {"id": "a", "title": "B"}]}"#, ["duplicate-id"]),
+        (#"{"items": [{"id": "a", "title": "A"}, {"kind": "section", "id": "a", "title": "S", "tabs": []}]}"#, ["duplicate-id"]),
+        (#"{"items": [{"id": "", "title": "A"}]}"#, ["empty-id"]),
+        (#"{"items": [{"id": "a", "title": " "}]}"#, ["empty-title"]),
+        (#"{"items": [{"kind": "section", "id": "s", "title": "S", "tabs": [{"kind": "section", "id": "n", "title": "N", "tabs": []}]}]}"#, ["nested-section"]),
+        (#"{"items": [{"id": "a", "role": "search"}, {"id": "b", "role": "search"}]}"#, ["multiple-search-tabs"]),
+        (#"{"items": [{"id": "a", "title": "A", "placement": "sidebarOnly", "defaultVisibility": {"tabBar": "visible"}}]}"#, ["sidebar-only-in-tab-bar"]),
+        (#"{"items": [{"id": "a", "title": "A", "placement": "floating"}]}"#, ["invalid-value"]),
+        (#"{"items": [{"id": "a", "title": "A", "customizationBehavior": {"sidebar": "locked"}}]}"#, ["invalid-value"]),
+        (#"{"items": [{"id": "a", "title": "A", "hiddenIn": ["tiny"]}]}"#, ["invalid-value"]),
+        (#"{"items": [{"id": "a", "title": "A", "role": "search", "placement": "sidebarOnly"}]}"#, ["search-not-pinned"]),
+        (#"{"items": [{"id": "\#(String(repeating: "x", count: 257))", "title": "A"}]}"#, ["id-too-long"]),
+        (#"{"items": [{"id": "a", "title": "\#(String(repeating: "x", count: 257))"}]}"#, ["title-too-long"]),
+        (#"{"items": [{"id": "a\u0001", "title": "A"}]}"#, ["invalid-id"]),
+        (#"{"items": [{"id": "a", "title": "A", "systemImage": "x", "image": "y"}]}"#, ["conflicting-image"]),
+        (#"{"items": [{"id": "list.a", "title": "A"}, {"kind": "section", "id": "s", "title": "S", "dynamicTabs": {"idPrefix": "list."}, "tabs": []}]}"#, ["dynamic-prefix-conflict"]),
+        (#"{"items": [{"id": "", "title": ""}, {"id": "b", "title": "B", "placement": "nowhere"}]}"#, ["invalid-value", "empty-id", "empty-title"]),
+    ])
+    func rule(text: String, codes: [String]) {
+        #expect(refusalCodes { _ = try TabSchema.parse(try json(text)) } == codes)
+    }
+
+    @Test("more than 500 items is refused")
+    func tooMany() {
+        let items = (0...500).map { #"{"id": "t\#($0)", "title": "T"}"# }.joined(separator: ",")
+        #expect(refusalCodes { _ = try TabSchema.parse(try json(#"{"items": [\#(items)]}"#)) } == ["too-many-items"])
+    }
+
+    @Test("shape errors are malformed documents", arguments: [
+        (#"{"items": [{"id": "a", "title": "A", "colour": "red"}]}"#, "unknown-field"),
+        (#"{"items": {}}"#, "invalid-type"),
+        (#"{}"#, "missing-field"),
+        (#"{"items": [{"kind": "group", "id": "a", "title": "A"}]}"#, "invalid-value"),
+    ])
+    func shape(text: String, code: String) {
+        #expect(refusalCodes { _ = try TabSchema.parse(try json(text)) } == [code])
+    }
+}
