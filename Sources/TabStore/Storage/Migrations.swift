@@ -1,0 +1,62 @@
+/// Versioned schema migrations. Each runs in one `BEGIN IMMEDIATE` transaction together with its
+/// bookkeeping row, so a crash leaves either all of it or none of it.
+public enum Migrations {
+    public struct Migration: Sendable {
+        public let version: Int
+        public let name: String
+        public let sql: String
+    }
+
+    public static let all: [Migration] = [
+        Migration(version: 1, name: "apps, schema versions, customizations", sql: """
+            CREATE TABLE apps (
+                id TEXT PRIMARY KEY NOT NULL,
+                name TEXT NOT NULL,
+                signing_secret TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                schema_version INTEGER NOT NULL DEFAULT 0
+            ) WITHOUT ROWID;
+            CREATE TABLE schema_versions (
+                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                version INTEGER NOT NULL,
+                document TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                PRIMARY KEY (app_id, version)
+            ) WITHOUT ROWID;
+            CREATE TABLE customizations (
+                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL,
+                revision INTEGER NOT NULL,
+                schema_version INTEGER NOT NULL,
+                document BLOB NOT NULL,
+                updated_at TEXT NOT NULL,
+                PRIMARY KEY (app_id, user_id)
+            ) WITHOUT ROWID;
+            """),
+    ]
+
+    public static var latestVersion: Int { all.last?.version ?? 0 }
+
+    /// Brings the database up to `latestVersion`; running it again changes nothing.
+    /// - Throws: `StorageError` when a migration fails or the database is newer than this build.
+    public static func migrate(_ db: SQLiteConnection, now: String) throws {
+        try db.execute("""
+            CREATE TABLE IF NOT EXISTS tabstore_migrations (
+                version INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, applied_at TEXT NOT NULL)
+            """)
+        let current = try db.scalarInt("SELECT max(version) FROM tabstore_migrations") ?? 0
+        if current > latestVersion {
+            throw StorageError(extendedCode: 1, message: "the database at \(db.path) is at schema version \(current), newer than this tab-server understands (\(latestVersion)); upgrade tab-server or restore a backup")
+        }
+        for migration in all where migration.version > current {
+            try db.transaction {
+                // Re-checked inside the write lock: another process may have migrated meanwhile.
+                let applied = try db.scalarInt("SELECT 1 FROM tabstore_migrations WHERE version = ?", [.integer(migration.version)])
+                guard applied == nil else { return }
+                try db.execute(migration.sql)
+                try db.run("INSERT INTO tabstore_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                           [.integer(migration.version), .text(migration.name), .text(now)])
+            }
+        }
+    }
+}

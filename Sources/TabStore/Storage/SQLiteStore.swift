@@ -1,0 +1,211 @@
+import Foundation
+
+/// The embedded store: one SQLite file, one group-committing writer, a pool of readers.
+public final class SQLiteStore: TabStoreBackend {
+    public struct Configuration: Sendable {
+        public var path: String
+        /// `synchronous=FULL` (default): an acknowledged write survives power loss.
+        public var synchronousFull = true
+        public var readers = 4
+        /// Commit concurrent writes together; off commits each write alone (for comparison).
+        public var groupCommit = true
+        public var maxBatch = 256
+        /// Called after each committed batch with its size and commit time (metrics).
+        public var onBatch: @Sendable (Int, Double) -> Void = { _, _ in }
+
+        public init(path: String) { self.path = path }
+    }
+
+    private let writer: WriteQueue
+    private let readers: ReadPool
+    private let readerCount: Int
+    public let path: String
+
+    /// Opens or creates the database, checks it, migrates it and starts the writer.
+    /// - Throws: `StorageError` for a file that is not a database, a corrupt one, or one from a newer version.
+    public init(configuration: Configuration) throws {
+        var options = SQLiteConnection.Options()
+        options.synchronousFull = configuration.synchronousFull
+        let db = try SQLiteConnection(path: configuration.path, options: options)
+        let check = try db.scalarText("PRAGMA quick_check")
+        guard check == "ok" else {
+            throw StorageError(extendedCode: 11, message: "\(configuration.path) failed PRAGMA quick_check (\(check)); refusing to start: restore a backup")
+        }
+        try Migrations.migrate(db, now: Timestamp.now())
+        var readOnly = options
+        readOnly.readOnly = true
+        let count = max(1, configuration.readers)
+        var connections: [SQLiteConnection] = []
+        for _ in 0..<count {
+            let reader = try SQLiteConnection(path: configuration.path, options: readOnly)
+            try reader.execute("PRAGMA query_only=ON")
+            connections.append(reader)
+        }
+        self.path = configuration.path
+        self.readers = ReadPool(connections: connections)
+        self.readerCount = count
+        self.writer = WriteQueue(connection: db, maxBatch: configuration.groupCommit ? configuration.maxBatch : 1, onBatch: configuration.onBatch)
+    }
+
+    public func close() async {
+        writer.close()
+        readers.drain(count: readerCount)
+    }
+
+    // MARK: - Apps
+
+    private static let appColumns = "id, name, signing_secret, created_at, schema_version"
+
+    private static func appRow(_ statement: SQLiteStatement) -> AppRecord {
+        AppRecord(id: statement.text(0), name: statement.text(1), signingSecret: statement.text(2),
+                  createdAt: statement.text(3), schemaVersion: statement.int(4))
+    }
+
+    public func createApp(id: String, name: String, signingSecret: String, createdAt: String) async throws -> AppRecord {
+        try await writer.write { db in
+            if try db.scalarInt("SELECT 1 FROM apps WHERE id = ?", [.text(id)]) != nil { throw StoreConflict.alreadyExists }
+            try db.run("INSERT INTO apps (id, name, signing_secret, created_at) VALUES (?, ?, ?, ?)",
+                       [.text(id), .text(name), .text(signingSecret), .text(createdAt)])
+            return AppRecord(id: id, name: name, signingSecret: signingSecret, createdAt: createdAt, schemaVersion: 0)
+        }
+    }
+
+    public func app(_ id: String) async throws -> AppRecord? {
+        try readers.read { db in
+            let statement = try db.statement("SELECT \(Self.appColumns) FROM apps WHERE id = ?").bind([.text(id)])
+            defer { statement.reset() }
+            return try statement.step() ? Self.appRow(statement) : nil
+        }
+    }
+
+    public func listApps(after cursor: String?, limit: Int) async throws -> [AppRecord] {
+        try readers.read { db in
+            let statement = try db.statement("SELECT \(Self.appColumns) FROM apps WHERE id > ? ORDER BY id LIMIT ?")
+                .bind([.text(cursor ?? ""), .integer(limit)])
+            defer { statement.reset() }
+            var apps: [AppRecord] = []
+            while try statement.step() { apps.append(Self.appRow(statement)) }
+            return apps
+        }
+    }
+
+    public func deleteApp(_ id: String) async throws -> Bool {
+        try await writer.write { db in
+            try db.run("DELETE FROM apps WHERE id = ?", [.text(id)])
+            return db.changes > 0
+        }
+    }
+
+    public func rotateSecret(appId: String, signingSecret: String) async throws {
+        try await writer.write { db in
+            try db.run("UPDATE apps SET signing_secret = ? WHERE id = ?", [.text(signingSecret), .text(appId)])
+            if db.changes == 0 { throw StoreConflict.notFound }
+        }
+    }
+
+    // MARK: - Schemas
+
+    public func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord {
+        try await writer.write { db in
+            guard let current = try db.scalarInt("SELECT schema_version FROM apps WHERE id = ?", [.text(appId)]) else {
+                throw StoreConflict.notFound
+            }
+            guard current == expectedCurrent else { throw StoreConflict.revisionMismatch(current: current) }
+            let version = current + 1
+            let document = makeDocument(version)
+            try db.run("INSERT INTO schema_versions (app_id, version, document, created_at) VALUES (?, ?, ?, ?)",
+                       [.text(appId), .integer(version), .blob(document), .text(createdAt)])
+            try db.run("UPDATE apps SET schema_version = ? WHERE id = ?", [.integer(version), .text(appId)])
+            return SchemaVersionRecord(appId: appId, version: version, document: document, createdAt: createdAt)
+        }
+    }
+
+    public func schemaVersion(appId: String, version: Int) async throws -> SchemaVersionRecord? {
+        try readers.read { db in
+            let statement = try db.statement("SELECT document, created_at FROM schema_versions WHERE app_id = ? AND version = ?")
+                .bind([.text(appId), .integer(version)])
+            defer { statement.reset() }
+            guard try statement.step() else { return nil }
+            return SchemaVersionRecord(appId: appId, version: version, document: statement.bytes(0), createdAt: statement.text(1))
+        }
+    }
+
+    // MARK: - Customizations
+
+    private static func customizationRow(_ statement: SQLiteStatement, appId: String, userId: String) -> CustomizationRecord {
+        CustomizationRecord(appId: appId, userId: userId, revision: statement.int(0), schemaVersion: statement.int(1),
+                            document: statement.bytes(2), updatedAt: statement.text(3))
+    }
+
+    private static let selectCustomization =
+        "SELECT revision, schema_version, document, updated_at FROM customizations WHERE app_id = ? AND user_id = ?"
+
+    public func customization(appId: String, userId: String) async throws -> CustomizationRecord? {
+        try readers.read { db in
+            let statement = try db.statement(Self.selectCustomization).bind([.text(appId), .text(userId)])
+            defer { statement.reset() }
+            return try statement.step() ? Self.customizationRow(statement, appId: appId, userId: userId) : nil
+        }
+    }
+
+    public func updateCustomization(
+        appId: String, userId: String, expectedRevision: Int?,
+        change: @escaping @Sendable (CustomizationRecord?) throws -> CustomizationRecord?
+    ) async throws -> CustomizationRecord? {
+        try await writer.write { db in
+            let statement = try db.statement(Self.selectCustomization).bind([.text(appId), .text(userId)])
+            let current = try statement.step() ? Self.customizationRow(statement, appId: appId, userId: userId) : nil
+            statement.reset()
+            if let expectedRevision, expectedRevision != (current?.revision ?? 0) {
+                throw StoreConflict.revisionMismatch(current: current?.revision ?? 0)
+            }
+            guard let next = try change(current) else { return current }
+            do {
+                try db.run("""
+                    INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET revision = excluded.revision,
+                        schema_version = excluded.schema_version, document = excluded.document, updated_at = excluded.updated_at
+                    """, [.text(appId), .text(userId), .integer(next.revision), .integer(next.schemaVersion),
+                          .blob(next.document), .text(next.updatedAt)])
+            } catch let error as StorageError where error.isConstraintViolation {
+                throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
+            }
+            return next
+        }
+    }
+
+    public func deleteCustomization(appId: String, userId: String, expectedRevision: Int?) async throws -> Bool {
+        try await writer.write { db in
+            if let expectedRevision {
+                let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)]) ?? 0
+                if current != expectedRevision { throw StoreConflict.revisionMismatch(current: current) }
+            }
+            try db.run("DELETE FROM customizations WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)])
+            return db.changes > 0
+        }
+    }
+
+    public func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws {
+        try readers.read { db in
+            let statement = try db.statement("SELECT revision, schema_version, document, updated_at, user_id FROM customizations WHERE app_id = ?")
+                .bind([.text(appId)])
+            defer { statement.reset() }
+            while try statement.step() {
+                try body(Self.customizationRow(statement, appId: appId, userId: statement.text(4)))
+            }
+        }
+    }
+
+    public func customizationCount() async throws -> Int {
+        try readers.read { db in try db.scalarInt("SELECT count(*) FROM customizations") ?? 0 }
+    }
+
+    public func ping() async -> Bool {
+        (try? readers.read { db in try db.scalarInt("SELECT 1") }) == 1
+    }
+
+    public func backup(to path: String) async throws {
+        try readers.read { db in try db.backup(to: path) }
+    }
+}

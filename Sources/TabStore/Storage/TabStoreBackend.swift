@@ -1,0 +1,77 @@
+/// An app as stored.
+public struct AppRecord: Sendable, Equatable {
+    public let id: String
+    public let name: String
+    public let signingSecret: String
+    public let createdAt: String
+    /// The current schema version, 0 before the first registration.
+    public let schemaVersion: Int
+}
+
+/// One immutable schema version; `document` is the schema JSON as served (with `version` and `createdAt`).
+public struct SchemaVersionRecord: Sendable, Equatable {
+    public let appId: String
+    public let version: Int
+    public let document: [UInt8]
+    public let createdAt: String
+}
+
+/// A user's stored customization; `document` is the customization JSON exactly as GET serves it,
+/// so the hot path sends stored bytes without decoding and encoding them again.
+public struct CustomizationRecord: Sendable, Equatable {
+    public let appId: String
+    public let userId: String
+    public let revision: Int
+    public let schemaVersion: Int
+    public let document: [UInt8]
+    public let updatedAt: String
+
+    public init(appId: String, userId: String, revision: Int, schemaVersion: Int, document: [UInt8], updatedAt: String) {
+        self.appId = appId
+        self.userId = userId
+        self.revision = revision
+        self.schemaVersion = schemaVersion
+        self.document = document
+        self.updatedAt = updatedAt
+    }
+}
+
+/// What the API layer needs from storage. The SQLite implementation is the embedded default; another
+/// database can implement the same protocol without touching the API layer.
+public protocol TabStoreBackend: Sendable {
+    /// - Throws: `StoreConflict.alreadyExists`, `StorageError`.
+    func createApp(id: String, name: String, signingSecret: String, createdAt: String) async throws -> AppRecord
+    func app(_ id: String) async throws -> AppRecord?
+    /// Apps ordered by id, starting after `cursor`.
+    func listApps(after cursor: String?, limit: Int) async throws -> [AppRecord]
+    /// Deletes the app with its schemas and customizations; false when there was none.
+    func deleteApp(_ id: String) async throws -> Bool
+    /// - Throws: `StoreConflict.notFound`.
+    func rotateSecret(appId: String, signingSecret: String) async throws
+    /// Adds the next schema version when the current one is still `expectedCurrent`.
+    /// - Throws: `StoreConflict.notFound`, `StoreConflict.revisionMismatch` (someone registered meanwhile).
+    func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (_ version: Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord
+    func schemaVersion(appId: String, version: Int) async throws -> SchemaVersionRecord?
+    func customization(appId: String, userId: String) async throws -> CustomizationRecord?
+    /// Reads the current row inside the write transaction, lets `change` compute the new row, stores it.
+    /// `change` returns nil to leave the row as it is. When `expectedRevision` is given and differs from
+    /// the stored one (0 for none), nothing runs.
+    /// - Throws: `StoreConflict.revisionMismatch`, `StoreConflict.notFound` (the app is gone), whatever `change` throws.
+    func updateCustomization(
+        appId: String, userId: String, expectedRevision: Int?,
+        change: @escaping @Sendable (CustomizationRecord?) throws -> CustomizationRecord?
+    ) async throws -> CustomizationRecord?
+    /// Deletes a user's customization; false when there was none.
+    /// - Throws: `StoreConflict.revisionMismatch`.
+    func deleteCustomization(appId: String, userId: String, expectedRevision: Int?) async throws -> Bool
+    /// Calls `body` with every customization of an app (stats, dry runs), from one read snapshot.
+    func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws
+    /// The number of stored customizations (all apps).
+    func customizationCount() async throws -> Int
+    /// Whether the database answers.
+    func ping() async -> Bool
+    /// Writes a consistent copy of the database to `path`.
+    func backup(to path: String) async throws
+    /// Finishes queued writes and closes.
+    func close() async
+}

@@ -1,0 +1,127 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The single writer: concurrent writes queue here and a dedicated thread commits them in batches
+/// (group commit). Each batch is one transaction; each job runs inside its own savepoint, so one caller's
+/// refused change never affects another's; every caller is answered only after its batch committed.
+final class WriteQueue: Sendable {
+    /// One queued write. Created by the caller, then touched only by the writer thread until `complete`,
+    /// which is why it is `@unchecked Sendable`.
+    final class Job: @unchecked Sendable {
+        /// Runs the write; false when it failed and its savepoint must be rolled back.
+        let run: (SQLiteConnection) -> Bool
+        /// Called once after the batch's commit (or its failure).
+        let complete: (Error?) -> Void
+
+        init(run: @escaping (SQLiteConnection) -> Bool, complete: @escaping (Error?) -> Void) {
+            self.run = run
+            self.complete = complete
+        }
+    }
+
+    private struct State {
+        var jobs: [Job] = []
+        var closed = false
+        var finished = false
+    }
+
+    /// Queue state; the writer thread and every caller touch it only under this lock.
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private let maxBatch: Int
+    private let onBatch: @Sendable (_ size: Int, _ seconds: Double) -> Void
+
+    /// Starts the writer thread, which owns `connection` from now on.
+    init(connection: SQLiteConnection, maxBatch: Int, onBatch: @escaping @Sendable (Int, Double) -> Void) {
+        self.maxBatch = max(1, maxBatch)
+        self.onBatch = onBatch
+        let thread = Thread { [self] in self.loop(connection) }
+        thread.name = "tabstore-writer"
+        thread.start()
+    }
+
+    /// Runs `body` in the next batch and returns its result once that batch committed.
+    /// - Throws: what `body` threw, or the batch's commit failure.
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+            // Written by the writer thread in `run`, read by it again in `complete`: one thread only.
+            nonisolated(unsafe) var result: Result<T, Error>?
+            let job = Job(
+                run: { db in
+                    result = Result { try body(db) }
+                    if case .failure = result { return false }
+                    return true
+                },
+                complete: { commitError in
+                    switch result {
+                    case .failure(let error)?: continuation.resume(throwing: error)
+                    case .success(let value)?:
+                        if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(returning: value) }
+                    case nil: continuation.resume(throwing: commitError ?? StorageError(extendedCode: 1, message: "write was not run"))
+                    }
+                })
+            let accepted = state.withLock { state -> Bool in
+                guard !state.closed else { return false }
+                state.jobs.append(job)
+                return true
+            }
+            if accepted {
+                wake.signal()
+            } else {
+                continuation.resume(throwing: StorageError(extendedCode: 1, message: "the store is closed"))
+            }
+        }
+    }
+
+    /// Stops accepting writes, finishes the queued ones and waits for the writer thread to end.
+    func close() {
+        let alreadyFinished = state.withLock { state -> Bool in
+            state.closed = true
+            return state.finished
+        }
+        guard !alreadyFinished else { return }
+        wake.signal()
+        done.wait()
+    }
+
+    private func loop(_ db: SQLiteConnection) {
+        while true {
+            let (batch, closed) = state.withLock { state -> ([Job], Bool) in
+                let count = min(maxBatch, state.jobs.count)
+                let batch = Array(state.jobs.prefix(count))
+                state.jobs.removeFirst(count)
+                return (batch, state.closed)
+            }
+            if batch.isEmpty {
+                if closed { break }
+                wake.wait()
+                continue
+            }
+            commit(batch, on: db)
+        }
+        state.withLock { $0.finished = true }
+        done.signal()
+    }
+
+    private func commit(_ batch: [Job], on db: SQLiteConnection) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        var failure: Error?
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+            for job in batch {
+                try db.execute("SAVEPOINT job")
+                if !job.run(db) { try db.execute("ROLLBACK TO job") }
+                try db.execute("RELEASE job")
+            }
+            try db.execute("COMMIT")
+        } catch {
+            failure = error
+            try? db.execute("ROLLBACK")  // the batch failed as a whole; each caller gets `error` below
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        onBatch(batch.count, seconds)
+        for job in batch { job.complete(failure) }
+    }
+}

@@ -1,0 +1,17 @@
+import Foundation
+@testable import TabStore
+
+/// A fresh temporary folder per test, removed when the value is released.
+final class TemporaryDirectory: @unchecked Sendable {
+    let url: URL
+    var path: String { url.path }
+
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("tabstore-tests-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
