@@ -1,0 +1,74 @@
+/// Header fields in the order received, repeats kept, looked up case-insensitively (RFC 9110 §5.1).
+public struct HTTPHeaders: Sendable, Equatable, Sequence {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+
+    public init(_ fields: [(String, String)]) {
+        for (name, value) in fields { add(name, value) }
+    }
+
+    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
+
+    /// Replaces every field of this name with one.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        add(name, value)
+    }
+
+    public mutating func remove(_ name: String) {
+        fields.removeAll { Self.equal($0.name, name) }
+    }
+
+    /// The first value of the field, if any.
+    public subscript(name: String) -> String? {
+        fields.first { Self.equal($0.name, name) }?.value
+    }
+
+    /// Every value of the field, in order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { Self.equal($0.name, name) }.map(\.value)
+    }
+
+    /// Comma-separated list members of every field of this name, trimmed and lowercased (RFC 9110 §5.6.1).
+    public func tokens(_ name: String) -> [String] {
+        values(name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
+    }
+
+    public var count: Int { fields.count }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    /// ASCII case-insensitive comparison without allocating.
+    static func equal(_ lhs: String, _ rhs: String) -> Bool {
+        var left = lhs.utf8.makeIterator()
+        var right = rhs.utf8.makeIterator()
+        while true {
+            let a = left.next()
+            let b = right.next()
+            guard let a, let b else { return a == nil && b == nil }
+            if a == b { continue }
+            let lowerA = (a >= 0x41 && a <= 0x5A) ? a | 0x20 : a
+            let lowerB = (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b
+            if lowerA != lowerB { return false }
+        }
+    }
+
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.fields.count == rhs.fields.count && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+    }
+}
+
+extension Substring {
+    /// Trims optional whitespace (SP / HTAB) from both ends.
+    func trimmingOWS() -> Substring {
+        var result = self
+        while let first = result.first, first == " " || first == "\t" { result = result.dropFirst() }
+        while let last = result.last, last == " " || last == "\t" { result = result.dropLast() }
+        return result
+    }
+}
+
+extension String {
+    func trimmingOWS() -> String { String(self[...].trimmingOWS()) }
+}

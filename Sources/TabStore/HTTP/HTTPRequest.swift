@@ -1,0 +1,136 @@
+/// The HTTP version of a request; only 1.0 and 1.1 are served.
+public enum HTTPVersion: Sendable, Equatable {
+    case http10, http11
+
+    public var text: String { self == .http11 ? "HTTP/1.1" : "HTTP/1.0" }
+}
+
+/// A request's head, as soon as it is parsed (before the body).
+public struct HTTPRequestHead: Sendable, Equatable {
+    public var method: String
+    /// The raw request-target (origin-form: path and query, still percent-encoded).
+    public var target: String
+    public var version: HTTPVersion
+    public var headers: HTTPHeaders
+    /// Whether the connection stays open after the response (RFC 9112 §9.3).
+    public var keepAlive: Bool
+    /// The declared body length; nil for chunked or no body.
+    public var contentLength: Int?
+    public var chunked: Bool
+    /// The client sent `Expect: 100-continue`.
+    public var expectsContinue: Bool
+
+    /// The path part of the target (percent-encoded).
+    public var path: Substring {
+        guard let question = target.firstIndex(of: "?") else { return target[...] }
+        return target[..<question]
+    }
+
+    /// The query part of the target, without `?`.
+    public var query: Substring? {
+        guard let question = target.firstIndex(of: "?") else { return nil }
+        return target[target.index(after: question)...]
+    }
+}
+
+/// A complete request.
+public struct HTTPRequest: Sendable {
+    public var head: HTTPRequestHead
+    public var body: [UInt8]
+
+    public init(head: HTTPRequestHead, body: [UInt8]) {
+        self.head = head
+        self.body = body
+    }
+
+    public var method: String { head.method }
+    public var headers: HTTPHeaders { head.headers }
+
+    /// A query parameter, percent-decoded; the first when repeated.
+    public func queryParameter(_ name: String) -> String? {
+        guard let query = head.query else { return nil }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = PercentDecoding.decode(parts[0], plusAsSpace: true)
+            if key == name { return parts.count > 1 ? PercentDecoding.decode(parts[1], plusAsSpace: true) ?? "" : "" }
+        }
+        return nil
+    }
+}
+
+/// A response a handler returns.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// RFC 3986 percent-decoding.
+public enum PercentDecoding {
+    /// Decodes `%XX` escapes; nil for a malformed escape or a result that is not UTF-8.
+    public static func decode<S: StringProtocol>(_ text: S, plusAsSpace: Bool = false) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                bytes.append(high << 4 | low)
+            } else if plusAsSpace, byte == UInt8(ascii: "+") {
+                bytes.append(0x20)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// Reason phrases for the statuses the server sends.
+public enum HTTPStatus {
+    public static func reason(_ status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 200: "OK"
+        case 201: "Created"
+        case 204: "No Content"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 411: "Length Required"
+        case 412: "Precondition Failed"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 417: "Expectation Failed"
+        case 422: "Unprocessable Content"
+        case 428: "Precondition Required"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 503: "Service Unavailable"
+        case 505: "HTTP Version Not Supported"
+        default: "Status \(status)"
+        }
+    }
+}
