@@ -1,14 +1,16 @@
 #ifndef TABSTORE_CSYSTEM_SHIM_H
 #define TABSTORE_CSYSTEM_SHIM_H
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdint.h>
+#include <stddef.h>
+
+// accept4 is declared by <sys/socket.h> only under _GNU_SOURCE, which would redefine types Glibc's
+// Swift module already has; declare just the function (Linux, glibc >= 2.10).
+struct sockaddr;
+extern int accept4(int sockfd, struct sockaddr *addr, unsigned int *addrlen, int flags);
+#define TABSTORE_SOCK_NONBLOCK 04000     /* == O_NONBLOCK */
+#define TABSTORE_SOCK_CLOEXEC 02000000   /* == O_CLOEXEC */
 
 // epoll_event is packed on x86_64; these wrappers keep Swift away from its layout.
 static inline int tabstore_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
@@ -30,7 +32,7 @@ static inline int tabstore_epoll_wait(int epfd, uint32_t *events, uint64_t *data
 }
 
 static inline int tabstore_accept4(int fd) {
-    return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    return accept4(fd, NULL, NULL, TABSTORE_SOCK_NONBLOCK | TABSTORE_SOCK_CLOEXEC);
 }
 
 static inline int tabstore_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }

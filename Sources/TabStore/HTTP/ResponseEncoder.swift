@@ -1,0 +1,47 @@
+import Glibc
+
+/// Writes a response head and body in HTTP/1.1 wire format.
+enum ResponseEncoder {
+    /// Appends the response to `out`. `Content-Length`, `Date` and `Connection` are set here, once;
+    /// header values never carry CR, LF or NUL onto the wire (no response splitting).
+    static func encode(_ response: HTTPResponse, keepAlive: Bool, includeBody: Bool, date: String, into out: inout [UInt8]) {
+        out.append(contentsOf: "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n".utf8)
+        for (name, value) in response.headers {
+            guard !name.isEmpty, name.utf8.allSatisfy(HTTPParser.isTokenByte) else { continue }
+            if HTTPHeaders.equal(name, "Content-Length") || HTTPHeaders.equal(name, "Connection") || HTTPHeaders.equal(name, "Date") { continue }
+            out.append(contentsOf: name.utf8)
+            out.append(contentsOf: ": ".utf8)
+            for byte in value.utf8 { out.append(byte == 0x0D || byte == 0x0A || byte == 0x00 ? 0x20 : byte) }
+            out.append(contentsOf: "\r\n".utf8)
+        }
+        let bodyAllowed = response.status != 204 && response.status != 304 && response.status >= 200
+        if bodyAllowed {
+            out.append(contentsOf: "Content-Length: \(response.body.count)\r\n".utf8)
+        }
+        out.append(contentsOf: "Date: \(date)\r\n".utf8)
+        out.append(contentsOf: (keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n").utf8)
+        if bodyAllowed, includeBody { out.append(contentsOf: response.body) }
+    }
+
+    /// RFC 9110 §5.6.7 IMF-fixdate for the current second.
+    static func httpDate(_ seconds: time_t) -> String {
+        var time = seconds
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}
+
+/// Minimal RFC 9457 problem documents for errors the server itself answers (framing, limits, timeouts).
+enum ServerProblem {
+    static func response(_ status: Int, _ detail: String) -> HTTPResponse {
+        let body: JSONValue = .object(JSONObject([
+            ("type", "about:blank"), ("title", .string(HTTPStatus.reason(status))), ("status", .integer(status)), ("detail", .string(detail)),
+        ]))
+        return HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/problem+json")]), body: JSONWriter.bytes(body))
+    }
+}

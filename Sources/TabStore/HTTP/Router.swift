@@ -1,0 +1,89 @@
+/// Path parameters and what the server knows of one request, for handlers.
+public struct RouteContext: Sendable {
+    public let parameters: [String: String]
+    public let requestId: String
+    /// The route's pattern (`/v1/apps/{appId}`), for logs and metrics: never the raw path.
+    public let pattern: String
+
+    public func parameter(_ name: String) -> String { parameters[name] ?? "" }
+}
+
+/// Method + path pattern → handler. Built once, then immutable.
+public struct Router: Sendable {
+    public typealias Handler = @Sendable (HTTPRequest, RouteContext) async throws -> HTTPResponse
+
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    public struct Route: Sendable {
+        public let method: String
+        public let pattern: String
+        let segments: [Segment]
+        let handler: Handler
+    }
+
+    public enum Match: Sendable {
+        case found(Route, parameters: [String: String])
+        /// The path exists for other methods.
+        case methodNotAllowed(allowed: [String])
+        case notFound
+        /// A path segment's percent-encoding is invalid or not UTF-8.
+        case badPath
+    }
+
+    public let routes: [Route]
+
+    public struct Builder {
+        private var routes: [Route] = []
+
+        public init() {}
+
+        public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+            let segments: [Segment] = pattern.split(separator: "/").map { part in
+                part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+            }
+            precondition(!routes.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
+            routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
+        }
+
+        public func build() -> Router { Router(routes: routes) }
+    }
+
+    /// Matches a raw (percent-encoded) path. Segments are split first and decoded after,
+    /// so `%2F` inside an id never creates a new segment.
+    public func match(method: String, path: Substring) -> Match {
+        guard path.hasPrefix("/") else { return .notFound }
+        let rawSegments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        var decoded: [String] = []
+        decoded.reserveCapacity(rawSegments.count)
+        for raw in rawSegments {
+            guard let segment = PercentDecoding.decode(raw) else { return .badPath }
+            decoded.append(segment)
+        }
+        if decoded == [""] { decoded = [] }  // "/"
+        var allowed: [String] = []
+        for route in routes where route.segments.count == decoded.count {
+            var parameters: [String: String] = [:]
+            var matches = true
+            for (segment, value) in zip(route.segments, decoded) {
+                switch segment {
+                case .literal(let literal): matches = literal == value
+                case .parameter(let name):
+                    matches = !value.isEmpty
+                    parameters[name] = value
+                }
+                if !matches { break }
+            }
+            guard matches else { continue }
+            if route.method == method || (method == "HEAD" && route.method == "GET") {
+                return .found(route, parameters: parameters)
+            }
+            allowed.append(route.method)
+        }
+        if allowed.isEmpty { return .notFound }
+        if allowed.contains("GET") { allowed.append("HEAD") }
+        return .methodNotAllowed(allowed: allowed)
+    }
+}

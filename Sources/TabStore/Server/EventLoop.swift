@@ -1,0 +1,401 @@
+import CSystem
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+
+/// One epoll event loop on its own thread: accepts, reads, parses, hands complete requests to the
+/// responder (off the loop), and writes responses back in order.
+///
+/// `@unchecked Sendable`: every stored `var` is touched only by the loop's own thread; other threads
+/// reach the loop only through `inbox` (behind a Mutex) and a write to the eventfd.
+final class EventLoop: @unchecked Sendable {
+    private struct Delivery {
+        let token: UInt64
+        let response: HTTPResponse
+        let keepAlive: Bool
+        let includeBody: Bool
+    }
+
+    private static let listenerToken: UInt64 = 0
+    private static let wakeToken: UInt64 = 1
+    private static let lingerSeconds = 2.0
+
+    private let context: ServerContext
+    private let listener: ListeningSocket
+    private let epfd: Int32
+    private let wakeFd: Int32
+    private let inbox = Mutex<[Delivery]>([])
+    let finished = DispatchSemaphore(value: 0)
+
+    private var connections: [UInt64: Connection] = [:]
+    private var lingering: Set<UInt64> = []
+    private var nextToken: UInt64 = 2
+    private var listening = true
+    private var lastSweep: UInt64 = 0
+    private var dateSecond: time_t = 0
+    private var dateText = ""
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    init(context: ServerContext, listener: ListeningSocket) throws(SystemError) {
+        self.context = context
+        self.listener = listener
+        epfd = Int32(try Syscall.retrying("epoll_create1") { Int(tabstore_epoll_create()) })
+        let wake = tabstore_eventfd()
+        guard wake >= 0 else {
+            Syscall.close(epfd)
+            throw SystemError(call: "eventfd", errno: errno)
+        }
+        wakeFd = wake
+    }
+
+    func start(name: String) {
+        let thread = Thread { [self] in self.run() }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Wakes the loop from another thread.
+    func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFd, &one, 8)
+    }
+
+    private var limits: HTTPLimits { context.configuration.limits }
+
+    private func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(seconds * 1e9) }
+
+    // MARK: - Loop
+
+    private func run() {
+        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, listener.fd, TABSTORE_EPOLLIN | TABSTORE_EPOLLEXCLUSIVE, Self.listenerToken)
+        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, wakeFd, TABSTORE_EPOLLIN, Self.wakeToken)
+        var events = [UInt32](repeating: 0, count: 256)
+        var tokens = [UInt64](repeating: 0, count: 256)
+        while true {
+            let count = tabstore_epoll_wait(epfd, &events, &tokens, 256, 200)
+            if count < 0 {
+                if errno == EINTR { continue }
+                context.logger.error("epoll_wait_failed", [("errno", .integer(Int(errno)))])
+                break
+            }
+            for index in 0..<Int(count) {
+                switch tokens[index] {
+                case Self.listenerToken: acceptConnections()
+                case Self.wakeToken: drainWake()
+                default: handle(token: tokens[index], events: events[index])
+                }
+            }
+            deliverResponses()
+            let now = ServerContext.monotonicNow()
+            if now &- lastSweep > nanoseconds(0.2) {
+                lastSweep = now
+                sweep(now: now)
+            }
+            if context.state.isDraining {
+                if context.forceStop.load(ordering: .acquiring) {
+                    for connection in Array(connections.values) { close(connection) }
+                }
+                drain()
+                if connections.isEmpty { break }
+            }
+        }
+        if listening { _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, listener.fd, 0, 0) }
+        Syscall.close(wakeFd)
+        Syscall.close(epfd)
+        finished.signal()
+    }
+
+    private func drainWake() {
+        var value: UInt64 = 0
+        _ = Glibc.read(wakeFd, &value, 8)
+    }
+
+    /// Stops accepting and closes connections that wait for nothing.
+    private func drain() {
+        if listening {
+            listening = false
+            _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, listener.fd, 0, 0)
+        }
+        for connection in Array(connections.values)
+        where connection.state == .reading && !connection.inRequest && !connection.hasPendingOutput {
+            close(connection)
+        }
+    }
+
+    // MARK: - Accepting
+
+    private func acceptConnections() {
+        guard listening else { return }
+        for _ in 0..<256 {
+            let accepted: Int?
+            do {
+                accepted = try Syscall.nonBlocking("accept4") { Int(tabstore_accept4(listener.fd)) }
+            } catch {
+                // EMFILE/ENFILE and friends: log and try again on the next readiness.
+                context.logger.warning("accept_failed", [("error", .string(error.description))])
+                return
+            }
+            guard let accepted else { return }
+            let fd = Int32(accepted)
+            let open = context.openConnections.add(1, ordering: .relaxed).newValue
+            if open > context.configuration.maxConnections {
+                // Over the cap: a polite, immediate 503 instead of a silent reset.
+                context.openConnections.subtract(1, ordering: .relaxed)
+                var out: [UInt8] = []
+                var response = ServerProblem.response(503, "too many open connections; retry later")
+                response.headers.add("Retry-After", "1")
+                ResponseEncoder.encode(response, keepAlive: false, includeBody: true, date: httpDate(), into: &out)
+                _ = out.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+                Syscall.close(fd)
+                context.observer?.serverResponded(status: 503, reason: "connection limit")
+                continue
+            }
+            Syscall.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            let connection = Connection(fd: fd, token: nextToken, limits: limits)
+            nextToken += 1
+            connections[connection.token] = connection
+            connection.deadline = ServerContext.monotonicNow() + nanoseconds(context.configuration.idleTimeout)
+            connection.interest = TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP
+            _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, fd, connection.interest, connection.token)
+            context.observer?.connectionOpened()
+        }
+    }
+
+    // MARK: - Events
+
+    private func handle(token: UInt64, events: UInt32) {
+        guard let connection = connections[token] else { return }
+        if lingering.contains(token) {
+            discardInput(connection)
+            return
+        }
+        if events & (TABSTORE_EPOLLERR | TABSTORE_EPOLLHUP) != 0, events & TABSTORE_EPOLLIN == 0 {
+            close(connection)
+            return
+        }
+        if events & TABSTORE_EPOLLOUT != 0 {
+            flush(connection)
+            guard connections[token] != nil else { return }
+        }
+        if events & (TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP) != 0, connection.state == .reading {
+            readInput(connection)
+        }
+    }
+
+    private func readInput(_ connection: Connection) {
+        // Bounded memory: never buffer more than one maximal request plus one read.
+        let cap = limits.maxHeaderBytes + limits.maxBodyBytes + readBuffer.count
+        var peerClosed = false
+        while connection.bufferedInput < cap {
+            let count: Int?
+            do {
+                count = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
+                    try Syscall.nonBlocking("read") { Glibc.read(connection.fd, buffer.baseAddress, buffer.count) }
+                }
+            } catch {
+                close(connection)
+                return
+            }
+            guard let count else { break }
+            if count == 0 {
+                peerClosed = true
+                break
+            }
+            connection.input.append(contentsOf: readBuffer[0..<count])
+            if count < readBuffer.count { break }
+        }
+        process(connection)
+        if peerClosed, connections[connection.token] != nil, connection.state == .reading {
+            // The client closed its side with no complete request pending: nothing more can come.
+            close(connection)
+        } else if peerClosed, connection.state == .processing {
+            connection.peerClosed = true
+        }
+    }
+
+    /// Parses buffered input; hands one complete request at a time to the responder.
+    private func process(_ connection: Connection) {
+        while connection.state == .reading {
+            let event: HTTPParser.Event
+            do {
+                event = try connection.parser.parse(connection.input, offset: &connection.inputOffset)
+            } catch {
+                fail(connection, status: error.status, reason: error.reason)
+                return
+            }
+            let now = ServerContext.monotonicNow()
+            switch event {
+            case .needMore:
+                connection.compactInput()
+                if connection.bufferedInput > 0, !connection.inRequest {
+                    // The header timeout runs from a request's first byte: trickling bytes do not extend it.
+                    connection.inRequest = true
+                    connection.deadline = now + nanoseconds(context.configuration.headerTimeout)
+                }
+                updateInterest(connection)
+                return
+            case .head(let head):
+                connection.inRequest = true
+                connection.deadline = now + nanoseconds(context.configuration.bodyTimeout)
+                if head.expectsContinue {
+                    connection.output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
+                    flush(connection)
+                    guard connections[connection.token] != nil else { return }
+                }
+            case .request(let request):
+                connection.inRequest = false
+                connection.state = .processing
+                connection.deadline = 0
+                connection.compactInput()
+                dispatch(request, on: connection, receivedAt: now)
+            }
+        }
+        updateInterest(connection)
+    }
+
+    private func dispatch(_ request: HTTPRequest, on connection: Connection, receivedAt: UInt64) {
+        let requestId = ServerContext.saneRequestId(request.headers["X-Request-ID"]) ?? context.makeRequestId()
+        let requestContext = RequestContext(requestId: requestId, receivedAt: receivedAt)
+        let token = connection.token
+        let keepAlive = request.head.keepAlive
+        let includeBody = request.method != "HEAD"
+        let responder = context.responder
+        // Handlers may wait (group commit): they run on the concurrency pool, never on this thread.
+        Task {
+            var response = await responder.respond(to: request, context: requestContext)
+            response.headers.set("X-Request-ID", requestId)
+            self.inbox.withLock { $0.append(Delivery(token: token, response: response, keepAlive: keepAlive, includeBody: includeBody)) }
+            self.wake()
+        }
+    }
+
+    private func deliverResponses() {
+        let deliveries = inbox.withLock { inbox -> [Delivery] in
+            let taken = inbox
+            inbox.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for delivery in deliveries {
+            guard let connection = connections[delivery.token], connection.state == .processing else { continue }
+            let keepAlive = delivery.keepAlive && !context.state.isDraining && !connection.peerClosed
+            ResponseEncoder.encode(delivery.response, keepAlive: keepAlive, includeBody: delivery.includeBody, date: httpDate(), into: &connection.output)
+            connection.state = keepAlive ? .reading : .closing
+            connection.deadline = ServerContext.monotonicNow() + nanoseconds(context.configuration.idleTimeout)
+            flush(connection)
+        }
+    }
+
+    /// Answers a request the server itself refuses, then closes (RFC 9112 §9.6 after a framing error).
+    private func fail(_ connection: Connection, status: Int, reason: String) {
+        context.observer?.serverResponded(status: status, reason: reason)
+        ResponseEncoder.encode(ServerProblem.response(status, reason), keepAlive: false, includeBody: true, date: httpDate(), into: &connection.output)
+        connection.state = .closing
+        flush(connection)
+    }
+
+    /// Writes what it can; on a drained buffer either closes, or goes on with pipelined input.
+    private func flush(_ connection: Connection) {
+        while connection.hasPendingOutput {
+            let written: Int?
+            do {
+                written = try connection.output.withUnsafeBytes { buffer throws(SystemError) in
+                    try Syscall.nonBlocking("write") {
+                        Glibc.write(connection.fd, buffer.baseAddress! + connection.outputOffset, buffer.count - connection.outputOffset)
+                    }
+                }
+            } catch {
+                close(connection)
+                return
+            }
+            guard let written else { break }
+            connection.outputOffset += written
+        }
+        if connection.hasPendingOutput {
+            connection.deadline = ServerContext.monotonicNow() + nanoseconds(context.configuration.writeTimeout)
+            updateInterest(connection)
+            return
+        }
+        connection.output.removeAll(keepingCapacity: connection.output.capacity <= 64 * 1024)
+        connection.outputOffset = 0
+        switch connection.state {
+        case .closing:
+            linger(connection)
+        case .reading:
+            if connection.bufferedInput > 0 { process(connection) } else { updateInterest(connection) }
+        case .processing:
+            updateInterest(connection)
+        }
+    }
+
+    private func updateInterest(_ connection: Connection) {
+        var wanted: UInt32 = 0
+        if connection.hasPendingOutput {
+            wanted = TABSTORE_EPOLLOUT
+        } else if connection.state == .reading {
+            wanted = TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP
+        }
+        guard wanted != connection.interest else { return }
+        connection.interest = wanted
+        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_MOD, connection.fd, wanted, connection.token)
+    }
+
+    /// Half-closes after the last response and reads until the client closes (or a short deadline),
+    /// so unread request bytes do not turn the close into a reset that destroys the response.
+    private func linger(_ connection: Connection) {
+        shutdown(connection.fd, Int32(SHUT_WR))
+        lingering.insert(connection.token)
+        connection.deadline = ServerContext.monotonicNow() + nanoseconds(Self.lingerSeconds)
+        connection.interest = TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP
+        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_MOD, connection.fd, connection.interest, connection.token)
+    }
+
+    private func discardInput(_ connection: Connection) {
+        while true {
+            let count: Int?
+            do {
+                count = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
+                    try Syscall.nonBlocking("read") { Glibc.read(connection.fd, buffer.baseAddress, buffer.count) }
+                }
+            } catch {
+                close(connection)
+                return
+            }
+            guard let count else { return }  // EAGAIN: more may come
+            if count == 0 {
+                close(connection)  // the client closed: done
+                return
+            }
+        }
+    }
+
+    private func sweep(now: UInt64) {
+        for connection in Array(connections.values) where connection.deadline != 0 && connection.deadline < now {
+            if lingering.contains(connection.token) || connection.state != .reading || connection.hasPendingOutput {
+                close(connection)
+            } else if connection.inRequest {
+                fail(connection, status: 408, reason: "the request was not received in time")
+            } else {
+                close(connection)  // idle keep-alive connection
+            }
+        }
+    }
+
+    private func close(_ connection: Connection) {
+        guard connections.removeValue(forKey: connection.token) != nil else { return }
+        lingering.remove(connection.token)
+        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, connection.fd, 0, 0)
+        Syscall.close(connection.fd)
+        context.openConnections.subtract(1, ordering: .relaxed)
+        context.observer?.connectionClosed()
+    }
+
+    private func httpDate() -> String {
+        let now = time(nil)
+        if now != dateSecond {
+            dateSecond = now
+            dateText = ResponseEncoder.httpDate(now)
+        }
+        return dateText
+    }
+}

@@ -1,0 +1,33 @@
+import Synchronization
+
+/// What the server knows about a request beyond its bytes.
+public struct RequestContext: Sendable {
+    /// The client's `X-Request-ID` when sane, else one the server made; echoed on the response.
+    public let requestId: String
+    /// When the request was complete, in monotonic nanoseconds (for durations).
+    public let receivedAt: UInt64
+}
+
+/// Turns a request into a response. The server calls it off the event loop, so it may wait.
+public protocol HTTPResponder: Sendable {
+    func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse
+}
+
+/// Hooks the server reports to (metrics, logs).
+public protocol ServerObserver: Sendable {
+    /// A response the server produced itself (framing error, limit, timeout, overload).
+    func serverResponded(status: Int, reason: String)
+    func connectionOpened()
+    func connectionClosed()
+}
+
+/// Shared run state, read by handlers (`/readyz`) and set by shutdown.
+public final class ServerState: Sendable {
+    private let drainingFlag = Atomic<Bool>(false)
+
+    public init() {}
+
+    public var isDraining: Bool { drainingFlag.load(ordering: .acquiring) }
+
+    func startDraining() { drainingFlag.store(true, ordering: .releasing) }
+}

@@ -1,0 +1,69 @@
+import Dispatch
+import Foundation
+
+/// TabStore's HTTP/1.1 server: a listening socket and one epoll event loop per configured thread.
+public final class HTTPServer: Sendable {
+    private let context: ServerContext
+    private let listener: ListeningSocket
+    private let loops: [EventLoop]
+    /// The port actually bound (useful with port 0).
+    public let port: Int
+
+    /// Binds and starts serving.
+    /// - Throws: `SystemError` when the address cannot be bound.
+    public static func start(
+        configuration: ServerConfiguration, responder: any HTTPResponder, state: ServerState = ServerState(),
+        observer: (any ServerObserver)? = nil, logger: Logger = .silent
+    ) throws -> HTTPServer {
+        Syscall.ignoreSIGPIPE()
+        let context = ServerContext(configuration: configuration, responder: responder, state: state, observer: observer, logger: logger)
+        let listener = try ListeningSocket(host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
+        var loops: [EventLoop] = []
+        do {
+            for _ in 0..<max(1, configuration.eventLoops) { loops.append(try EventLoop(context: context, listener: listener)) }
+        } catch {
+            listener.close()
+            throw error
+        }
+        let server = HTTPServer(context: context, listener: listener, loops: loops)
+        for (index, loop) in loops.enumerated() { loop.start(name: "tabstore-loop-\(index)") }
+        return server
+    }
+
+    private init(context: ServerContext, listener: ListeningSocket, loops: [EventLoop]) {
+        self.context = context
+        self.listener = listener
+        self.loops = loops
+        self.port = listener.port
+    }
+
+    public var state: ServerState { context.state }
+
+    public var openConnections: Int { context.openConnections.load(ordering: .relaxed) }
+
+    /// Graceful shutdown: stop accepting, let in-flight requests finish (their responses say
+    /// `Connection: close`), close idle connections; after `grace` seconds close whatever is left.
+    public func shutdown(grace: Double) async {
+        context.state.startDraining()
+        for loop in loops { loop.wake() }
+        let loops = self.loops
+        let context = self.context
+        let listener = self.listener
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Waiting blocks a thread; do it on a thread of its own, not the concurrency pool.
+            let thread = Thread {
+                let deadline = DispatchTime.now() + grace
+                var pending = loops
+                pending.removeAll { $0.finished.wait(timeout: deadline) == .success }
+                if !pending.isEmpty {
+                    context.forceStop.store(true, ordering: .releasing)
+                    for loop in pending { loop.wake() }
+                    for loop in pending { loop.finished.wait() }
+                }
+                listener.close()
+                continuation.resume()
+            }
+            thread.start()
+        }
+    }
+}

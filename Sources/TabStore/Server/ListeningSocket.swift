@@ -1,0 +1,66 @@
+import CSystem
+import Glibc
+
+/// A non-blocking listening TCP socket on an IPv4 or IPv6 address.
+final class ListeningSocket: Sendable {
+    let fd: Int32
+    let port: Int
+
+    /// - Throws: `SystemError` when the address is invalid or cannot be bound.
+    init(host: String, port: Int, backlog: Int32) throws(SystemError) {
+        let address = host == "localhost" ? "127.0.0.1" : host
+        let isIPv6 = address.contains(":")
+        let fd = Int32(try Syscall.retrying("socket") {
+            Int(socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0))
+        })
+        Syscall.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+        do throws(SystemError) {
+            if isIPv6 {
+                var addr = sockaddr_in6()
+                addr.sin6_family = sa_family_t(AF_INET6)
+                addr.sin6_port = in_port_t(UInt16(port).bigEndian)
+                guard inet_pton(AF_INET6, address, &addr.sin6_addr) == 1 else { throw SystemError(call: "inet_pton(\(host))", errno: EINVAL) }
+                _ = try withUnsafePointer(to: &addr) { pointer throws(SystemError) in
+                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress throws(SystemError) in
+                        try Syscall.retrying("bind") { Int(bind(fd, socketAddress, socklen_t(MemoryLayout<sockaddr_in6>.size))) }
+                    }
+                }
+            } else {
+                var addr = sockaddr_in()
+                addr.sin_family = sa_family_t(AF_INET)
+                addr.sin_port = in_port_t(UInt16(port).bigEndian)
+                guard inet_pton(AF_INET, address, &addr.sin_addr) == 1 else { throw SystemError(call: "inet_pton(\(host))", errno: EINVAL) }
+                _ = try withUnsafePointer(to: &addr) { pointer throws(SystemError) in
+                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress throws(SystemError) in
+                        try Syscall.retrying("bind") { Int(bind(fd, socketAddress, socklen_t(MemoryLayout<sockaddr_in>.size))) }
+                    }
+                }
+            }
+            try Syscall.retrying("listen") { Int(listen(fd, backlog)) }
+        } catch {
+            Syscall.close(fd)
+            throw error
+        }
+        self.fd = fd
+        self.port = Self.boundPort(fd) ?? port
+    }
+
+    private static func boundPort(_ fd: Int32) -> Int? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard result == 0 else { return nil }
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) } }
+        case AF_INET6:
+            return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) } }
+        default:
+            return nil
+        }
+    }
+
+    func close() { Syscall.close(fd) }
+}

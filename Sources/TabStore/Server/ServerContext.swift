@@ -1,0 +1,45 @@
+import Dispatch
+import Synchronization
+
+/// What every event loop of one server shares. Immutable apart from atomics.
+final class ServerContext: Sendable {
+    let configuration: ServerConfiguration
+    let responder: any HTTPResponder
+    let state: ServerState
+    let observer: (any ServerObserver)?
+    let logger: Logger
+    let openConnections = Atomic<Int>(0)
+    /// Set when the shutdown deadline passed: loops close everything and exit.
+    let forceStop = Atomic<Bool>(false)
+    private let requestCounter = Atomic<UInt64>(0)
+    private let idPrefix: String
+
+    init(configuration: ServerConfiguration, responder: any HTTPResponder, state: ServerState, observer: (any ServerObserver)?, logger: Logger) {
+        self.configuration = configuration
+        self.responder = responder
+        self.state = state
+        self.observer = observer
+        self.logger = logger
+        var prefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        while prefix.count < 8 { prefix = "0" + prefix }
+        self.idPrefix = prefix
+    }
+
+    /// A request id unique within this process run: a random prefix and a counter.
+    func makeRequestId() -> String {
+        let number = requestCounter.add(1, ordering: .relaxed).newValue
+        return idPrefix + "-" + String(number, radix: 16)
+    }
+
+    /// A client's `X-Request-ID` is echoed only when it is short and plain, so it cannot inject into logs or headers.
+    static func saneRequestId(_ value: String?) -> String? {
+        guard let value, !value.isEmpty, value.utf8.count <= 128 else { return nil }
+        let ok = value.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: ":")
+        }
+        return ok ? value : nil
+    }
+
+    static func monotonicNow() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}

@@ -1,0 +1,63 @@
+import Glibc
+import Synchronization
+
+/// Structured logging: one JSON object per line on standard error. Never given bodies, tokens or secrets.
+public final class Logger: Sendable {
+    public enum Level: Int, Sendable, Comparable, CaseIterable {
+        case debug, info, warning, error
+
+        public var name: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
+        }
+
+        public init?(name: String) {
+            guard let level = Self.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
+            self = level
+        }
+
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public let minimum: Level
+    private let fd: Int32
+    /// Serializes writes so lines from different threads never interleave.
+    private let lock = Mutex(())
+
+    public init(minimum: Level = .info, fd: Int32 = 2) {
+        self.minimum = minimum
+        self.fd = fd
+    }
+
+    /// A logger that writes nothing (tests).
+    public static let silent = Logger(minimum: .error, fd: -1)
+
+    public func log(_ level: Level, _ event: String, _ fields: [(String, JSONValue)] = []) {
+        guard level >= minimum, fd >= 0 else { return }
+        var object = JSONObject([("ts", .string(Timestamp.now())), ("level", .string(level.name)), ("event", .string(event))])
+        for (key, value) in fields { object[key] = value }
+        var line = JSONWriter.bytes(.object(object))
+        line.append(0x0A)
+        lock.withLock { _ in
+            line.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        return
+                    }
+                    offset += written
+                }
+            }
+        }
+    }
+
+    public func info(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.info, event, fields) }
+    public func warning(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.warning, event, fields) }
+    public func error(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.error, event, fields) }
+}

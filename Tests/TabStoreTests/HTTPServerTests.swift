@@ -1,0 +1,185 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+@testable import TabStore
+
+/// A responder for server tests: `/slow` waits, `/echo` returns the body, anything else says hello.
+struct TestResponder: HTTPResponder {
+    func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {
+        switch request.head.path {
+        case "/slow":
+            try? await Task.sleep(for: .milliseconds(600))
+            return HTTPResponse(status: 200, body: Array("slow done".utf8))
+        case "/echo":
+            return HTTPResponse(status: 200, body: request.body)
+        default:
+            return HTTPResponse(status: 200, headers: HTTPHeaders([("X-Test", "a\r\nInjected: yes")]), body: Array("hello \(request.head.target)".utf8))
+        }
+    }
+}
+
+@Suite("Live HTTP server on 127.0.0.1 port 0", .serialized)
+struct HTTPServerTests {
+    func startServer(_ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 2
+        configuration.limits.maxBodyBytes = 1024
+        configuration.limits.maxHeaderBytes = 4096
+        adjust(&configuration)
+        return try HTTPServer.start(configuration: configuration, responder: TestResponder())
+    }
+
+    @Test("keep-alive reuse, Date, Content-Length, request id echo, no header injection")
+    func keepAlive() async throws {
+        let server = try startServer()
+        try await offPool {
+            let client = try RawClient(port: server.port)
+            let first = try #require(client.request("GET", "/a", headers: [("X-Request-ID", "abc-123")]))
+            #expect(first.status == 200)
+            #expect(first.text == "hello /a")
+            #expect(first.headers["X-Request-ID"] == "abc-123")
+            #expect(first.headers["Connection"] == "keep-alive")
+            #expect(first.headers["Date"]?.hasSuffix("GMT") == true)
+            #expect(first.headers["Injected"] == nil)
+            let second = try #require(client.request("GET", "/b", headers: [("X-Request-ID", "bad id with spaces")]))
+            #expect(second.text == "hello /b")
+            #expect(second.headers["X-Request-ID"] != "bad id with spaces")
+            #expect(second.headers["X-Request-ID"]?.isEmpty == false)
+            let head = try #require(client.request("HEAD", "/c"))
+            #expect(head.headers["Content-Length"] == "8")
+            #expect(head.body.isEmpty)
+            let closing = try #require(client.request("GET", "/d", headers: [("Connection", "close")]))
+            #expect(closing.headers["Connection"] == "close")
+            #expect(client.isClosedByServer())
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("pipelined requests are answered in order")
+    func pipelining() async throws {
+        let server = try startServer()
+        try await offPool {
+            let client = try RawClient(port: server.port)
+            client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+            #expect(client.readResponse()?.text == "slow done")
+            #expect(client.readResponse()?.text == "hello /2")
+            #expect(client.readResponse()?.text == "abc")
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("a slow client does not block a fast one")
+    func slowClient() async throws {
+        let server = try startServer { $0.eventLoops = 1 }
+        try await offPool {
+            let slow = try RawClient(port: server.port)
+            slow.send("GET /partial HTTP/1.1\r\nHo")
+            let fast = try RawClient(port: server.port)
+            let started = Date()
+            #expect(fast.request("GET", "/fast")?.status == 200)
+            #expect(Date().timeIntervalSince(started) < 2)
+            slow.send("st: x\r\n\r\n")
+            #expect(slow.readResponse()?.text == "hello /partial")
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("oversized headers get 431, oversized body 413 before it is read, CL+TE 400; then the connection closes")
+    func limits() async throws {
+        let server = try startServer()
+        try await offPool {
+            let big = try RawClient(port: server.port)
+            big.send("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 5000))\r\n\r\n")
+            #expect(big.readResponse()?.status == 431)
+            #expect(big.isClosedByServer())
+
+            let body = try RawClient(port: server.port)
+            body.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n")
+            let refused = body.readResponse()
+            #expect(refused?.status == 413)
+            #expect(refused?.headers["Content-Type"] == "application/problem+json")
+            #expect(refused?.headers["Connection"] == "close")
+
+            let smuggle = try RawClient(port: server.port)
+            smuggle.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+            #expect(smuggle.readResponse()?.status == 400)
+            #expect(smuggle.isClosedByServer())
+
+            let expect = try RawClient(port: server.port)
+            expect.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+            #expect(expect.readResponse()?.status == 100)
+            expect.send("hi")
+            #expect(expect.readResponse()?.text == "hi")
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("a client that disconnects mid-body does not disturb the server")
+    func disconnectMidBody() async throws {
+        let server = try startServer()
+        try await offPool {
+            do {
+                let client = try RawClient(port: server.port)
+                client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nhalf")
+            }
+            usleep(100_000)
+            let next = try RawClient(port: server.port)
+            #expect(next.request("GET", "/after")?.text == "hello /after")
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("a request that stops arriving gets 408, an idle connection is closed")
+    func timeouts() async throws {
+        let server = try startServer {
+            $0.headerTimeout = 0.3
+            $0.idleTimeout = 0.3
+        }
+        try await offPool {
+            let partial = try RawClient(port: server.port)
+            partial.send("GET / HTTP/1.1\r\n")
+            #expect(partial.readResponse()?.status == 408)
+            let idle = try RawClient(port: server.port)
+            let started = Date()
+            #expect(idle.isClosedByServer())
+            #expect(Date().timeIntervalSince(started) < 5)
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("connections past the cap are refused politely with 503")
+    func connectionCap() async throws {
+        let server = try startServer { $0.maxConnections = 2 }
+        try await offPool {
+            let a = try RawClient(port: server.port)
+            let b = try RawClient(port: server.port)
+            #expect(a.request("GET", "/a")?.status == 200)
+            #expect(b.request("GET", "/b")?.status == 200)
+            let c = try RawClient(port: server.port)
+            #expect(c.readResponse()?.status == 503)
+            #expect(a.request("GET", "/a2")?.status == 200)
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("shutdown while a request is in flight: it completes, idle connections close, new ones are refused")
+    func gracefulShutdown() async throws {
+        let server = try startServer()
+        let port = server.port
+        let busy = try RawClient(port: port)
+        let idle = try RawClient(port: port)
+        let warm = try await offPool { idle.request("GET", "/warm")?.status }
+        #expect(warm == 200)
+        busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        try await Task.sleep(for: .milliseconds(100))
+        let shutdown = Task { await server.shutdown(grace: 5) }
+        let response = try await offPool { busy.readResponse() }
+        #expect(response?.text == "slow done")
+        #expect(response?.headers["Connection"] == "close")
+        #expect(try await offPool { idle.isClosedByServer() })
+        await shutdown.value
+        #expect(throws: (any Error).self) { _ = try RawClient(port: port) }
+    }
+}

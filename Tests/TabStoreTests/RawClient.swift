@@ -1,0 +1,110 @@
+import Foundation
+import Glibc
+@testable import TabStore
+
+/// Runs blocking work on a thread of its own, so blocking socket calls in tests never occupy the
+/// concurrency pool the server's handlers need (the machine has two cores: two pool threads).
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.start()
+    }
+}
+
+/// A blocking TCP client for tests: sends raw bytes, reads whole HTTP responses.
+/// `@unchecked Sendable`: each test uses a client from one thread at a time.
+final class RawClient: @unchecked Sendable {
+    struct Response: Sendable {
+        let status: Int
+        let headers: HTTPHeaders
+        let body: [UInt8]
+        var text: String { String(decoding: body, as: UTF8.self) }
+        func json() throws -> JSONValue { try JSONParser.parse(body) }
+    }
+
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: Int, timeout: Int = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
+        let result = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { throw SystemError(call: "connect", errno: errno) }
+        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { Glibc.close(fd) }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    /// Reads more bytes; false on EOF, error or timeout.
+    private func fill() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return false }
+        buffer.append(contentsOf: chunk[0..<count])
+        return true
+    }
+
+    /// Whether the server closed the connection (EOF) within the timeout.
+    func isClosedByServer() -> Bool {
+        while fill() {}
+        return true
+    }
+
+    /// Reads one response (Content-Length framed; `head` for HEAD requests).
+    func readResponse(head: Bool = false) -> Response? {
+        while true {
+            if let end = findHeadEnd() {
+                let headText = String(decoding: buffer[0..<end], as: UTF8.self)
+                var lines = headText.components(separatedBy: "\r\n")
+                let statusLine = lines.removeFirst().split(separator: " ")
+                guard statusLine.count >= 2, let status = Int(statusLine[1]) else { return nil }
+                var headers = HTTPHeaders()
+                for line in lines where !line.isEmpty {
+                    let parts = line.split(separator: ":", maxSplits: 1)
+                    headers.add(String(parts[0]), String(parts.count > 1 ? parts[1] : "").trimmingOWS())
+                }
+                let length = head ? 0 : Int(headers["Content-Length"] ?? "0") ?? 0
+                while buffer.count < end + 4 + length { guard fill() else { return nil } }
+                let body = Array(buffer[(end + 4)..<(end + 4 + length)])
+                buffer.removeFirst(end + 4 + length)
+                return Response(status: status, headers: headers, body: body)
+            }
+            guard fill() else { return nil }
+        }
+    }
+
+    private func findHeadEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for index in 0...(buffer.count - 4) where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    /// One request, one response.
+    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil) -> Response? {
+        var text = "\(method) \(path) HTTP/1.1\r\nHost: test\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        if let body { text += "Content-Length: \(body.utf8.count)\r\n" }
+        text += "\r\n" + (body ?? "")
+        send(text)
+        return readResponse(head: method == "HEAD")
+    }
+}
