@@ -1,2 +1,118 @@
+import Dispatch
+import Foundation
 import TabStore
-print("tab-server")
+
+// tab-server: reads configuration and calls the same builder the tests call. All logic lives in TabStore.
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("tab-server: \(message)\n".utf8))
+    exit(2)
+}
+
+func run() async {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    let options: ServiceOptions
+    var rest: [String]
+    do {
+        (options, rest) = try ServiceOptions.parse(arguments, environment: ProcessInfo.processInfo.environment)
+    } catch {
+        fail("\(error)")
+    }
+    if rest.contains("--help") || rest.first == "help" {
+        print(ServiceOptions.helpText)
+        exit(0)
+    }
+    if rest.contains("--version") {
+        print("tab-server \(TabStoreVersion.current)")
+        exit(0)
+    }
+    let command = rest.first.map { $0.hasPrefix("--") ? "serve" : $0 } ?? "serve"
+    if !rest.isEmpty, rest.first == command { rest.removeFirst() }
+    let logger = Logger(minimum: options.logLevel)
+    do {
+        switch command {
+        case "serve":
+            guard rest.isEmpty else { fail("unknown argument \(rest[0]); see tab-server --help") }
+            try await serve(options, logger: logger)
+        case "token":
+            try await token(options, rest)
+        case "backup":
+            guard rest.count == 1 else { fail("usage: tab-server backup PATH") }
+            let store = try TabStoreService.openStore(options, onBatch: nil)
+            try await store.backup(to: rest[0])
+            await store.close()
+            print("backup written to \(rest[0])")
+        case "healthcheck":
+            exit(HealthCheck.run(host: options.host, port: options.port) ? 0 : 1)
+        case "demo":
+            let store = try TabStoreService.openStore(options, onBatch: nil)
+            let app = try await DemoData.load(into: store)
+            await store.close()
+            print("demo app \(app.id) is ready with schema version \(app.schemaVersion)")
+            print("mint a token:  tab-server token --app \(app.id) --user alice")
+        default:
+            fail("unknown command \(command); see tab-server --help")
+        }
+    } catch {
+        fail("\(error)")
+    }
+}
+
+func token(_ options: ServiceOptions, _ arguments: [String]) async throws {
+    var app: String?
+    var user: String?
+    var ttl = 3600
+    var index = 0
+    while index < arguments.count {
+        let flag = arguments[index]
+        guard index + 1 < arguments.count else { fail("\(flag) needs a value") }
+        let value = arguments[index + 1]
+        switch flag {
+        case "--app": app = value
+        case "--user": user = value
+        case "--ttl":
+            guard let seconds = Int(value), seconds > 0, seconds <= 31_536_000 else { fail("--ttl must be 1-31536000 seconds") }
+            ttl = seconds
+        default: fail("unknown option \(flag) for token")
+        }
+        index += 2
+    }
+    guard let app, let user else { fail("usage: tab-server token --app ID --user ID [--ttl SECONDS]") }
+    let store = try TabStoreService.openStore(options, onBatch: nil)
+    defer { Task { await store.close() } }
+    guard let record = try await store.app(app) else { fail("no app \(app) in \(options.resolvedDatabasePath)") }
+    let now = Int(Date().timeIntervalSince1970)
+    print(JWT.sign(subject: user, audience: app, expiresAt: now + ttl, issuedAt: now, secret: record.signingSecret))
+}
+
+func serve(_ options: ServiceOptions, logger: Logger) async throws {
+    let service = try TabStoreService.start(options: options, logger: logger)
+    logger.info("listening", [
+        ("host", .string(options.host)), ("port", .integer(service.port)), ("database", .string(options.resolvedDatabasePath)),
+        ("threads", .integer(options.threads)), ("durability", .string(options.durabilityFull ? "full" : "normal")),
+        ("version", .string(TabStoreVersion.current)),
+    ])
+    let stopped = DispatchSemaphore(value: 0)
+    var sources: [DispatchSourceSignal] = []
+    for signalNumber in [SIGTERM, SIGINT] {
+        signal(signalNumber, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+        source.setEventHandler {
+            logger.info("shutdown_started", [("signal", .integer(Int(signalNumber))), ("graceSeconds", .number(options.shutdownGrace))])
+            Task {
+                await service.shutdown()
+                logger.info("shutdown_complete")
+                stopped.signal()
+            }
+        }
+        source.resume()
+        sources.append(source)
+    }
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Thread { stopped.wait(); continuation.resume() }.start()
+    }
+    _ = sources
+}
+
+await run()
+exit(0)

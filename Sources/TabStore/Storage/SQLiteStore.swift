@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The embedded store: one SQLite file, one group-committing writer, a pool of readers.
 public final class SQLiteStore: TabStoreBackend {
@@ -17,6 +18,12 @@ public final class SQLiteStore: TabStoreBackend {
     }
 
     private let writer: WriteQueue
+    /// Set once at start-up (metrics); read by the writer thread after each batch.
+    private let batchObserver = BatchObserver()
+
+    private final class BatchObserver: Sendable {
+        let callback = Mutex<(@Sendable (Int, Double) -> Void)?>(nil)
+    }
     private let readers: ReadPool
     private let readerCount: Int
     public let path: String
@@ -44,7 +51,18 @@ public final class SQLiteStore: TabStoreBackend {
         self.path = configuration.path
         self.readers = ReadPool(connections: connections)
         self.readerCount = count
-        self.writer = WriteQueue(connection: db, maxBatch: configuration.groupCommit ? configuration.maxBatch : 1, onBatch: configuration.onBatch)
+        let observer = batchObserver
+        let configured = configuration.onBatch
+        self.writer = WriteQueue(connection: db, maxBatch: configuration.groupCommit ? configuration.maxBatch : 1) { size, seconds in
+            configured(size, seconds)
+            observer.callback.withLock { $0 }?(size, seconds)
+        }
+    }
+
+    /// Called after each committed batch with its size and duration.
+    public var onBatch: (@Sendable (Int, Double) -> Void)? {
+        get { batchObserver.callback.withLock { $0 } }
+        set { batchObserver.callback.withLock { $0 = newValue } }
     }
 
     public func close() async {

@@ -16,3 +16,8 @@ public enum Timestamp {
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))Z"
     }
 }
+
+extension Timestamp {
+    /// Seconds since 1970, UTC.
+    public static func unixNow() -> Double { Date().timeIntervalSince1970 }
+}

@@ -1,0 +1,19 @@
+/// How the API behaves, apart from the HTTP server's limits.
+public struct APIConfiguration: Sendable {
+    /// The operator's bearer token; nil refuses every operator call.
+    public var adminToken: String?
+    /// Origins allowed to call from a browser (`*` for any); none by default.
+    public var allowedOrigins: [String] = []
+    /// Whether `/metrics` needs the operator token.
+    public var metricsRequireAuth = false
+    /// One JSON access-log line per request.
+    public var accessLog = true
+    /// Seconds since 1970; injectable so token expiry is testable.
+    public var clock: @Sendable () -> Int = { Int(Timestamp.unixNow()) }
+
+    public init(adminToken: String? = nil) { self.adminToken = adminToken }
+
+    /// Default page size of `GET /v1/apps`, and the largest allowed.
+    public static let defaultPageSize = 100
+    public static let maxPageSize = 1000
+}

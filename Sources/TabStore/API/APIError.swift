@@ -1,0 +1,83 @@
+/// An error answered as an RFC 9457 problem document. Every error of the API becomes one of these
+/// in exactly one place (`TabStoreAPI.respond`).
+public struct APIError: Error, Sendable {
+    public var status: Int
+    /// A stable kebab-case slug; the problem `type` is `urn:tabstore:problem:<slug>`.
+    public var slug: String
+    public var title: String
+    public var detail: String
+    public var violations: [Violation] = []
+    public var headers: HTTPHeaders = HTTPHeaders()
+
+    public init(status: Int, slug: String, title: String, detail: String, violations: [Violation] = []) {
+        self.status = status
+        self.slug = slug
+        self.title = title
+        self.detail = detail
+        self.violations = violations
+    }
+
+    public static func malformed(_ document: MalformedDocument) -> APIError {
+        APIError(status: 400, slug: "malformed-request", title: "Malformed request",
+                 detail: document.violations.first?.detail ?? "the request body is malformed", violations: document.violations)
+    }
+
+    public static func badRequest(_ slug: String, _ detail: String) -> APIError {
+        APIError(status: 400, slug: slug, title: "Bad request", detail: detail)
+    }
+
+    public static func refused(_ refusal: RuleRefusal) -> APIError {
+        APIError(status: 422, slug: "rule-violation", title: "Refused by the tab schema's rules",
+                 detail: refusal.violations.map(\.detail).joined(separator: "; "), violations: refusal.violations)
+    }
+
+    public static func notFound(_ slug: String, _ detail: String) -> APIError {
+        APIError(status: 404, slug: slug, title: "Not found", detail: detail)
+    }
+
+    public static func unauthorized(_ detail: String) -> APIError {
+        var error = APIError(status: 401, slug: "unauthorized", title: "Unauthorized", detail: detail)
+        error.headers.add("WWW-Authenticate", #"Bearer realm="tabstore", error="invalid_token""#)
+        return error
+    }
+
+    public static func forbidden(_ detail: String) -> APIError {
+        APIError(status: 403, slug: "forbidden", title: "Forbidden", detail: detail)
+    }
+
+    public static func preconditionFailed(current: Int) -> APIError {
+        var error = APIError(status: 412, slug: "revision-mismatch", title: "Precondition failed",
+                             detail: "the customization is at revision \(current); read it again and retry")
+        error.headers.add("ETag", "\"\(current)\"")
+        return error
+    }
+
+    public static func methodNotAllowed(_ allowed: [String]) -> APIError {
+        var error = APIError(status: 405, slug: "method-not-allowed", title: "Method not allowed",
+                             detail: "allowed: \(allowed.joined(separator: ", "))")
+        error.headers.add("Allow", allowed.joined(separator: ", "))
+        return error
+    }
+
+    public static func internalError(requestId: String) -> APIError {
+        APIError(status: 500, slug: "internal-error", title: "Internal server error",
+                 detail: "something went wrong on our side; quote request id \(requestId) when reporting it")
+    }
+
+    /// The problem document.
+    public func response() -> HTTPResponse {
+        var object = JSONObject([
+            ("type", .string("urn:tabstore:problem:\(slug)")), ("title", .string(title)),
+            ("status", .integer(status)), ("detail", .string(detail)),
+        ])
+        if !violations.isEmpty {
+            object["errors"] = .array(violations.map {
+                .object(JSONObject([("pointer", .string($0.pointer)), ("code", .string($0.code)), ("detail", .string($0.detail))]))
+            })
+        }
+        var headers = self.headers
+        headers.add("Content-Type", "application/problem+json")
+        headers.add("Cache-Control", "no-store")
+        return HTTPResponse(status: status, headers: headers, body: JSONWriter.bytes(.object(object)))
+    }
+}

@@ -1,0 +1,115 @@
+import Synchronization
+
+/// Prometheus metrics (text exposition format 0.0.4). One lock; every update is a few additions.
+public final class Metrics: Sendable, ServerObserver {
+    static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+    static let batchBuckets: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    static let commitBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+
+    struct Histogram {
+        var buckets: [Double]
+        var counts: [Int]
+        var sum = 0.0
+        var count = 0
+
+        init(_ buckets: [Double]) {
+            self.buckets = buckets
+            self.counts = Array(repeating: 0, count: buckets.count)
+        }
+
+        mutating func observe(_ value: Double) {
+            for index in buckets.indices where value <= buckets[index] { counts[index] += 1 }
+            sum += value
+            count += 1
+        }
+    }
+
+    private struct State {
+        var requests: [String: Int] = [:]  // "route\u{0}method\u{0}status"
+        var latency: [String: Histogram] = [:]
+        var batches = Histogram(Metrics.batchBuckets)
+        var commits = Histogram(Metrics.commitBuckets)
+        var serverResponses: [Int: Int] = [:]
+        var openConnections = 0
+    }
+
+    /// All counters; every thread updates them under this lock.
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
+        state.withLock { state in
+            state.requests["\(route)\u{0}\(method)\u{0}\(status)", default: 0] += 1
+            state.latency[route, default: Histogram(Self.latencyBuckets)].observe(seconds)
+        }
+    }
+
+    public func recordBatch(size: Int, seconds: Double) {
+        state.withLock { state in
+            state.batches.observe(Double(size))
+            state.commits.observe(seconds)
+        }
+    }
+
+    public func serverResponded(status: Int, reason: String) {
+        state.withLock { $0.serverResponses[status, default: 0] += 1 }
+    }
+
+    public func connectionOpened() { state.withLock { $0.openConnections += 1 } }
+    public func connectionClosed() { state.withLock { $0.openConnections -= 1 } }
+
+    /// The exposition text; `customizations` is the stored count, read by the caller.
+    public func render(customizations: Int) -> String {
+        let snapshot = state.withLock { $0 }
+        var out = ""
+        out += "# HELP tabstore_http_requests_total HTTP requests answered, by route pattern, method and status.\n"
+        out += "# TYPE tabstore_http_requests_total counter\n"
+        for key in snapshot.requests.keys.sorted() {
+            let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
+            out += "tabstore_http_requests_total{route=\"\(escape(String(parts[0])))\",method=\"\(parts[1])\",status=\"\(parts[2])\"} \(snapshot.requests[key]!)\n"
+        }
+        out += "# HELP tabstore_http_request_duration_seconds Time from a complete request to its response, by route pattern.\n"
+        out += "# TYPE tabstore_http_request_duration_seconds histogram\n"
+        for route in snapshot.latency.keys.sorted() {
+            out += histogram("tabstore_http_request_duration_seconds", snapshot.latency[route]!, labels: "route=\"\(escape(route))\"")
+        }
+        out += "# HELP tabstore_http_server_errors_total Responses the server produced itself (framing, limits, timeouts, overload), by status.\n"
+        out += "# TYPE tabstore_http_server_errors_total counter\n"
+        for status in snapshot.serverResponses.keys.sorted() {
+            out += "tabstore_http_server_errors_total{status=\"\(status)\"} \(snapshot.serverResponses[status]!)\n"
+        }
+        out += "# HELP tabstore_http_open_connections Open client connections.\n# TYPE tabstore_http_open_connections gauge\n"
+        out += "tabstore_http_open_connections \(snapshot.openConnections)\n"
+        out += "# HELP tabstore_store_write_batch_size Writes committed together in one transaction (group commit).\n"
+        out += "# TYPE tabstore_store_write_batch_size histogram\n"
+        out += histogram("tabstore_store_write_batch_size", snapshot.batches, labels: nil)
+        out += "# HELP tabstore_store_commit_duration_seconds Time to run and commit one batch.\n"
+        out += "# TYPE tabstore_store_commit_duration_seconds histogram\n"
+        out += histogram("tabstore_store_commit_duration_seconds", snapshot.commits, labels: nil)
+        out += "# HELP tabstore_customizations Stored customizations (all apps).\n# TYPE tabstore_customizations gauge\n"
+        out += "tabstore_customizations \(customizations)\n"
+        return out
+    }
+
+    private func histogram(_ name: String, _ histogram: Histogram, labels: String?) -> String {
+        let prefix = labels.map { $0 + "," } ?? ""
+        var out = ""
+        for (bound, count) in zip(histogram.buckets, histogram.counts) {
+            out += "\(name)_bucket{\(prefix)le=\"\(format(bound))\"} \(count)\n"
+        }
+        out += "\(name)_bucket{\(prefix)le=\"+Inf\"} \(histogram.count)\n"
+        let suffix = labels.map { "{\($0)}" } ?? ""
+        out += "\(name)_sum\(suffix) \(histogram.sum)\n"
+        out += "\(name)_count\(suffix) \(histogram.count)\n"
+        return out
+    }
+
+    private func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    private func escape(_ value: String) -> String {
+        value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"").replacing("\n", with: "\\n")
+    }
+}

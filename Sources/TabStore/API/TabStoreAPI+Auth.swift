@@ -1,0 +1,80 @@
+/// Who is calling.
+enum Principal: Sendable, Equatable {
+    case admin
+    case user(appId: String, userId: String)
+}
+
+extension TabStoreAPI {
+    /// The bearer token of the request, or 401.
+    private func bearer(_ request: HTTPRequest) throws -> String {
+        let values = request.headers.values("Authorization")
+        guard values.count == 1, let value = values.first else {
+            throw APIError.unauthorized(values.isEmpty ? "send Authorization: Bearer <token>" : "send exactly one Authorization header")
+        }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty else {
+            throw APIError.unauthorized("the Authorization header must be Bearer <token>")
+        }
+        return String(parts[1]).trimmingOWS()
+    }
+
+    /// Identifies the caller: the operator's token, or an app user's HS256 JWT.
+    /// - Throws: `APIError` 401 for missing, malformed, forged, expired or not-yet-valid credentials.
+    func authenticate(_ request: HTTPRequest) async throws -> Principal {
+        let token = try bearer(request)
+        // Compared as SHA-256 digests in constant time, so neither content nor length leaks through timing.
+        if let adminTokenDigest, Crypto.constantTimeEqual(Crypto.sha256(Array(token.utf8)), adminTokenDigest) {
+            return .admin
+        }
+        let claims: JWT.Claims
+        do {
+            claims = try JWT.unverifiedClaims(token)
+        } catch {
+            throw APIError.unauthorized("invalid token: \(Self.describe(error))")
+        }
+        // The audience names the app whose secret must have signed the token.
+        guard claims.audience.count == 1, let appId = claims.audience.first, Identifiers.isValidAppId(appId),
+              let entry = try await apps.entry(appId)
+        else { throw APIError.unauthorized("invalid token: unknown audience") }
+        do {
+            let verified = try JWT.verify(token, secret: entry.app.signingSecret, now: configuration.clock())
+            return .user(appId: appId, userId: verified.subject)
+        } catch {
+            throw APIError.unauthorized("invalid token: \(Self.describe(error))")
+        }
+    }
+
+    private static func describe(_ failure: JWT.Failure) -> String {
+        switch failure {
+        case .malformed(let reason): reason
+        case .unsupportedAlgorithm(let algorithm): "algorithm \"\(algorithm)\" is not accepted; tokens are HS256"
+        case .badSignature: "signature does not verify"
+        case .expired: "token expired"
+        case .notYetValid: "token not yet valid"
+        }
+    }
+
+    /// Only the operator.
+    func requireAdmin(_ request: HTTPRequest) async throws {
+        guard try await authenticate(request) == .admin else {
+            throw APIError.forbidden("this endpoint is for the operator")
+        }
+    }
+
+    /// The operator, or the user the path names, of the app the path names.
+    func requireUser(_ request: HTTPRequest, _ context: RouteContext) async throws {
+        switch try await authenticate(request) {
+        case .admin: return
+        case .user(let appId, let userId):
+            guard appId == context.parameter("appId") else { throw APIError.forbidden("the token is for another app") }
+            guard userId == context.parameter("userId") else { throw APIError.forbidden("the token is for another user") }
+        }
+    }
+
+    /// The operator, or any user of the app the path names.
+    func requireAppReader(_ request: HTTPRequest, _ context: RouteContext) async throws {
+        if case .user(let appId, _) = try await authenticate(request), appId != context.parameter("appId") {
+            throw APIError.forbidden("the token is for another app")
+        }
+    }
+}

@@ -1,0 +1,123 @@
+extension TabStoreAPI {
+    /// The schema as served and stored: `version`, `createdAt`, then the items with defaults written out.
+    static func schemaDocument(_ schema: TabSchema, version: Int, createdAt: String) -> [UInt8] {
+        guard case .object(let items) = schema.json() else { preconditionFailure("a schema encodes as an object") }
+        var object = JSONObject([("version", .integer(version)), ("createdAt", .string(createdAt))])
+        for (key, value) in items.members { object[key] = value }
+        return JSONWriter.bytes(.object(object))
+    }
+
+    func putSchema(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        try await requireAdmin(request)
+        let schema = try TabSchema.parse(try jsonBody(request))
+        let entry = try await requireApp(context)
+        let appId = entry.app.id
+        let current = entry.schema
+        let dryRun: Bool
+        switch request.queryParameter("dryRun") {
+        case nil, "false": dryRun = false
+        case "true": dryRun = true
+        default: throw APIError.badRequest("invalid-parameter", "dryRun must be true or false")
+        }
+        let identical = current?.schema == schema
+        if dryRun {
+            return json(200, try await impactReport(appId: appId, schema: schema, current: current, identical: identical))
+        }
+        if identical, let current {
+            return json(200, Self.schemaDocument(current.schema, version: current.version, createdAt: try await schemaCreatedAt(appId, current.version)))
+        }
+        let record: SchemaVersionRecord
+        do {
+            let createdAt = Timestamp.now()
+            record = try await store.addSchemaVersion(appId: appId, expectedCurrent: current?.version ?? 0, makeDocument: { version in
+                Self.schemaDocument(schema, version: version, createdAt: createdAt)
+            }, createdAt: createdAt)
+        } catch StoreConflict.revisionMismatch {
+            apps.invalidate(appId)
+            throw APIError(status: 409, slug: "concurrent-registration", title: "Conflict",
+                           detail: "another schema version was registered meanwhile; read it and retry")
+        } catch StoreConflict.notFound {
+            throw APIError.notFound("app-not-found", "no app \"\(appId)\"")
+        }
+        apps.invalidate(appId)
+        return json(201, record.document, headers: HTTPHeaders([("Location", "/v1/apps/\(appId)/schema/versions/\(record.version)")]))
+    }
+
+    private func schemaCreatedAt(_ appId: String, _ version: Int) async throws -> String {
+        try await store.schemaVersion(appId: appId, version: version)?.createdAt ?? ""
+    }
+
+    /// What registering `schema` would do, without storing anything.
+    private func impactReport(appId: String, schema: TabSchema, current: SchemaIndex?, identical: Bool) async throws -> JSONValue {
+        let nextVersion = (current?.version ?? 0) + 1
+        let newIndex = SchemaIndex(schema: schema, version: nextVersion)
+        var impact = Reconciler.Impact()
+        if !identical {
+            try await store.forEachCustomization(appId: appId) { record in
+                let (customization, _) = try Customization.decode(try JSONParser.parse(record.document))
+                impact.add(customization, newIndex: newIndex)
+            }
+        }
+        let oldIds = Set(current?.allTabs.map(\.tab.id) ?? []).union(current?.schema.items.map(\.id) ?? [])
+        let newIds = Set(newIndex.allTabs.map(\.tab.id)).union(schema.items.map(\.id))
+        return .object(JSONObject([
+            ("dryRun", true),
+            ("identical", .bool(identical)),
+            ("currentVersion", current.map { .integer($0.version) } ?? .null),
+            ("wouldCreateVersion", identical ? .null : .integer(nextVersion)),
+            ("addedIds", .array(newIds.subtracting(oldIds).sorted().map { .string($0) })),
+            ("removedIds", .array(oldIds.subtracting(newIds).sorted().map { .string($0) })),
+            ("customizationsChecked", .integer(impact.customizationsChecked)),
+            ("customizationsAffected", .integer(impact.customizationsAffected)),
+            ("droppedIds", .array(impact.droppedIds.sorted().map { .string($0) })),
+        ]))
+    }
+
+    func getSchema(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        try await requireAppReader(request, context)
+        let entry = try await requireApp(context)
+        let schema = try requireSchema(entry)
+        guard let record = try await store.schemaVersion(appId: entry.app.id, version: schema.version) else {
+            throw APIError.notFound("no-schema", "schema version \(schema.version) is gone")
+        }
+        return json(200, record.document, headers: HTTPHeaders([("ETag", "\"v\(record.version)\""), ("Cache-Control", "private, no-cache")]))
+    }
+
+    func getSchemaVersion(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        try await requireAppReader(request, context)
+        let entry = try await requireApp(context)
+        guard let version = Int(context.parameter("version")), version > 0,
+              let record = try await store.schemaVersion(appId: entry.app.id, version: version)
+        else { throw APIError.notFound("schema-version-not-found", "app \"\(entry.app.id)\" has no schema version \(context.parameter("version"))") }
+        return json(200, record.document, headers: HTTPHeaders([("ETag", "\"v\(record.version)\""), ("Cache-Control", "private, max-age=86400, immutable")]))
+    }
+
+    func stats(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        try await requireAdmin(request)
+        let entry = try await requireApp(context)
+        let schema = entry.schema
+        var users = 0
+        var stored = 0
+        var hidden: [String: PerPlacement<Int>] = [:]
+        for info in schema?.allTabs ?? [] { hidden[info.tab.id] = PerPlacement(sidebar: 0, tabBar: 0) }
+        try await store.forEachCustomization(appId: entry.app.id) { record in
+            stored += 1
+            var (customization, _) = try Customization.decode(try JSONParser.parse(record.document))
+            if let schema, record.schemaVersion != schema.version { customization = Reconciler.reconcile(customization, with: schema) }
+            if customization.tabs.isEmpty && customization.sections.isEmpty && customization.tabBarOrder == nil { return }
+            users += 1
+            for (id, choice) in customization.tabs {
+                for placement in Placement.allCases where choice[placement] == .hidden {
+                    hidden[id, default: PerPlacement(sidebar: 0, tabBar: 0)][placement] += 1
+                }
+            }
+        }
+        let tabs = JSONObject(hidden.keys.sorted().map { id in
+            (id, .object(JSONObject([("sidebarHidden", .integer(hidden[id]!.sidebar)), ("tabBarHidden", .integer(hidden[id]!.tabBar))])))
+        })
+        return json(200, .object(JSONObject([
+            ("appId", .string(entry.app.id)), ("schemaVersion", .integer(schema?.version ?? 0)),
+            ("usersWithCustomization", .integer(users)), ("storedCustomizations", .integer(stored)), ("tabs", .object(tabs)),
+        ])))
+    }
+}

@@ -1,0 +1,39 @@
+/// The demo app `tab-server demo` loads: seed 000's Home/Alerts/Categories with API.md's search tab and
+/// playlists. The same document is `examples/schema.json` (a test keeps the two equal).
+public enum DemoData {
+    public static let appId = "com.myApp"
+    public static let appName = "My App (demo)"
+    public static let schemaJSON = #"""
+{"items": [
+  {"kind": "tab", "id": "com.myApp.home", "title": "Home", "systemImage": "house",
+   "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}},
+  {"kind": "tab", "id": "com.myApp.bell", "title": "Alerts", "systemImage": "bell"},
+  {"kind": "tab", "id": "com.myApp.search", "title": "Search", "role": "search"},
+  {"kind": "section", "id": "com.myApp.categories", "title": "Categories",
+   "customizationBehavior": {"sidebar": "reorderable", "tabBar": "disabled"},
+   "tabs": [{"kind": "tab", "id": "com.myApp.climate", "title": "Climate", "systemImage": "fan"},
+            {"kind": "tab", "id": "com.myApp.lights", "title": "Lights", "systemImage": "lightbulb"}]},
+  {"kind": "section", "id": "com.myApp.playlists", "title": "Playlists", "hiddenIn": ["compact"],
+   "dynamicTabs": {"idPrefix": "com.myApp.playlist."}, "tabs": []}
+]}
+"""#
+
+    /// Creates the demo app with its schema when missing; returns the app.
+    /// - Throws: storage errors.
+    public static func load(into store: any TabStoreBackend) async throws -> AppRecord {
+        var app = try await store.app(appId)
+        if app == nil {
+            app = try await store.createApp(id: appId, name: appName, signingSecret: Crypto.newSecret(), createdAt: Timestamp.now())
+        }
+        guard var app else { preconditionFailure("created above") }
+        if app.schemaVersion == 0 {
+            let schema = try TabSchema.parse(try JSONParser.parse(Array(schemaJSON.utf8)))
+            let createdAt = Timestamp.now()
+            _ = try await store.addSchemaVersion(appId: appId, expectedCurrent: 0, makeDocument: { version in
+                TabStoreAPI.schemaDocument(schema, version: version, createdAt: createdAt)
+            }, createdAt: createdAt)
+            app = try await store.app(appId) ?? app
+        }
+        return app
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+
+/// Every setting of `tab-server`, from flags or the same names as `TAB_SERVER_…` environment variables
+/// (a flag wins over the environment).
+public struct ServiceOptions: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var dataDirectory = "./data"
+    public var databasePath: String?
+    public var adminToken: String?
+    public var adminTokenFile: String?
+    public var threads = System.coreCount
+    public var durabilityFull = true
+    public var groupCommit = true
+    public var maxBodyBytes = 1024 * 1024
+    public var maxHeaderBytes = 64 * 1024
+    public var maxConnections = 16_384
+    public var headerTimeout = 10.0
+    public var bodyTimeout = 30.0
+    public var idleTimeout = 60.0
+    public var shutdownGrace = 10.0
+    public var corsOrigins: [String] = []
+    public var metricsRequireAuth = false
+    public var accessLog = true
+    public var logLevel = Logger.Level.info
+
+    public init() {}
+
+    /// The SQLite file: `--database`, else `tabstore.sqlite` in the data directory.
+    public var resolvedDatabasePath: String { databasePath ?? (dataDirectory as NSString).appendingPathComponent("tabstore.sqlite") }
+
+    /// A configuration problem that stops start-up with a clear message.
+    public struct Invalid: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// One setting: its flag, environment name, meaning, and how to apply a value.
+    struct Setting: Sendable {
+        let flag: String
+        let help: String
+        let apply: @Sendable (inout ServiceOptions, String) throws -> Void
+
+        var environmentName: String { "TAB_SERVER_" + flag.uppercased().replacing("-", with: "_") }
+    }
+
+    static func integer(_ flag: String, _ range: ClosedRange<Int>, _ value: String) throws -> Int {
+        guard let number = Int(value), range.contains(number) else {
+            throw Invalid(description: "--\(flag) must be an integer from \(range.lowerBound) to \(range.upperBound), got \"\(value)\"")
+        }
+        return number
+    }
+
+    static func seconds(_ flag: String, _ value: String) throws -> Double {
+        guard let number = Double(value), number > 0, number <= 86_400 else {
+            throw Invalid(description: "--\(flag) must be a number of seconds greater than 0, got \"\(value)\"")
+        }
+        return number
+    }
+
+    static func boolean(_ flag: String, _ value: String) throws -> Bool {
+        switch value.lowercased() {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default: throw Invalid(description: "--\(flag) must be true or false, got \"\(value)\"")
+        }
+    }
+
+    static let settings: [Setting] = [
+        Setting(flag: "host", help: "address to listen on (default 127.0.0.1; 0.0.0.0 in the container)") { $0.host = $1 },
+        Setting(flag: "port", help: "TCP port (default 8080; 0 picks a free one)") { $0.port = try integer("port", 0...65535, $1) },
+        Setting(flag: "data-dir", help: "folder for the database and the generated admin token (default ./data)") { $0.dataDirectory = $1 },
+        Setting(flag: "database", help: "SQLite file (default <data-dir>/tabstore.sqlite)") { $0.databasePath = $1 },
+        Setting(flag: "admin-token", help: "the operator's bearer token") { $0.adminToken = $1 },
+        Setting(flag: "admin-token-file", help: "file holding the operator's bearer token") { $0.adminTokenFile = $1 },
+        Setting(flag: "threads", help: "event-loop threads (default: one per core)") { $0.threads = try integer("threads", 1...256, $1) },
+        Setting(flag: "durability", help: "full (default: every acknowledged write survives power loss) or normal") { options, value in
+            switch value {
+            case "full": options.durabilityFull = true
+            case "normal": options.durabilityFull = false
+            default: throw Invalid(description: "--durability must be full or normal, got \"\(value)\"")
+            }
+        },
+        Setting(flag: "group-commit", help: "commit concurrent writes together (default true)") { $0.groupCommit = try boolean("group-commit", $1) },
+        Setting(flag: "max-body-bytes", help: "largest request body (default 1048576)") { $0.maxBodyBytes = try integer("max-body-bytes", 1024...(64 << 20), $1) },
+        Setting(flag: "max-header-bytes", help: "largest request header section (default 65536)") { $0.maxHeaderBytes = try integer("max-header-bytes", 1024...(1 << 20), $1) },
+        Setting(flag: "max-connections", help: "open connections before new ones get 503 (default 16384)") { $0.maxConnections = try integer("max-connections", 1...1_000_000, $1) },
+        Setting(flag: "header-timeout", help: "seconds to receive a request head (default 10)") { $0.headerTimeout = try seconds("header-timeout", $1) },
+        Setting(flag: "body-timeout", help: "seconds to receive a request body (default 30)") { $0.bodyTimeout = try seconds("body-timeout", $1) },
+        Setting(flag: "idle-timeout", help: "seconds an idle keep-alive connection stays open (default 60)") { $0.idleTimeout = try seconds("idle-timeout", $1) },
+        Setting(flag: "shutdown-grace", help: "seconds in-flight requests get on SIGTERM (default 10)") { $0.shutdownGrace = try seconds("shutdown-grace", $1) },
+        Setting(flag: "cors-origins", help: "comma-separated origins allowed from browsers, or * (default none)") { options, value in
+            options.corsOrigins = value.split(separator: ",").map { $0.trimmingOWS() }.map(String.init).filter { !$0.isEmpty }
+        },
+        Setting(flag: "metrics-auth", help: "require the operator token for /metrics (default false)") { $0.metricsRequireAuth = try boolean("metrics-auth", $1) },
+        Setting(flag: "access-log", help: "one JSON log line per request (default true)") { $0.accessLog = try boolean("access-log", $1) },
+        Setting(flag: "log-level", help: "debug, info, warning or error (default info)") { options, value in
+            guard let level = Logger.Level(name: value) else { throw Invalid(description: "--log-level must be debug, info, warning or error, got \"\(value)\"") }
+            options.logLevel = level
+        },
+    ]
+
+    /// Applies the environment, then `--flag value` / `--flag=value` arguments; returns the arguments left.
+    /// - Throws: `Invalid` for an unknown flag, a missing value or a bad value.
+    public static func parse(_ arguments: [String], environment: [String: String]) throws -> (ServiceOptions, [String]) {
+        var options = ServiceOptions()
+        for setting in settings {
+            if let value = environment[setting.environmentName] {
+                do { try setting.apply(&options, value) } catch let error as Invalid {
+                    throw Invalid(description: "\(setting.environmentName): \(error.description)")
+                }
+            }
+        }
+        var rest: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            guard argument.hasPrefix("--"), argument != "--help", argument != "--version" else {
+                rest.append(argument)
+                continue
+            }
+            var name = String(argument.dropFirst(2))
+            var value: String?
+            if let equals = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            guard let setting = settings.first(where: { $0.flag == name }) else {
+                rest.append(argument)  // a subcommand's own flag (--app, --user, --ttl)
+                if value == nil, index < arguments.count, !arguments[index].hasPrefix("--") {
+                    rest.append(arguments[index])
+                    index += 1
+                }
+                continue
+            }
+            if value == nil {
+                guard index < arguments.count else { throw Invalid(description: "--\(name) needs a value") }
+                value = arguments[index]
+                index += 1
+            }
+            try setting.apply(&options, value!)
+        }
+        return (options, rest)
+    }
+
+    public static var helpText: String {
+        var text = """
+            tab-server \(TabStoreVersion.current): the TabStore HTTP service
+
+            Usage:
+              tab-server [serve] [options]          run the service (default)
+              tab-server token --app ID --user ID [--ttl SECONDS]
+                                                    mint a user JWT for development (reads the app's secret)
+              tab-server backup PATH [options]      write a consistent online copy of the database to PATH
+              tab-server healthcheck [options]      exit 0 when GET /healthz on host:port answers 200
+              tab-server demo [options]             create the demo app com.myApp with the seeds' schema
+              tab-server --help | --version
+
+            Options (each also read from the environment variable shown):
+
+            """
+        for setting in settings {
+            text += "  --\(setting.flag) VALUE".padding(toLength: 30, withPad: " ", startingAt: 0)
+            text += "\(setting.environmentName)\n" + String(repeating: " ", count: 30) + "\(setting.help)\n"
+        }
+        return text
+    }
+}
+
+public enum TabStoreVersion {
+    public static let current = "1.0.0"
+}
