@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import TabStore
+
+@Suite("openapi.yaml describes exactly what is served")
+struct OpenAPITests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// (method, path) pairs of the `paths:` section, read line by line (two-space path keys, four-space methods).
+    static func documentedOperations(_ yaml: String) -> Set<String> {
+        var operations = Set<String>()
+        var inPaths = false
+        var path: String?
+        for line in yaml.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "paths:" { inPaths = true; continue }
+            if inPaths, !line.isEmpty, !line.hasPrefix(" ") { break }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /"), line.hasSuffix(":") { path = String(line.dropFirst(2).dropLast()); continue }
+            for method in ["get", "put", "post", "patch", "delete"] where line == "    \(method):" {
+                operations.insert("\(method.uppercased()) \(path ?? "?")")
+            }
+        }
+        return operations
+    }
+
+    @Test("every route is documented and every documented operation is routed")
+    func routesMatch() throws {
+        let yaml = try String(contentsOf: Self.root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        let directory = TemporaryDirectory()
+        let api = TabStoreAPI(store: try SQLiteStore(configuration: .init(path: directory.file("x.sqlite"))), configuration: APIConfiguration())
+        let routed = Set(api.router.routes.map { "\($0.method) \($0.pattern)" })
+        let documented = Self.documentedOperations(yaml)
+        #expect(routed.subtracting(documented).isEmpty, "routed but not documented")
+        #expect(documented.subtracting(routed).isEmpty, "documented but not routed")
+        #expect(routed.count == 18)
+    }
+
+    @Test("the served document is openapi.yaml (run scripts/embed-openapi after editing it)")
+    func embedded() throws {
+        let yaml = try String(contentsOf: Self.root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        #expect(OpenAPIDocument.yaml + "\n" == yaml)
+    }
+
+    @Test("the demo schema is examples/schema.json")
+    func demoSchema() throws {
+        let file = try String(contentsOf: Self.root.appendingPathComponent("examples/schema.json"), encoding: .utf8)
+        #expect(DemoData.schemaJSON + "\n" == file)
+        _ = try TabSchema.parse(try JSONParser.parse(Array(file.utf8)))
+    }
+}
