@@ -90,10 +90,10 @@ paths:
       security: []
       responses:
         '200':
-          description: The OpenAPI description.
+          description: The OpenAPI description (YAML; parsed, it is an object).
           content:
             application/yaml:
-              schema: {type: string}
+              schema: {}
   /v1/apps:
     post:
       tags: [apps]
