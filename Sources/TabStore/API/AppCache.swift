@@ -41,6 +41,9 @@ final class AppCache: Sendable {
         return entry
     }
 
+    /// The entry when it is in memory (no waiting).
+    func cached(_ appId: String) -> Entry? { state.withLock { $0.entries[appId] } }
+
     func invalidate(_ appId: String) {
         state.withLock { state in
             state.generation += 1

@@ -22,23 +22,45 @@ extension TabStoreAPI {
     /// - Throws: `APIError` 401 for missing, malformed, forged, expired or not-yet-valid credentials.
     func authenticate(_ request: HTTPRequest) async throws -> Principal {
         let token = try bearer(request)
-        // Compared as SHA-256 digests in constant time, so neither content nor length leaks through timing.
-        if let adminTokenDigest, Crypto.constantTimeEqual(Crypto.sha256(Array(token.utf8)), adminTokenDigest) {
-            return .admin
-        }
+        if isAdminToken(token) { return .admin }
+        let (appId, _) = try audience(token)
+        guard let entry = try await apps.entry(appId) else { throw APIError.unauthorized("invalid token: unknown audience") }
+        return try verifyUser(token, entry: entry)
+    }
+
+    /// Like `authenticate`, but only from memory: nil when the token's app is not cached yet.
+    func authenticateInline(_ request: HTTPRequest) throws -> Principal? {
+        let token = try bearer(request)
+        if isAdminToken(token) { return .admin }
+        let (appId, _) = try audience(token)
+        guard let entry = apps.cached(appId) else { return nil }
+        return try verifyUser(token, entry: entry)
+    }
+
+    /// Compared as SHA-256 digests in constant time, so neither content nor length leaks through timing.
+    private func isAdminToken(_ token: String) -> Bool {
+        guard let adminTokenDigest else { return false }
+        return Crypto.constantTimeEqual(Crypto.sha256(Array(token.utf8)), adminTokenDigest)
+    }
+
+    /// The app a JWT claims to be for (`aud`), read before verification to find the secret that must have signed it.
+    private func audience(_ token: String) throws -> (String, JWT.Claims) {
         let claims: JWT.Claims
         do {
             claims = try JWT.unverifiedClaims(token)
         } catch {
             throw APIError.unauthorized("invalid token: \(Self.describe(error))")
         }
-        // The audience names the app whose secret must have signed the token.
-        guard claims.audience.count == 1, let appId = claims.audience.first, Identifiers.isValidAppId(appId),
-              let entry = try await apps.entry(appId)
-        else { throw APIError.unauthorized("invalid token: unknown audience") }
+        guard claims.audience.count == 1, let appId = claims.audience.first, Identifiers.isValidAppId(appId) else {
+            throw APIError.unauthorized("invalid token: unknown audience")
+        }
+        return (appId, claims)
+    }
+
+    private func verifyUser(_ token: String, entry: AppCache.Entry) throws -> Principal {
         do {
             let verified = try JWT.verify(token, secret: entry.app.signingSecret, now: configuration.clock())
-            return .user(appId: appId, userId: verified.subject)
+            return .user(appId: entry.app.id, userId: verified.subject)
         } catch {
             throw APIError.unauthorized("invalid token: \(Self.describe(error))")
         }
@@ -63,7 +85,11 @@ extension TabStoreAPI {
 
     /// The operator, or the user the path names, of the app the path names.
     func requireUser(_ request: HTTPRequest, _ context: RouteContext) async throws {
-        switch try await authenticate(request) {
+        try authorizeUser(try await authenticate(request), context)
+    }
+
+    func authorizeUser(_ principal: Principal, _ context: RouteContext) throws {
+        switch principal {
         case .admin: return
         case .user(let appId, let userId):
             guard appId == context.parameter("appId") else { throw APIError.forbidden("the token is for another app") }

@@ -57,13 +57,37 @@ extension TabStoreAPI {
     func getCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         try await requireUser(request, context)
         let entry = try await requireApp(context)
+        let record = try await store.customization(appId: entry.app.id, userId: try userId(context))
+        return try customizationAnswer(request, context, entry: entry, record: record)
+    }
+
+    /// `getCustomization` from memory and one point read, on the event loop; nil when the app is not cached.
+    func getCustomizationInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
+        guard let (entry, record) = try inlineRead(request, context) else { return nil }
+        return try customizationAnswer(request, context, entry: entry, record: record)
+    }
+
+    /// Authenticates and reads without waiting, or nil when something is not in memory yet.
+    private func inlineRead(_ request: HTTPRequest, _ context: RouteContext) throws -> (AppCache.Entry, CustomizationRecord?)? {
+        guard let reads = pointReads, let principal = try authenticateInline(request) else { return nil }
+        try authorizeUser(principal, context)
+        guard let entry = apps.cached(context.parameter("appId")) else { return nil }
+        return (entry, try reads.customizationNow(appId: entry.app.id, userId: try userId(context)))
+    }
+
+    private func notModifiedResponse(_ revision: Int) -> HTTPResponse {
+        HTTPResponse(status: 304, headers: HTTPHeaders([("ETag", etag(revision)), ("Cache-Control", "private, no-cache")]))
+    }
+
+    private func customizationAnswer(_ request: HTTPRequest, _ context: RouteContext, entry: AppCache.Entry, record: CustomizationRecord?) throws -> HTTPResponse {
         let schema = try requireSchema(entry)
-        let userId = try userId(context)
-        let record = try await store.customization(appId: entry.app.id, userId: userId)
-        let current = try Self.current(record, appId: entry.app.id, userId: userId, schema: schema)
-        if current.isStoredForm, notModified(request, revision: current.value.revision) {
-            return HTTPResponse(status: 304, headers: HTTPHeaders([("ETag", etag(current.value.revision)), ("Cache-Control", "private, no-cache")]))
+        // The hot path: a document stored under the current schema is served as stored, not decoded and re-encoded.
+        if let record, record.schemaVersion == schema.version {
+            if notModified(request, revision: record.revision) { return notModifiedResponse(record.revision) }
+            return customizationResponse(document: record.document, revision: record.revision)
         }
+        let current = try Self.current(record, appId: entry.app.id, userId: try userId(context), schema: schema)
+        if current.isStoredForm, notModified(request, revision: current.value.revision) { return notModifiedResponse(current.value.revision) }
         return customizationResponse(document: current.document, revision: current.value.revision)
     }
 
@@ -136,17 +160,30 @@ extension TabStoreAPI {
 
     func layout(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         try await requireUser(request, context)
+        let sizeClass = try Self.sizeClass(request)
+        let entry = try await requireApp(context)
+        let record = try await store.customization(appId: entry.app.id, userId: try userId(context))
+        return try layoutAnswer(request, context, entry: entry, record: record, sizeClass: sizeClass)
+    }
+
+    /// `layout` from memory and one point read, on the event loop; nil when the app is not cached.
+    func layoutInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
+        guard let (entry, record) = try inlineRead(request, context) else { return nil }
+        return try layoutAnswer(request, context, entry: entry, record: record, sizeClass: try Self.sizeClass(request))
+    }
+
+    private static func sizeClass(_ request: HTTPRequest) throws -> SizeClass {
         guard let sizeClass = request.queryParameter("sizeClass").flatMap(SizeClass.init(rawValue:)) else {
             throw APIError.badRequest("invalid-parameter", "sizeClass must be compact or regular")
         }
-        let entry = try await requireApp(context)
+        return sizeClass
+    }
+
+    private func layoutAnswer(_ request: HTTPRequest, _ context: RouteContext, entry: AppCache.Entry, record: CustomizationRecord?, sizeClass: SizeClass) throws -> HTTPResponse {
         let schema = try requireSchema(entry)
         let userId = try userId(context)
-        let record = try await store.customization(appId: entry.app.id, userId: userId)
         let current = try Self.current(record, appId: entry.app.id, userId: userId, schema: schema)
-        if current.isStoredForm, notModified(request, revision: current.value.revision) {
-            return HTTPResponse(status: 304, headers: HTTPHeaders([("ETag", etag(current.value.revision)), ("Cache-Control", "private, no-cache")]))
-        }
+        if current.isStoredForm, notModified(request, revision: current.value.revision) { return notModifiedResponse(current.value.revision) }
         let layout = Layout(customization: current.value, index: schema, sizeClass: sizeClass)
         return customizationResponse(document: JSONWriter.bytes(layout.json(appId: entry.app.id, userId: userId, customization: current.value)),
                                      revision: current.value.revision)

@@ -1,5 +1,5 @@
 extension TabStoreAPI {
-    func healthz(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+    func healthz(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         json(200, ["status": "ok"])
     }
 
@@ -19,7 +19,7 @@ extension TabStoreAPI {
         return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8")]), body: Array(text.utf8))
     }
 
-    func openAPI(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+    func openAPI(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/yaml"), ("Cache-Control", "public, max-age=300")]),
                      body: Array(OpenAPIDocument.yaml.utf8))
     }

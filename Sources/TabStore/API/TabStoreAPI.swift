@@ -28,10 +28,10 @@ public final class TabStoreAPI: HTTPResponder {
     }
 
     private func registerRoutes(_ builder: inout Router.Builder) {
-        builder.add("GET", "/healthz") { [unowned self] in try await self.healthz($0, $1) }
+        builder.add("GET", "/healthz", inline: { [unowned self] in self.healthz($0, $1) }) { [unowned self] in self.healthz($0, $1) }
         builder.add("GET", "/readyz") { [unowned self] in try await self.readyz($0, $1) }
         builder.add("GET", "/metrics") { [unowned self] in try await self.metricsText($0, $1) }
-        builder.add("GET", "/openapi.yaml") { [unowned self] in try await self.openAPI($0, $1) }
+        builder.add("GET", "/openapi.yaml", inline: { [unowned self] in self.openAPI($0, $1) }) { [unowned self] in self.openAPI($0, $1) }
         builder.add("POST", "/v1/apps") { [unowned self] in try await self.createApp($0, $1) }
         builder.add("GET", "/v1/apps") { [unowned self] in try await self.listApps($0, $1) }
         builder.add("GET", "/v1/apps/{appId}") { [unowned self] in try await self.getApp($0, $1) }
@@ -41,11 +41,15 @@ public final class TabStoreAPI: HTTPResponder {
         builder.add("GET", "/v1/apps/{appId}/schema") { [unowned self] in try await self.getSchema($0, $1) }
         builder.add("GET", "/v1/apps/{appId}/schema/versions/{version}") { [unowned self] in try await self.getSchemaVersion($0, $1) }
         builder.add("GET", "/v1/apps/{appId}/stats") { [unowned self] in try await self.stats($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/users/{userId}/customization") { [unowned self] in try await self.getCustomization($0, $1) }
+        builder.add("GET", "/v1/apps/{appId}/users/{userId}/customization", inline: { [unowned self] in try self.getCustomizationInline($0, $1) }) {
+            [unowned self] in try await self.getCustomization($0, $1)
+        }
         builder.add("PUT", "/v1/apps/{appId}/users/{userId}/customization") { [unowned self] in try await self.putCustomization($0, $1) }
         builder.add("PATCH", "/v1/apps/{appId}/users/{userId}/customization") { [unowned self] in try await self.patchCustomization($0, $1) }
         builder.add("DELETE", "/v1/apps/{appId}/users/{userId}/customization") { [unowned self] in try await self.deleteCustomization($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/users/{userId}/layout") { [unowned self] in try await self.layout($0, $1) }
+        builder.add("GET", "/v1/apps/{appId}/users/{userId}/layout", inline: { [unowned self] in try self.layoutInline($0, $1) }) {
+            [unowned self] in try await self.layout($0, $1)
+        }
     }
 
     // MARK: - The one place requests become responses
@@ -72,6 +76,30 @@ public final class TabStoreAPI: HTTPResponder {
         } catch {
             response = problem(for: error, requestId: context.requestId)
         }
+        return finish(request, context, pattern: pattern, response)
+    }
+
+    /// Answers GETs whose data is in memory or one point read away, on the event loop (see `HTTPResponder`).
+    public func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
+        guard request.method == "GET" || request.method == "HEAD",
+              case .found(let route, let parameters) = router.match(method: request.method, path: request.head.path),
+              let inline = route.inline
+        else { return nil }
+        let response: HTTPResponse
+        do {
+            guard let answer = try inline(request, RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)) else {
+                return nil
+            }
+            response = answer
+        } catch {
+            response = problem(for: error, requestId: context.requestId)
+        }
+        return finish(request, context, pattern: route.pattern, response)
+    }
+
+    /// CORS, metrics and the access log: the same for every answer.
+    private func finish(_ request: HTTPRequest, _ context: RequestContext, pattern: String, _ answer: HTTPResponse) -> HTTPResponse {
+        var response = answer
         addCORS(request, &response)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds &- context.receivedAt) / 1e9
         metrics.recordRequest(route: pattern, method: request.method, status: response.status, seconds: seconds)
@@ -161,6 +189,9 @@ public final class TabStoreAPI: HTTPResponder {
         headers.add("Content-Type", "application/json")
         return HTTPResponse(status: status, headers: headers, body: body)
     }
+
+    /// Point reads that can be answered without waiting, when the backend offers them.
+    var pointReads: (any SynchronousPointReads)? { store as? any SynchronousPointReads }
 
     /// The app named in the path, or 404.
     func requireApp(_ context: RouteContext) async throws -> AppCache.Entry {

@@ -11,6 +11,8 @@ public struct RouteContext: Sendable {
 /// Method + path pattern → handler. Built once, then immutable.
 public struct Router: Sendable {
     public typealias Handler = @Sendable (HTTPRequest, RouteContext) async throws -> HTTPResponse
+    /// Answers without waiting, or returns nil when it would have to wait (then `Handler` runs).
+    public typealias InlineHandler = @Sendable (HTTPRequest, RouteContext) throws -> HTTPResponse?
 
     enum Segment: Sendable, Equatable {
         case literal(String)
@@ -22,6 +24,7 @@ public struct Router: Sendable {
         public let pattern: String
         let segments: [Segment]
         let handler: Handler
+        let inline: InlineHandler?
     }
 
     public enum Match: Sendable {
@@ -40,12 +43,12 @@ public struct Router: Sendable {
 
         public init() {}
 
-        public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        public mutating func add(_ method: String, _ pattern: String, inline: InlineHandler? = nil, _ handler: @escaping Handler) {
             let segments: [Segment] = pattern.split(separator: "/").map { part in
                 part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
             }
             precondition(!routes.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
-            routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
+            routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler, inline: inline))
         }
 
         public func build() -> Router { Router(routes: routes) }

@@ -177,17 +177,17 @@ final class EventLoop: @unchecked Sendable {
         if events & TABSTORE_EPOLLOUT != 0 {
             flush(connection)
             guard connections[token] != nil else { return }
+            if connection.state == .reading, !connection.hasPendingOutput, connection.bufferedInput > 0 { process(connection) }
+            guard connections[token] != nil else { return }
         }
-        if events & (TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP) != 0, connection.state == .reading {
+        if events & (TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP) != 0, connection.state != .closing {
             readInput(connection)
         }
     }
 
     private func readInput(_ connection: Connection) {
-        // Bounded memory: never buffer more than one maximal request plus one read.
-        let cap = limits.maxHeaderBytes + limits.maxBodyBytes + readBuffer.count
         var peerClosed = false
-        while connection.bufferedInput < cap {
+        while connection.bufferedInput < inputCap {
             let count: Int?
             do {
                 count = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
@@ -205,18 +205,21 @@ final class EventLoop: @unchecked Sendable {
             connection.input.append(contentsOf: readBuffer[0..<count])
             if count < readBuffer.count { break }
         }
-        process(connection)
-        if peerClosed, connections[connection.token] != nil, connection.state == .reading {
+        if peerClosed { connection.peerClosed = true }
+        if connection.state == .reading { process(connection) }
+        guard connections[connection.token] != nil else { return }
+        if connection.peerClosed, connection.state == .reading, !connection.hasPendingOutput {
             // The client closed its side with no complete request pending: nothing more can come.
             close(connection)
-        } else if peerClosed, connection.state == .processing {
-            connection.peerClosed = true
+            return
         }
+        updateInterest(connection)
     }
 
     /// Parses buffered input; hands one complete request at a time to the responder.
     private func process(_ connection: Connection) {
-        while connection.state == .reading {
+        // One request at a time; the next pipelined one waits until the previous response is fully written.
+        while connection.state == .reading, !connection.hasPendingOutput, connections[connection.token] != nil {
             let event: HTTPParser.Event
             do {
                 event = try connection.parser.parse(connection.input, offset: &connection.inputOffset)
@@ -251,7 +254,7 @@ final class EventLoop: @unchecked Sendable {
                 dispatch(request, on: connection, receivedAt: now)
             }
         }
-        updateInterest(connection)
+        if connections[connection.token] != nil { updateInterest(connection) }
     }
 
     private func dispatch(_ request: HTTPRequest, on connection: Connection, receivedAt: UInt64) {
@@ -261,7 +264,13 @@ final class EventLoop: @unchecked Sendable {
         let keepAlive = request.head.keepAlive
         let includeBody = request.method != "HEAD"
         let responder = context.responder
-        // Handlers may wait (group commit): they run on the concurrency pool, never on this thread.
+        // Answers that need no waiting (probes, point reads) are made right here, without a thread hop.
+        if var response = responder.respondInline(to: request, context: requestContext) {
+            response.headers.set("X-Request-ID", requestId)
+            complete(connection, with: Delivery(token: token, response: response, keepAlive: keepAlive, includeBody: includeBody))
+            return
+        }
+        // Handlers that may wait (group commit) run on the concurrency pool, never on this thread.
         Task {
             var response = await responder.respond(to: request, context: requestContext)
             response.headers.set("X-Request-ID", requestId)
@@ -278,12 +287,20 @@ final class EventLoop: @unchecked Sendable {
         }
         for delivery in deliveries {
             guard let connection = connections[delivery.token], connection.state == .processing else { continue }
-            let keepAlive = delivery.keepAlive && !context.state.isDraining && !connection.peerClosed
-            ResponseEncoder.encode(delivery.response, keepAlive: keepAlive, includeBody: delivery.includeBody, date: httpDate(), into: &connection.output)
-            connection.state = keepAlive ? .reading : .closing
-            connection.deadline = ServerContext.monotonicNow() + nanoseconds(context.configuration.idleTimeout)
-            flush(connection)
+            complete(connection, with: delivery)
+            if connections[delivery.token] != nil, connection.state == .reading, !connection.hasPendingOutput, connection.bufferedInput > 0 {
+                process(connection)
+            }
         }
+    }
+
+    /// Writes a handler's response; the connection then reads its next request, or closes.
+    private func complete(_ connection: Connection, with delivery: Delivery) {
+        let keepAlive = delivery.keepAlive && !context.state.isDraining && !connection.peerClosed
+        ResponseEncoder.encode(delivery.response, keepAlive: keepAlive, includeBody: delivery.includeBody, date: httpDate(), into: &connection.output)
+        connection.state = keepAlive ? .reading : .closing
+        connection.deadline = ServerContext.monotonicNow() + nanoseconds(context.configuration.idleTimeout)
+        flush(connection)
     }
 
     /// Answers a request the server itself refuses, then closes (RFC 9112 §9.6 after a framing error).
@@ -294,7 +311,7 @@ final class EventLoop: @unchecked Sendable {
         flush(connection)
     }
 
-    /// Writes what it can; on a drained buffer either closes, or goes on with pipelined input.
+    /// Writes what it can; closes (lingering) after the last response once everything is written.
     private func flush(_ connection: Connection) {
         while connection.hasPendingOutput {
             let written: Int?
@@ -318,23 +335,24 @@ final class EventLoop: @unchecked Sendable {
         }
         connection.output.removeAll(keepingCapacity: connection.output.capacity <= 64 * 1024)
         connection.outputOffset = 0
-        switch connection.state {
-        case .closing:
+        if connection.state == .closing {
             linger(connection)
-        case .reading:
-            if connection.bufferedInput > 0 { process(connection) } else { updateInterest(connection) }
-        case .processing:
+        } else {
             updateInterest(connection)
         }
     }
 
+    /// Largest amount of unparsed input a connection may buffer: one maximal request plus one read.
+    private var inputCap: Int { limits.maxHeaderBytes + limits.maxBodyBytes + readBuffer.count }
+
+    /// Keeps reading while a request is being handled (pipelined bytes wait in the buffer, up to the cap),
+    /// so a keep-alive request/response cycle needs no epoll_ctl at all.
     private func updateInterest(_ connection: Connection) {
         var wanted: UInt32 = 0
-        if connection.hasPendingOutput {
-            wanted = TABSTORE_EPOLLOUT
-        } else if connection.state == .reading {
-            wanted = TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP
+        if connection.state != .closing, !connection.peerClosed, connection.bufferedInput < inputCap {
+            wanted |= TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP
         }
+        if connection.hasPendingOutput { wanted |= TABSTORE_EPOLLOUT }
         guard wanted != connection.interest else { return }
         connection.interest = wanted
         _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_MOD, connection.fd, wanted, connection.token)

@@ -11,6 +11,14 @@ public struct RequestContext: Sendable {
 /// Turns a request into a response. The server calls it off the event loop, so it may wait.
 public protocol HTTPResponder: Sendable {
     func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse
+
+    /// An answer made on the event loop without waiting, or nil to go through `respond`. Only for work
+    /// that never blocks: in-memory answers and point reads on the embedded database.
+    func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse?
+}
+
+extension HTTPResponder {
+    public func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? { nil }
 }
 
 /// Hooks the server reports to (metrics, logs).

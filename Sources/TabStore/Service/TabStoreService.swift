@@ -66,6 +66,8 @@ public final class TabStoreService: Sendable {
         var configuration = SQLiteStore.Configuration(path: path)
         configuration.synchronousFull = options.durabilityFull
         configuration.groupCommit = options.groupCommit
+        // Enough readers that event loops (inline GETs) and the concurrency pool never wait for one.
+        configuration.readers = options.threads + System.coreCount + 2
         if let onBatch { configuration.onBatch = onBatch }
         return try SQLiteStore(configuration: configuration)
     }

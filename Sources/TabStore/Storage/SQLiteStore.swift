@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// The embedded store: one SQLite file, one group-committing writer, a pool of readers.
-public final class SQLiteStore: TabStoreBackend {
+public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     public struct Configuration: Sendable {
         public var path: String
         /// `synchronous=FULL` (default): an acknowledged write survives power loss.
@@ -159,6 +159,10 @@ public final class SQLiteStore: TabStoreBackend {
         "SELECT revision, schema_version, document, updated_at FROM customizations WHERE app_id = ? AND user_id = ?"
 
     public func customization(appId: String, userId: String) async throws -> CustomizationRecord? {
+        try customizationNow(appId: appId, userId: userId)
+    }
+
+    public func customizationNow(appId: String, userId: String) throws -> CustomizationRecord? {
         try readers.read { db in
             let statement = try db.statement(Self.selectCustomization).bind([.text(appId), .text(userId)])
             defer { statement.reset() }

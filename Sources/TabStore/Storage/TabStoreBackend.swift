@@ -75,3 +75,9 @@ public protocol TabStoreBackend: Sendable {
     /// Finishes queued writes and closes.
     func close() async
 }
+
+/// A backend whose point reads never wait (the embedded SQLite store: WAL readers beside the writer),
+/// so the API may answer a GET on the event loop.
+public protocol SynchronousPointReads: Sendable {
+    func customizationNow(appId: String, userId: String) throws -> CustomizationRecord?
+}
