@@ -7,6 +7,8 @@ RUN apt-get update \
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
+# The manifest declares the test target; its folder must exist even though only tab-server is built.
+COPY Tests ./Tests
 RUN swift build -c release --product tab-server --static-swift-stdlib \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/tab-server" /out/tab-server
 

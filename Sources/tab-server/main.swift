@@ -44,6 +44,10 @@ func run() async {
             print("backup written to \(rest[0])")
         case "healthcheck":
             exit(HealthCheck.run(host: options.host, port: options.port) ? 0 : 1)
+        case "bench-storage":
+            let seconds = rest.first.flatMap(Double.init) ?? 3
+            try FileManager.default.createDirectory(atPath: options.dataDirectory, withIntermediateDirectories: true)
+            print(try await StorageBenchmark.run(directory: options.dataDirectory, seconds: seconds, synchronousFull: options.durabilityFull))
         case "demo":
             let store = try TabStoreService.openStore(options, onBatch: nil)
             let app = try await DemoData.load(into: store)

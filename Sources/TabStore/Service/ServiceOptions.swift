@@ -154,6 +154,7 @@ public struct ServiceOptions: Sendable {
               tab-server backup PATH [options]      write a consistent online copy of the database to PATH
               tab-server healthcheck [options]      exit 0 when GET /healthz on host:port answers 200
               tab-server demo [options]             create the demo app com.myApp with the seeds' schema
+              tab-server bench-storage [SECONDS]    measure commits/s and point reads/s on scratch files in --data-dir
               tab-server --help | --version
 
             Options (each also read from the environment variable shown):

@@ -1,0 +1,33 @@
+-- PATCH random valid operations (durable writes) for many distinct users; BENCH_READ_PERCENT mixes in GETs.
+package.path = os.getenv("BENCH_LUA") .. "/?.lua;" .. package.path
+local common = require("common")
+local users, prefix, read_percent
+local bodies = {
+  '{"operations":[{"op":"setSidebarVisibility","tab":"com.myApp.bell","visibility":"hidden"}]}',
+  '{"operations":[{"op":"setSidebarVisibility","tab":"com.myApp.bell","visibility":"automatic"}]}',
+  '{"operations":[{"op":"setTabBarVisibility","tab":"com.myApp.climate","visibility":"hidden"}]}',
+  '{"operations":[{"op":"setTabBarVisibility","tab":"com.myApp.climate","visibility":"automatic"}]}',
+  '{"operations":[{"op":"moveTab","section":"com.myApp.categories","tab":"com.myApp.lights","toIndex":0}]}',
+  '{"operations":[{"op":"moveTab","section":"com.myApp.categories","tab":"com.myApp.climate","toIndex":0}]}',
+  '{"operations":[{"op":"setSectionExpanded","section":"com.myApp.categories","expanded":false}]}',
+  '{"operations":[{"op":"setSectionExpanded","section":"com.myApp.categories","expanded":true}]}',
+  '{"operations":[{"op":"resetVisibility","placement":"all"},{"op":"resetSectionOrder"}]}',
+}
+
+function init(args)
+  users = common.load_users()
+  prefix = os.getenv("BENCH_PREFIX")
+  read_percent = tonumber(os.getenv("BENCH_READ_PERCENT") or "0")
+  common.seed()
+end
+
+function request()
+  local u = users[math.random(#users)]
+  if math.random(100) <= read_percent then
+    return wrk.format("GET", prefix .. u[1] .. "/customization", { ["Authorization"] = u[2] })
+  end
+  return wrk.format("PATCH", prefix .. u[1] .. "/customization",
+    { ["Authorization"] = u[2], ["Content-Type"] = "application/json" }, bodies[math.random(#bodies)])
+end
+
+done = common.done
