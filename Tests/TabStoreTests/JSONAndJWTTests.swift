@@ -1,0 +1,60 @@
+import Testing
+@testable import TabStore
+
+@Suite("JSON parser and JWT")
+struct JSONAndJWTTests {
+    @Test("the parser refuses what could be read two ways", arguments: [
+        "{\"a\": 1, \"a\": 2}", "[1, 2", "{\"a\" 1}", "01", "1.", "-", "1e", "\"\\ud800\"", "\"\\x\"", "\"a\u{1}\"",
+        "[1] [2]", "nul", "1e400", "{\"a\": 1,}", "[,]",
+    ])
+    func refused(text: String) {
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(text.utf8)) }
+    }
+
+    @Test("invalid UTF-8 and deep nesting are refused; numbers keep their kind")
+    func edges() throws {
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse([0x22, 0xFF, 0xFE, 0x22]) }
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(deep.utf8)) }
+        #expect(try JSONParser.parse(Array("[1, -2, 3.5, 1e2, 9223372036854775807, 99999999999999999999]".utf8))
+            == .array([.integer(1), .integer(-2), .number(3.5), .number(100), .integer(Int.max), .number(1e20)]))
+        let text = "{\"s\":\"a\\\"b\\\\c\\n\\u00e9\\ud83d\\ude00\",\"t\":true,\"n\":null}"
+        let value = try JSONParser.parse(Array(text.utf8))
+        #expect(try JSONParser.parse(JSONWriter.bytes(value)) == value)
+        #expect(JSONWriter.string(["x": "\u{1}"]) == #"{"x":"\u0001"}"#)
+    }
+
+    @Test("JWT: round trip, tampering, algorithms, time claims")
+    func jwt() throws {
+        let token = JWT.sign(subject: "alice", audience: "app", expiresAt: 2_000, issuedAt: 1_000, secret: "secret")
+        let claims = try JWT.verify(token, secret: "secret", now: 1_500)
+        #expect(claims.subject == "alice")
+        #expect(claims.audience == ["app"])
+        #expect(throws: JWT.Failure.badSignature) { try JWT.verify(token, secret: "other", now: 1_500) }
+        #expect(throws: JWT.Failure.expired) { try JWT.verify(token, secret: "secret", now: 2_000 + JWT.leeway + 1) }
+        #expect(throws: JWT.Failure.notYetValid) { try JWT.verify(token, secret: "secret", now: 1_000 - JWT.leeway - 1) }
+        _ = try JWT.verify(token, secret: "secret", now: 2_000 + JWT.leeway)  // inside the leeway
+        let parts = token.split(separator: ".")
+        for alg in ["none", "HS512", "RS256"] {
+            let header = Base64URL.encode(Array(#"{"alg":"\#(alg)"}"#.utf8))
+            #expect(throws: JWT.Failure.unsupportedAlgorithm(alg)) { try JWT.verify("\(header).\(parts[1]).\(parts[2])", secret: "secret", now: 1_500) }
+        }
+        let noExp = Base64URL.encode(Array(#"{"sub":"a","aud":"app"}"#.utf8))
+        #expect(throws: JWT.Failure.malformed("missing exp")) { try JWT.unverifiedClaims("\(parts[0]).\(noExp).x") }
+        #expect(throws: JWT.Failure.self) { try JWT.unverifiedClaims("a.b") }
+        #expect(throws: JWT.Failure.self) { try JWT.unverifiedClaims("!!!.???.x") }
+        #expect(Base64URL.decode(Base64URL.encode([0, 1, 2, 250, 251, 252, 253])) == [0, 1, 2, 250, 251, 252, 253])
+        #expect(Base64URL.decode("a") == nil)
+    }
+
+    @Test("configuration: flags win over the environment, bad values are refused with the name")
+    func options() throws {
+        let (options, rest) = try ServiceOptions.parse(["--port=9000", "token", "--app", "x"], environment: ["TAB_SERVER_PORT": "8000", "TAB_SERVER_THREADS": "3"])
+        #expect(options.port == 9000)
+        #expect(options.threads == 3)
+        #expect(rest == ["token", "--app", "x"])
+        #expect(throws: ServiceOptions.Invalid.self) { try ServiceOptions.parse(["--threads", "0"], environment: [:]) }
+        #expect(throws: ServiceOptions.Invalid.self) { try ServiceOptions.parse(["--port"], environment: [:]) }
+        #expect(throws: ServiceOptions.Invalid.self) { try ServiceOptions.parse([], environment: ["TAB_SERVER_LOG_LEVEL": "chatty"]) }
+    }
+}
