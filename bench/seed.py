@@ -29,7 +29,7 @@ def jwt(secret, app, user, ttl=7200):
 
 OPERATIONS = [
     {"op": "setSidebarVisibility", "tab": "com.myApp.bell", "visibility": "hidden"},
-    {"op": "setTabBarVisibility", "tab": "com.myApp.climate", "visibility": "hidden"},
+    {"op": "setTabBarVisibility", "tab": "com.myApp.bell", "visibility": "hidden"},
     {"op": "moveTab", "section": "com.myApp.categories", "tab": "com.myApp.lights", "toIndex": 0},
     {"op": "setSectionExpanded", "section": "com.myApp.categories", "expanded": False},
     {"op": "setTabBarOrder", "tabBarOrder": ["com.myApp.bell"]},

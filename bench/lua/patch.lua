@@ -5,8 +5,8 @@ local users, prefix, read_percent
 local bodies = {
   '{"operations":[{"op":"setSidebarVisibility","tab":"com.myApp.bell","visibility":"hidden"}]}',
   '{"operations":[{"op":"setSidebarVisibility","tab":"com.myApp.bell","visibility":"automatic"}]}',
-  '{"operations":[{"op":"setTabBarVisibility","tab":"com.myApp.climate","visibility":"hidden"}]}',
-  '{"operations":[{"op":"setTabBarVisibility","tab":"com.myApp.climate","visibility":"automatic"}]}',
+  '{"operations":[{"op":"setTabBarVisibility","tab":"com.myApp.bell","visibility":"hidden"}]}',
+  '{"operations":[{"op":"setTabBarVisibility","tab":"com.myApp.bell","visibility":"visible"}]}',
   '{"operations":[{"op":"moveTab","section":"com.myApp.categories","tab":"com.myApp.lights","toIndex":0}]}',
   '{"operations":[{"op":"moveTab","section":"com.myApp.categories","tab":"com.myApp.climate","toIndex":0}]}',
   '{"operations":[{"op":"setSectionExpanded","section":"com.myApp.categories","expanded":false}]}',

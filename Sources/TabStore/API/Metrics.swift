@@ -24,8 +24,16 @@ public final class Metrics: Sendable, ServerObserver {
         }
     }
 
+    private struct RequestKey: Hashable, Comparable {
+        let route: String
+        let method: String
+        let status: Int
+
+        static func < (lhs: RequestKey, rhs: RequestKey) -> Bool { (lhs.route, lhs.method, lhs.status) < (rhs.route, rhs.method, rhs.status) }
+    }
+
     private struct State {
-        var requests: [String: Int] = [:]  // "route\u{0}method\u{0}status"
+        var requests: [RequestKey: Int] = [:]
         var latency: [String: Histogram] = [:]
         var batches = Histogram(Metrics.batchBuckets)
         var commits = Histogram(Metrics.commitBuckets)
@@ -40,7 +48,7 @@ public final class Metrics: Sendable, ServerObserver {
 
     public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
         state.withLock { state in
-            state.requests["\(route)\u{0}\(method)\u{0}\(status)", default: 0] += 1
+            state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
             state.latency[route, default: Histogram(Self.latencyBuckets)].observe(seconds)
         }
     }
@@ -66,8 +74,7 @@ public final class Metrics: Sendable, ServerObserver {
         out += "# HELP tabstore_http_requests_total HTTP requests answered, by route pattern, method and status.\n"
         out += "# TYPE tabstore_http_requests_total counter\n"
         for key in snapshot.requests.keys.sorted() {
-            let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
-            out += "tabstore_http_requests_total{route=\"\(escape(String(parts[0])))\",method=\"\(parts[1])\",status=\"\(parts[2])\"} \(snapshot.requests[key]!)\n"
+            out += "tabstore_http_requests_total{route=\"\(escape(key.route))\",method=\"\(escape(key.method))\",status=\"\(key.status)\"} \(snapshot.requests[key]!)\n"
         }
         out += "# HELP tabstore_http_request_duration_seconds Time from a complete request to its response, by route pattern.\n"
         out += "# TYPE tabstore_http_request_duration_seconds histogram\n"

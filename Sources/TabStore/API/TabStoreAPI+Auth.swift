@@ -11,11 +11,15 @@ extension TabStoreAPI {
         guard values.count == 1, let value = values.first else {
             throw APIError.unauthorized(values.isEmpty ? "send Authorization: Bearer <token>" : "send exactly one Authorization header")
         }
-        let parts = value.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty else {
-            throw APIError.unauthorized("the Authorization header must be Bearer <token>")
-        }
-        return String(parts[1]).trimmingOWS()
+        // RFC 6750 §2.1: "Bearer" (any case), one space, the token.
+        let bytes = value.utf8
+        guard bytes.count > 7, let space = bytes.firstIndex(of: UInt8(ascii: " ")),
+              bytes.distance(from: bytes.startIndex, to: space) == 6,
+              String(value[..<space]).lowercased() == "bearer"
+        else { throw APIError.unauthorized("the Authorization header must be Bearer <token>") }
+        let token = String(value[value.index(after: space)...]).trimmingOWS()
+        guard !token.isEmpty else { throw APIError.unauthorized("the Authorization header must be Bearer <token>") }
+        return token
     }
 
     /// Identifies the caller: the operator's token, or an app user's HS256 JWT.
@@ -23,18 +27,18 @@ extension TabStoreAPI {
     func authenticate(_ request: HTTPRequest) async throws -> Principal {
         let token = try bearer(request)
         if isAdminToken(token) { return .admin }
-        let (appId, _) = try audience(token)
+        let (appId, parsed) = try audience(token)
         guard let entry = try await apps.entry(appId) else { throw APIError.unauthorized("invalid token: unknown audience") }
-        return try verifyUser(token, entry: entry)
+        return try verifyUser(parsed, entry: entry)
     }
 
     /// Like `authenticate`, but only from memory: nil when the token's app is not cached yet.
     func authenticateInline(_ request: HTTPRequest) throws -> Principal? {
         let token = try bearer(request)
         if isAdminToken(token) { return .admin }
-        let (appId, _) = try audience(token)
+        let (appId, parsed) = try audience(token)
         guard let entry = apps.cached(appId) else { return nil }
-        return try verifyUser(token, entry: entry)
+        return try verifyUser(parsed, entry: entry)
     }
 
     /// Compared as SHA-256 digests in constant time, so neither content nor length leaks through timing.
@@ -44,22 +48,22 @@ extension TabStoreAPI {
     }
 
     /// The app a JWT claims to be for (`aud`), read before verification to find the secret that must have signed it.
-    private func audience(_ token: String) throws -> (String, JWT.Claims) {
-        let claims: JWT.Claims
+    private func audience(_ token: String) throws -> (String, JWT.Parsed) {
+        let parsed: JWT.Parsed
         do {
-            claims = try JWT.unverifiedClaims(token)
+            parsed = try JWT.parse(token)
         } catch {
             throw APIError.unauthorized("invalid token: \(Self.describe(error))")
         }
-        guard claims.audience.count == 1, let appId = claims.audience.first, Identifiers.isValidAppId(appId) else {
+        guard parsed.claims.audience.count == 1, let appId = parsed.claims.audience.first, Identifiers.isValidAppId(appId) else {
             throw APIError.unauthorized("invalid token: unknown audience")
         }
-        return (appId, claims)
+        return (appId, parsed)
     }
 
-    private func verifyUser(_ token: String, entry: AppCache.Entry) throws -> Principal {
+    private func verifyUser(_ parsed: JWT.Parsed, entry: AppCache.Entry) throws -> Principal {
         do {
-            let verified = try JWT.verify(token, secret: entry.app.signingSecret, now: configuration.clock())
+            let verified = try JWT.verify(parsed, secret: entry.app.signingSecret, now: configuration.clock())
             return .user(appId: entry.app.id, userId: verified.subject)
         } catch {
             throw APIError.unauthorized("invalid token: \(Self.describe(error))")

@@ -70,10 +70,12 @@ public enum Base64URL {
     }
 
     /// Decodes unpadded base64url; nil for any other character, padding, or an impossible length.
-    public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? { decode(Array(text.utf8)[...]) }
+
+    public static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         var values: [UInt8] = []
-        values.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
+        values.reserveCapacity(text.count)
+        for byte in text {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(byte - 65)
             case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(byte - 97 + 26)

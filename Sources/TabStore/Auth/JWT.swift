@@ -21,27 +21,49 @@ public enum JWT {
     /// Longest token accepted, so a hostile header cannot make us parse megabytes.
     public static let maxLength = 8 * 1024
 
-    /// The unverified claims, so the caller can find the app (`aud`) whose secret verifies the token.
-    /// - Throws: `JWT.Failure.malformed` / `.unsupportedAlgorithm`.
-    public static func unverifiedClaims(_ token: String) throws(Failure) -> Claims {
-        let (header, payload, _) = try split(token)
-        try checkHeader(header)
-        return try claims(payload)
+    /// A token split and decoded once: its claims (not yet trusted), and what the signature covers.
+    public struct Parsed: Sendable {
+        public let claims: Claims
+        let signingInput: ArraySlice<UInt8>
+        let signature: [UInt8]
     }
+
+    /// Splits and decodes a token; checks only its shape and algorithm, so the caller can find the app
+    /// (`aud`) whose secret must verify it.
+    /// - Throws: `JWT.Failure.malformed` / `.unsupportedAlgorithm`.
+    public static func parse(_ token: String) throws(Failure) -> Parsed {
+        let bytes = Array(token.utf8)
+        guard bytes.count <= maxLength else { throw .malformed("token too long") }
+        guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
+              let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
+              !bytes[(secondDot + 1)...].contains(UInt8(ascii: ".")), firstDot > 0, secondDot > firstDot + 1
+        else { throw .malformed("a JWT has three dot-separated parts") }
+        try checkHeader(bytes[..<firstDot])
+        let claims = try claims(bytes[(firstDot + 1)..<secondDot])
+        guard let signature = Base64URL.decode(bytes[(secondDot + 1)...]) else { throw .malformed("invalid base64url") }
+        return Parsed(claims: claims, signingInput: bytes[..<secondDot], signature: signature)
+    }
+
+    /// The unverified claims of a token.
+    /// - Throws: `JWT.Failure.malformed` / `.unsupportedAlgorithm`.
+    public static func unverifiedClaims(_ token: String) throws(Failure) -> Claims { try parse(token).claims }
 
     /// Verifies the signature with `secret` and the time claims against `now` (seconds since 1970).
     /// - Throws: `JWT.Failure`.
-    public static func verify(_ token: String, secret: String, now: Int) throws(Failure) -> Claims {
-        let (header, payload, signature) = try split(token)
-        try checkHeader(header)
-        let signingInput = Array(token.utf8.prefix(header.count + 1 + payload.count))
-        let expected = Crypto.hmacSHA256(key: Array(secret.utf8), message: signingInput)
-        guard let given = Base64URL.decode(signature), Crypto.constantTimeEqual(given, expected) else { throw .badSignature }
-        let claims = try claims(payload)
+    public static func verify(_ parsed: Parsed, secret: String, now: Int) throws(Failure) -> Claims {
+        let expected = Crypto.hmacSHA256(key: Array(secret.utf8), message: Array(parsed.signingInput))
+        guard Crypto.constantTimeEqual(parsed.signature, expected) else { throw .badSignature }
+        let claims = parsed.claims
         guard now <= claims.expiresAt + leeway else { throw .expired }
         if let notBefore = claims.notBefore, now + leeway < notBefore { throw .notYetValid }
         if let issuedAt = claims.issuedAt, now + leeway < issuedAt { throw .notYetValid }
         return claims
+    }
+
+    /// Parses and verifies in one call.
+    /// - Throws: `JWT.Failure`.
+    public static func verify(_ token: String, secret: String, now: Int) throws(Failure) -> Claims {
+        try verify(try parse(token), secret: secret, now: now)
     }
 
     /// Mints a token (for `tab-server token` and tests).
@@ -54,28 +76,21 @@ public enum JWT {
         return input + "." + Base64URL.encode(Crypto.hmacSHA256(key: Array(secret.utf8), message: Array(input.utf8)))
     }
 
-    private static func split(_ token: String) throws(Failure) -> (Substring, Substring, Substring) {
-        guard token.utf8.count <= maxLength else { throw .malformed("token too long") }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else { throw .malformed("a JWT has three dot-separated parts") }
-        return (parts[0], parts[1], parts[2])
-    }
-
-    private static func decodeJSON(_ part: Substring) throws(Failure) -> JSONObject {
+    private static func decodeJSON(_ part: ArraySlice<UInt8>) throws(Failure) -> JSONObject {
         guard let bytes = Base64URL.decode(part) else { throw .malformed("invalid base64url") }
         guard case .object(let object)? = try? JSONParser.parse(bytes, maxDepth: 8) else { throw .malformed("invalid JSON") }
         return object
     }
 
     /// Only HS256: `none` and every other algorithm (RS256 with a public key as HMAC secret, ...) are refused.
-    private static func checkHeader(_ part: Substring) throws(Failure) {
+    private static func checkHeader(_ part: ArraySlice<UInt8>) throws(Failure) {
         let header = try decodeJSON(part)
         guard case .string(let algorithm)? = header["alg"] else { throw .malformed("missing alg") }
         guard algorithm == "HS256" else { throw .unsupportedAlgorithm(algorithm) }
         if header["crit"] != nil { throw .malformed("crit header parameters are not supported") }
     }
 
-    private static func claims(_ part: Substring) throws(Failure) -> Claims {
+    private static func claims(_ part: ArraySlice<UInt8>) throws(Failure) -> Claims {
         let payload = try decodeJSON(part)
         guard case .string(let subject)? = payload["sub"], !subject.isEmpty else { throw .malformed("missing sub") }
         let audience: [String]

@@ -62,10 +62,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 extension Substring {
     /// Trims optional whitespace (SP / HTAB) from both ends.
     func trimmingOWS() -> Substring {
-        var result = self
-        while let first = result.first, first == " " || first == "\t" { result = result.dropFirst() }
-        while let last = result.last, last == " " || last == "\t" { result = result.dropLast() }
-        return result
+        var start = utf8.startIndex
+        var end = utf8.endIndex
+        while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start = utf8.index(after: start) }
+        while end > start, utf8[utf8.index(before: end)] == 0x20 || utf8[utf8.index(before: end)] == 0x09 { end = utf8.index(before: end) }
+        return self[start..<end]
     }
 }
 

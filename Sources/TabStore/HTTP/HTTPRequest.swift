@@ -22,14 +22,14 @@ public struct HTTPRequestHead: Sendable, Equatable {
 
     /// The path part of the target (percent-encoded).
     public var path: Substring {
-        guard let question = target.firstIndex(of: "?") else { return target[...] }
+        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target[...] }
         return target[..<question]
     }
 
     /// The query part of the target, without `?`.
     public var query: Substring? {
-        guard let question = target.firstIndex(of: "?") else { return nil }
-        return target[target.index(after: question)...]
+        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        return target[target.utf8.index(after: question)...]
     }
 }
 
@@ -74,7 +74,9 @@ public struct HTTPResponse: Sendable {
 /// RFC 3986 percent-decoding.
 public enum PercentDecoding {
     /// Decodes `%XX` escapes; nil for a malformed escape or a result that is not UTF-8.
-    public static func decode<S: StringProtocol>(_ text: S, plusAsSpace: Bool = false) -> String? {
+    public static func decode(_ text: Substring, plusAsSpace: Bool = false) -> String? {
+        // Most segments have nothing to decode: no copy through a byte array then.
+        if !text.utf8.contains(UInt8(ascii: "%")), !(plusAsSpace && text.utf8.contains(UInt8(ascii: "+"))) { return String(text) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()

@@ -58,11 +58,11 @@ public struct Router: Sendable {
     /// so `%2F` inside an id never creates a new segment.
     public func match(method: String, path: Substring) -> Match {
         guard path.hasPrefix("/") else { return .notFound }
-        let rawSegments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        let rawSegments = path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         var decoded: [String] = []
         decoded.reserveCapacity(rawSegments.count)
         for raw in rawSegments {
-            guard let segment = PercentDecoding.decode(raw) else { return .badPath }
+            guard let segment = PercentDecoding.decode(Substring(raw)) else { return .badPath }
             decoded.append(segment)
         }
         if decoded == [""] { decoded = [] }  // "/"
