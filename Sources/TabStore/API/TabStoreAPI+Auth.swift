@@ -27,18 +27,20 @@ extension TabStoreAPI {
     func authenticate(_ request: HTTPRequest) async throws -> Principal {
         let token = try bearer(request)
         if isAdminToken(token) { return .admin }
+        if let cached = try cachedUser(token) { return cached }
         let (appId, parsed) = try audience(token)
         guard let entry = try await apps.entry(appId) else { throw APIError.unauthorized("invalid token: unknown audience") }
-        return try verifyUser(parsed, entry: entry)
+        return try verifyUser(token, parsed, entry: entry)
     }
 
     /// Like `authenticate`, but only from memory: nil when the token's app is not cached yet.
     func authenticateInline(_ request: HTTPRequest) throws -> Principal? {
         let token = try bearer(request)
         if isAdminToken(token) { return .admin }
+        if let cached = try cachedUser(token) { return cached }
         let (appId, parsed) = try audience(token)
         guard let entry = apps.cached(appId) else { return nil }
-        return try verifyUser(parsed, entry: entry)
+        return try verifyUser(token, parsed, entry: entry)
     }
 
     /// Compared as SHA-256 digests in constant time, so neither content nor length leaks through timing.
@@ -61,9 +63,22 @@ extension TabStoreAPI {
         return (appId, parsed)
     }
 
-    private func verifyUser(_ parsed: JWT.Parsed, entry: AppCache.Entry) throws -> Principal {
+    /// A token verified before with the app's current secret, still within its validity; nil to verify it now.
+    private func cachedUser(_ token: String) throws -> Principal? {
+        guard let hit = tokens.lookup(token), let entry = apps.cached(hit.appId), entry.app.signingSecret == hit.secret else { return nil }
+        let now = configuration.clock()
+        guard now <= hit.expiresAt + JWT.leeway else { throw APIError.unauthorized("invalid token: token expired") }
+        if let notBefore = hit.notBefore, now + JWT.leeway < notBefore { throw APIError.unauthorized("invalid token: token not yet valid") }
+        return .user(appId: hit.appId, userId: hit.userId)
+    }
+
+    private func verifyUser(_ token: String, _ parsed: JWT.Parsed, entry: AppCache.Entry) throws -> Principal {
         do {
             let verified = try JWT.verify(parsed, secret: entry.app.signingSecret, now: configuration.clock())
+            // nbf and iat both say "not before"; the later one is what counts.
+            let notBefore = [verified.notBefore, verified.issuedAt].compactMap { $0 }.max()
+            tokens.store(token, TokenCache.Entry(appId: entry.app.id, userId: verified.subject, secret: entry.app.signingSecret,
+                                                 expiresAt: verified.expiresAt, notBefore: notBefore))
             return .user(appId: entry.app.id, userId: verified.subject)
         } catch {
             throw APIError.unauthorized("invalid token: \(Self.describe(error))")

@@ -9,6 +9,7 @@ public final class TabStoreAPI: HTTPResponder {
     public let metrics: Metrics
     let logger: Logger
     let apps: AppCache
+    let tokens = TokenCache()
     /// Built once in `init`, never changed.
     private(set) nonisolated(unsafe) var router = Router(routes: [])
     let adminTokenDigest: [UInt8]?

@@ -1,0 +1,28 @@
+import Synchronization
+
+/// Verified user tokens, so a client that sends the same JWT on every request pays for base64, JSON and
+/// HMAC once. An entry records the secret that verified it: after a rotation the app's secret differs
+/// and the entry no longer counts. Expiry and not-before are still checked on every use.
+final class TokenCache: Sendable {
+    struct Entry: Sendable {
+        let appId: String
+        let userId: String
+        let secret: String
+        let expiresAt: Int
+        let notBefore: Int?
+    }
+
+    static let maxEntries = 100_000
+    /// Token → verification; every thread reads and writes it under this lock.
+    private let entries = Mutex<[String: Entry]>([:])
+
+    func lookup(_ token: String) -> Entry? { entries.withLock { $0[token] } }
+
+    func store(_ token: String, _ entry: Entry) {
+        entries.withLock { entries in
+            // Bounded memory: start over rather than track recency (a miss only costs one verification).
+            if entries.count >= Self.maxEntries { entries.removeAll(keepingCapacity: true) }
+            entries[token] = entry
+        }
+    }
+}
