@@ -37,9 +37,18 @@ let package = Package(
             dependencies: ["TabStore"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // libFuzzer targets (scripts/fuzz builds them with the fuzzer sanitizer; a plain build replays corpora).
+        .executableTarget(
+            name: "tabstore-fuzz",
+            dependencies: ["TabStore"],
+            path: "Tests/Fuzz",
+            exclude: ["corpus"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "TabStoreTests",
             dependencies: ["TabStore"],
+            path: "Tests/TabStoreTests",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -93,11 +93,11 @@ extension TabStoreAPI {
 
     /// Runs `change` on the latest stored value inside the writer's transaction and stores the result
     /// as the next revision; a change that changes nothing stores nothing and keeps the revision.
+    /// The caller has authorized the request (before reading its body, so strangers learn nothing from it).
     private func write(
         _ request: HTTPRequest, _ context: RouteContext,
         change: @escaping @Sendable (Customization, SchemaIndex) throws -> Customization
     ) async throws -> HTTPResponse {
-        try await requireUser(request, context)
         let entry = try await requireApp(context)
         let schema = try requireSchema(entry)
         let userId = try userId(context)
@@ -123,6 +123,7 @@ extension TabStoreAPI {
     }
 
     func putCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        try await requireUser(request, context)
         let (document, echo) = try Customization.decode(try jsonBody(request))
         if let appId = echo.appId, appId != context.parameter("appId") {
             throw APIError(status: 400, slug: "malformed-request", title: "Malformed request", detail: "appId does not match the path",
@@ -141,6 +142,7 @@ extension TabStoreAPI {
     }
 
     func patchCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        try await requireUser(request, context)
         let operations = try Operation.decodeList(try jsonBody(request))
         return try await write(request, context) { current, schema in
             try CustomizationEditor.apply(operations, to: current, index: schema)
@@ -150,6 +152,7 @@ extension TabStoreAPI {
     /// Forgets the user's choices. The revision still moves forward (the empty customization is stored
     /// as the next revision), so an ETag is never reused for different content.
     func deleteCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        try await requireUser(request, context)
         _ = try await write(request, context) { current, schema in
             var empty = Customization.empty
             empty.revision = current.revision
