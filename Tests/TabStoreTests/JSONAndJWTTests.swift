@@ -22,6 +22,10 @@ struct JSONAndJWTTests {
         let value = try JSONParser.parse(Array(text.utf8))
         #expect(try JSONParser.parse(JSONWriter.bytes(value)) == value)
         #expect(JSONWriter.string(["x": "\u{1}"]) == #"{"x":"\u0001"}"#)
+        // Found by the fuzzer: a whole double must read back as a double.
+        for number in [-2500.0, 0, 1e14, 1e20, 0.1] {
+            #expect(try JSONParser.parse(JSONWriter.bytes(.number(number))) == .number(number))
+        }
     }
 
     @Test("JWT: round trip, tampering, algorithms, time claims")

@@ -15,8 +15,9 @@ public enum JSONWriter {
         case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
         case .integer(let number): out.append(contentsOf: String(number).utf8)
         case .number(let number):
+            // A whole double keeps a fraction part so it reads back as a double, not an integer.
             if number == number.rounded(), abs(number) < 1e15 {
-                out.append(contentsOf: String(Int(number)).utf8)
+                out.append(contentsOf: (String(Int(number)) + ".0").utf8)
             } else {
                 out.append(contentsOf: "\(number)".utf8)
             }
