@@ -109,13 +109,14 @@ final class WriteQueue: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         var failure: Error?
         do {
-            try db.execute("BEGIN IMMEDIATE")
+            // Prepared once per connection and reused: these run for every write.
+            try db.run("BEGIN IMMEDIATE")
             for job in batch {
-                try db.execute("SAVEPOINT job")
-                if !job.run(db) { try db.execute("ROLLBACK TO job") }
-                try db.execute("RELEASE job")
+                try db.run("SAVEPOINT job")
+                if !job.run(db) { try db.run("ROLLBACK TO job") }
+                try db.run("RELEASE job")
             }
-            try db.execute("COMMIT")
+            try db.run("COMMIT")
         } catch {
             failure = error
             try? db.execute("ROLLBACK")  // the batch failed as a whole; each caller gets `error` below
