@@ -1,14 +1,14 @@
 // tabstore-fuzz: libFuzzer targets for the HTTP request parser, the JSON bodies (schema, customization,
 // operations) and JWT parsing. The target is chosen by TABSTORE_FUZZ_TARGET=http|json|jwt.
 //
-// Built with -DFUZZING and the fuzzer sanitizer (scripts/fuzz), main hands control to libFuzzer.
+// Built with -DFUZZING and the fuzzer sanitizer (scripts/fuzz), libFuzzer drives LLVMFuzzerTestOneInput.
 // Built normally (swift build), it replays the files or folders given as arguments, so the corpora
 // stay runnable without the sanitizer toolchain.
 import Foundation
 import TabStore
 
 /// The schema operations and documents are checked against (the seeds' demo app).
-let fixture = SchemaIndex(schema: try! TabSchema.parse(try! JSONParser.parse(Array(DemoData.schemaJSON.utf8))), version: 1)
+let fixture: SchemaIndex = SchemaIndex(schema: try! TabSchema.parse(try! JSONParser.parse(Array(DemoData.schemaJSON.utf8))), version: 1)
 
 /// Parses every request in `bytes`, fed either whole or in two pieces split at `split`.
 func requests(_ bytes: [UInt8], split: Int) -> (heads: [String], status: Int?) {
@@ -64,31 +64,25 @@ func fuzzJWT(_ bytes: [UInt8]) {
     }
 }
 
-/// Which target runs; set once before fuzzing starts and only read afterwards, on the one fuzzing thread.
-nonisolated(unsafe) var target: ([UInt8]) -> Void = { _ in }
-switch ProcessInfo.processInfo.environment["TABSTORE_FUZZ_TARGET"] {
-case "http": target = fuzzHTTP
-case "json": target = fuzzJSON
-case "jwt": target = fuzzJWT
-default:
-    FileHandle.standardError.write(Data("set TABSTORE_FUZZ_TARGET to http, json or jwt\n".utf8))
-    exit(2)
-}
+/// Which target runs, chosen once from TABSTORE_FUZZ_TARGET.
+let target: @Sendable ([UInt8]) -> Void = {
+    switch ProcessInfo.processInfo.environment["TABSTORE_FUZZ_TARGET"] {
+    case "http": return fuzzHTTP
+    case "json": return fuzzJSON
+    case "jwt": return fuzzJWT
+    default:
+        FileHandle.standardError.write(Data("set TABSTORE_FUZZ_TARGET to http, json or jwt\n".utf8))
+        exit(2)
+    }
+}()
 
 #if FUZZING
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-) -> Int32
-
-var argc = CommandLine.argc
-var argv = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+// Built with -sanitize=fuzzer this file is a library and libFuzzer's main calls this for every input.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     target(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
     return 0
-})
+}
 #else
 var count = 0
 for path in CommandLine.arguments.dropFirst() {
