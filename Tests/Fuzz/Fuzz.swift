@@ -84,17 +84,23 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 #else
-var count = 0
-for path in CommandLine.arguments.dropFirst() {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
-    let files = isDirectory.boolValue
-        ? (try FileManager.default.contentsOfDirectory(atPath: path)).sorted().map { (path as NSString).appendingPathComponent($0) }
-        : [path]
-    for file in files {
-        target(Array(FileManager.default.contents(atPath: file) ?? Data()))
-        count += 1
+/// Without the fuzzer: replays the files, or folders of files, given as arguments.
+@main
+struct Replay {
+    static func main() throws {
+        var count = 0
+        for path in CommandLine.arguments.dropFirst() {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            let files = isDirectory.boolValue
+                ? (try FileManager.default.contentsOfDirectory(atPath: path)).sorted().map { (path as NSString).appendingPathComponent($0) }
+                : [path]
+            for file in files {
+                target(Array(FileManager.default.contents(atPath: file) ?? Data()))
+                count += 1
+            }
+        }
+        print("replayed \(count) inputs")
     }
 }
-print("replayed \(count) inputs")
 #endif
