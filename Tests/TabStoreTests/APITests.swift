@@ -227,4 +227,21 @@ struct APITests {
         #expect(spec.text.hasPrefix("openapi: 3.1.0"))
         await live.stop()
     }
+
+    @Test("readyz answers 503 while the server drains (handler called in-process)")
+    func readyWhileDraining() async throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteStore(configuration: .init(path: directory.file("r.sqlite")))
+        let state = ServerState()
+        let api = TabStoreAPI(store: store, configuration: APIConfiguration(adminToken: "in-process-admin-token"), serverState: state)
+        let head = HTTPRequestHead(method: "GET", target: "/readyz", version: .http11, headers: HTTPHeaders([("Host", "x")]),
+                                   keepAlive: true, contentLength: nil, chunked: false, expectsContinue: false)
+        let context = RequestContext(requestId: "r1", receivedAt: 0)
+        #expect(await api.respond(to: HTTPRequest(head: head, body: []), context: context).status == 200)
+        state.startDraining()
+        let draining = await api.respond(to: HTTPRequest(head: head, body: []), context: context)
+        #expect(draining.status == 503)
+        #expect(draining.headers["Content-Type"] == "application/problem+json")
+        await store.close()
+    }
 }

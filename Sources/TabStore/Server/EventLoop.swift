@@ -306,6 +306,9 @@ final class EventLoop: @unchecked Sendable {
     /// Answers a request the server itself refuses, then closes (RFC 9112 §9.6 after a framing error).
     private func fail(_ connection: Connection, status: Int, reason: String) {
         context.observer?.serverResponded(status: status, reason: reason)
+        // The access log line of a request that never reached a handler (its method and path are unknown or untrusted).
+        context.logger.info("request", [("route", "unparsed"), ("status", .integer(status)), ("reason", .string(reason)),
+                                        ("requestId", .string(context.makeRequestId()))])
         ResponseEncoder.encode(ServerProblem.response(status, reason), keepAlive: false, includeBody: true, date: httpDate(), into: &connection.output)
         connection.state = .closing
         flush(connection)
