@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Apps and their current schema, kept in memory: every request needs the app's signing secret and
 /// schema, and they change only through the operator's writes, which invalidate the entry.
@@ -17,7 +16,7 @@ final class AppCache: Sendable {
 
     private static let maxEntries = 10_000
     /// Entries and generation; readers and the operator's writes touch them under this lock.
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let store: any TabStoreBackend
 
     init(store: any TabStoreBackend) { self.store = store }

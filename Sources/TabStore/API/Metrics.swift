@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Prometheus metrics (text exposition format 0.0.4). One lock; every update is a few additions.
 public final class Metrics: Sendable, ServerObserver {
@@ -42,7 +41,7 @@ public final class Metrics: Sendable, ServerObserver {
     }
 
     /// All counters; every thread updates them under this lock.
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Verified user tokens, so a client that sends the same JWT on every request pays for base64, JSON and
 /// HMAC once. An entry records the secret that verified it: after a rotation the app's secret differs
@@ -14,7 +13,7 @@ final class TokenCache: Sendable {
 
     static let maxEntries = 100_000
     /// Token → verification; every thread reads and writes it under this lock.
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Locked<[String: Entry]>([:])
 
     func lookup(_ token: String) -> Entry? { entries.withLock { $0[token] } }
 

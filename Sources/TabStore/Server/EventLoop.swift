@@ -2,7 +2,6 @@ import CSystem
 import Dispatch
 import Foundation
 import Glibc
-import Synchronization
 
 /// One epoll event loop on its own thread: accepts, reads, parses, hands complete requests to the
 /// responder (off the loop), and writes responses back in order.
@@ -25,7 +24,7 @@ final class EventLoop: @unchecked Sendable {
     private let listener: ListeningSocket
     private let epfd: Int32
     private let wakeFd: Int32
-    private let inbox = Mutex<[Delivery]>([])
+    private let inbox = Locked<[Delivery]>([])
     let finished = DispatchSemaphore(value: 0)
 
     private var connections: [UInt64: Connection] = [:]

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// `tab-server bench-storage`: committed single-row writes per second with 1, 8 and 64 concurrent
 /// writers, with and without group commit, and point reads per second, on a scratch database in the
@@ -109,7 +108,7 @@ public enum StorageBenchmark {
 
 /// Sums from several threads.
 private final class BatchCounter: Sendable {
-    private let state = Synchronization.Mutex<(total: Int, batches: Int)>((0, 0))
+    private let state = Locked<(total: Int, batches: Int)>((0, 0))
 
     func add(_ value: Int) { state.withLock { $0.total += value; $0.batches += 1 } }
     var total: Int { state.withLock { $0.total } }

@@ -1,14 +1,13 @@
 import Dispatch
-import Synchronization
 
 /// Read-only connections that run beside the writer (WAL gives each read its own snapshot).
 final class ReadPool: Sendable {
     /// Idle connections; a connection is used by exactly one caller between checkout and return.
-    private let idle: Mutex<[SQLiteConnection]>
+    private let idle: Locked<[SQLiteConnection]>
     private let available: DispatchSemaphore
 
     init(connections: [SQLiteConnection]) {
-        idle = Mutex(connections)
+        idle = Locked(connections)
         // Start at 0 and signal: libdispatch traps when a semaphore is released below its initial value.
         available = DispatchSemaphore(value: 0)
         for _ in connections { available.signal() }

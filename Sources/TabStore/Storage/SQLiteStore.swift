@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The embedded store: one SQLite file, one group-committing writer, a pool of readers.
 public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
@@ -22,7 +21,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     private let batchObserver = BatchObserver()
 
     private final class BatchObserver: Sendable {
-        let callback = Mutex<(@Sendable (Int, Double) -> Void)?>(nil)
+        let callback = Locked<(@Sendable (Int, Double) -> Void)?>(nil)
     }
     private let readers: ReadPool
     private let readerCount: Int

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The single writer: concurrent writes queue here and a dedicated thread commits them in batches
 /// (group commit). Each batch is one transaction; each job runs inside its own savepoint, so one caller's
@@ -27,7 +26,7 @@ final class WriteQueue: Sendable {
     }
 
     /// Queue state; the writer thread and every caller touch it only under this lock.
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private let maxBatch: Int

@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// Structured logging: one JSON object per line on standard error. Never given bodies, tokens or secrets.
 public final class Logger: Sendable {
@@ -26,7 +25,7 @@ public final class Logger: Sendable {
     public let minimum: Level
     private let fd: Int32
     /// Serializes writes so lines from different threads never interleave.
-    private let lock = Mutex(())
+    private let lock = Locked(())
 
     public init(minimum: Level = .info, fd: Int32 = 2) {
         self.minimum = minimum
