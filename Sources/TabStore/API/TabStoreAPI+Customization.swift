@@ -118,6 +118,10 @@ extension TabStoreAPI {
         } catch StoreConflict.notFound {
             throw APIError.notFound("app-not-found", "no app \"\(appId)\"")
         }
+        // The stored bytes are the answer; no decode and re-encode after the write.
+        if let stored, stored.schemaVersion == schema.version {
+            return customizationResponse(document: stored.document, revision: stored.revision)
+        }
         let current = try Self.current(stored, appId: appId, userId: userId, schema: schema)
         return customizationResponse(document: current.document, revision: current.value.revision)
     }

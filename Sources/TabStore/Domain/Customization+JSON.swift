@@ -47,8 +47,8 @@ extension Customization {
             guard tabs.object.members.count <= maxTabEntries else {
                 throw MalformedDocument(pointer: "/tabs", code: "too-many-entries", detail: "at most \(maxTabEntries) tab entries")
             }
-            for id in tabs.object.keys {
-                let entry = try ObjectReader(tabs.object[id]!, at: tabs.path(id))
+            for (id, member) in tabs.object.members {
+                let entry = try ObjectReader(member, at: tabs.path(id))
                 try entry.rejectUnknown(["sidebarVisibility", "tabBarVisibility"])
                 value.tabs[id] = TabEntry(
                     sidebarVisibility: try entry.strictEnum("sidebarVisibility", Visibility.self) ?? .automatic,
@@ -59,8 +59,8 @@ extension Customization {
             guard sections.object.members.count <= TabSchema.maxItems else {
                 throw MalformedDocument(pointer: "/sections", code: "too-many-entries", detail: "at most \(TabSchema.maxItems) section entries")
             }
-            for id in sections.object.keys {
-                let entry = try ObjectReader(sections.object[id]!, at: sections.path(id))
+            for (id, member) in sections.object.members {
+                let entry = try ObjectReader(member, at: sections.path(id))
                 try entry.rejectUnknown(["tabOrder", "expanded"])
                 let order = try entry.stringArray("tabOrder")
                 if let order, order.count > maxOrderLength {

@@ -33,8 +33,9 @@ public struct RuleRefusal: Error, Sendable, Equatable {
 public enum JSONPointer {
     /// Appends one reference token, escaping `~` and `/`.
     public static func append(_ base: String, _ token: String) -> String {
+        guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return base + "/" + token }
         var escaped = ""
-        escaped.reserveCapacity(token.utf8.count)
+        escaped.reserveCapacity(token.utf8.count + 4)
         for character in token {
             switch character {
             case "~": escaped += "~0"

@@ -144,6 +144,14 @@ public struct JSONParser {
 
     private mutating func parseString() throws(Failure) -> String {
         index += 1  // opening quote
+        // Fast path: no escapes, so the bytes between the quotes are the string.
+        var end = index
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            guard let string = String(validating: bytes[index..<end], as: UTF8.self) else { throw failure("invalid UTF-8 in string") }
+            index = end + 1
+            return string
+        }
         var scalars: [UInt8] = []
         var runStart = index
         while true {
