@@ -182,4 +182,27 @@ struct HTTPServerTests {
         await shutdown.value
         #expect(throws: (any Error).self) { _ = try RawClient(port: port) }
     }
+
+    @Test("the connection loop over a socketpair: keep-alive, pipelining fed byte by byte, HEAD, a framing error closes")
+    func socketpairConnection() async throws {
+        let server = try startServer()
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        try server.adopt(connectedSocket: fds[0])
+        let client = RawClient(connected: fds[1])
+        try await offPool {
+            #expect(client.request("GET", "/one")?.text == "hello /one")
+            let pipelined = Array("GET /a HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nokHEAD /b HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+            for byte in pipelined { client.send([byte]) }
+            #expect(client.readResponse()?.text == "hello /a")
+            #expect(client.readResponse()?.text == "ok")
+            let head = client.readResponse(head: true)
+            #expect(head?.status == 200)
+            #expect(head?.headers["Content-Length"] == "8")
+            client.send("GET / HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n")
+            #expect(client.readResponse()?.status == 400)
+            #expect(client.isClosedByServer())
+        }
+        await server.shutdown(grace: 1)
+    }
 }

@@ -39,6 +39,13 @@ final class RawClient: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
+    /// A client over an already connected socket (a socketpair end).
+    init(connected fd: Int32, timeout: Int = 10) {
+        self.fd = fd
+        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     deinit { Glibc.close(fd) }
 
     func send(_ text: String) { send(Array(text.utf8)) }

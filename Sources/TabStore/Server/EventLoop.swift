@@ -25,6 +25,8 @@ final class EventLoop: @unchecked Sendable {
     private let epfd: Int32
     private let wakeFd: Int32
     private let inbox = Locked<[Delivery]>([])
+    /// Sockets handed over by `adopt`, registered by the loop's own thread on its next wake-up.
+    private let adoptions = Locked<[Int32]>([])
     let finished = DispatchSemaphore(value: 0)
 
     private var connections: [UInt64: Connection] = [:]
@@ -108,6 +110,7 @@ final class EventLoop: @unchecked Sendable {
     private func drainWake() {
         var value: UInt64 = 0
         _ = Glibc.read(wakeFd, &value, 8)
+        for fd in adoptions.withLock({ pending -> [Int32] in defer { pending.removeAll() }; return pending }) { register(fd) }
     }
 
     /// Stops accepting and closes connections that wait for nothing.
@@ -151,14 +154,27 @@ final class EventLoop: @unchecked Sendable {
                 continue
             }
             Syscall.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-            let connection = Connection(fd: fd, token: nextToken, limits: limits)
-            nextToken += 1
-            connections[connection.token] = connection
-            connection.deadline = ServerContext.monotonicNow() + nanoseconds(context.configuration.idleTimeout)
-            connection.interest = TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP
-            _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, fd, connection.interest, connection.token)
-            context.observer?.connectionOpened()
+            register(fd)
         }
+    }
+
+    /// Starts serving a connected, non-blocking socket on this loop's thread.
+    private func register(_ fd: Int32) {
+        let connection = Connection(fd: fd, token: nextToken, limits: limits)
+        nextToken += 1
+        connections[connection.token] = connection
+        connection.deadline = ServerContext.monotonicNow() + nanoseconds(context.configuration.idleTimeout)
+        connection.interest = TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP
+        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, fd, connection.interest, connection.token)
+        context.observer?.connectionOpened()
+    }
+
+    /// Serves an already connected socket (a socketpair end in tests, an inherited socket): the same
+    /// connection loop as accepted ones.
+    func adopt(_ fd: Int32) {
+        context.openConnections.add(1, ordering: .relaxed)
+        adoptions.withLock { $0.append(fd) }
+        wake()
     }
 
     // MARK: - Events

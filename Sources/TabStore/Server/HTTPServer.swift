@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Glibc
 
 /// TabStore's HTTP/1.1 server: a listening socket and one epoll event loop per configured thread.
 public final class HTTPServer: Sendable {
@@ -38,6 +39,14 @@ public final class HTTPServer: Sendable {
     }
 
     public var state: ServerState { context.state }
+
+    /// Serves an already connected stream socket on the first event loop; the server owns `fd` from now on.
+    /// - Throws: `SystemError` when the socket cannot be made non-blocking.
+    public func adopt(connectedSocket fd: Int32) throws {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else { throw SystemError(call: "fcntl(O_NONBLOCK)", errno: errno) }
+        loops[0].adopt(fd)
+    }
 
     public var openConnections: Int { context.openConnections.load(ordering: .relaxed) }
 
