@@ -49,6 +49,14 @@ struct JSONAndJWTTests {
         #expect(throws: JWT.Failure.self) { try JWT.unverifiedClaims("!!!.???.x") }
         #expect(Base64URL.decode(Base64URL.encode([0, 1, 2, 250, 251, 252, 253])) == [0, 1, 2, 250, 251, 252, 253])
         #expect(Base64URL.decode("a") == nil)
+        // Found by the fuzzer: non-canonical trailing bits are refused, so a signature has one spelling.
+        #expect(Base64URL.decode("QQ") == [0x41])
+        #expect(Base64URL.decode("QR") == nil)
+        #expect(Base64URL.decode("QUI") == [0x41, 0x42])
+        #expect(Base64URL.decode("QUJ") == nil)
+        let signature = token.split(separator: ".")[2]
+        let variant = String(signature.dropLast()) + (signature.last == "A" ? "B" : "A")
+        #expect(throws: JWT.Failure.self) { try JWT.verify("\(parts[0]).\(parts[1]).\(variant)", secret: "secret", now: 1_500) }
     }
 
     @Test("configuration: flags win over the environment, bad values are refused with the name")

@@ -94,11 +94,15 @@ public enum Base64URL {
             out += [UInt8(n >> 16 & 255), UInt8(n >> 8 & 255), UInt8(n & 255)]
             index += 4
         }
+        // The last character's unused bits must be zero (RFC 4648 §3.5): one encoding per value, so a
+        // token cannot be altered without changing its meaning (found by the JWT fuzz target).
         let rest = values.count - index
         if rest == 2 {
+            guard values[index + 1] & 0x0F == 0 else { return nil }
             let n = UInt32(values[index]) << 18 | UInt32(values[index + 1]) << 12
             out.append(UInt8(n >> 16 & 255))
         } else if rest == 3 {
+            guard values[index + 2] & 0x03 == 0 else { return nil }
             let n = UInt32(values[index]) << 18 | UInt32(values[index + 1]) << 12 | UInt32(values[index + 2]) << 6
             out += [UInt8(n >> 16 & 255), UInt8(n >> 8 & 255)]
         }
