@@ -48,13 +48,9 @@ public struct HTTPParser: Sendable {
                 currentHead = head
                 return .head(head)
             case .fixedBody(let remaining):
-                let available = min(remaining, buffer.count - offset)
-                if available > 0 {
-                    body.append(contentsOf: buffer[offset..<(offset + available)])
-                    offset += available
-                }
-                if remaining - available > 0 {
-                    state = .fixedBody(remaining: remaining - available)
+                let left = takeBody(remaining, from: buffer, offset: &offset)
+                if left > 0 {
+                    state = .fixedBody(remaining: left)
                     return .needMore
                 }
                 return finish()
@@ -69,13 +65,9 @@ public struct HTTPParser: Sendable {
                     state = .chunkData(remaining: size)
                 }
             case .chunkData(let remaining):
-                let available = min(remaining, buffer.count - offset)
-                if available > 0 {
-                    body.append(contentsOf: buffer[offset..<(offset + available)])
-                    offset += available
-                }
-                if remaining - available > 0 {
-                    state = .chunkData(remaining: remaining - available)
+                let left = takeBody(remaining, from: buffer, offset: &offset)
+                if left > 0 {
+                    state = .chunkData(remaining: left)
                     return .needMore
                 }
                 state = .chunkDataEnd
@@ -93,6 +85,16 @@ public struct HTTPParser: Sendable {
                 _ = try parseField(line)
             }
         }
+    }
+
+    /// Moves up to `remaining` body bytes from the buffer into the body; returns how many are still to come.
+    private mutating func takeBody(_ remaining: Int, from buffer: [UInt8], offset: inout Int) -> Int {
+        let available = min(remaining, buffer.count - offset)
+        if available > 0 {
+            body.append(contentsOf: buffer[offset..<(offset + available)])
+            offset += available
+        }
+        return remaining - available
     }
 
     private mutating func finish() -> Event {

@@ -200,25 +200,42 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
+    private enum ReadOutcome {
+        case data(Int)
+        case wouldBlock
+        case endOfStream
+        case failed
+    }
+
+    /// One read(2) into the loop's scratch buffer.
+    private func readChunk(_ connection: Connection) -> ReadOutcome {
+        do {
+            let count = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
+                try Syscall.nonBlocking("read") { Glibc.read(connection.fd, buffer.baseAddress, buffer.count) }
+            }
+            guard let count else { return .wouldBlock }
+            return count == 0 ? .endOfStream : .data(count)
+        } catch {
+            return .failed
+        }
+    }
+
     private func readInput(_ connection: Connection) {
         var peerClosed = false
-        while connection.bufferedInput < inputCap {
-            let count: Int?
-            do {
-                count = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
-                    try Syscall.nonBlocking("read") { Glibc.read(connection.fd, buffer.baseAddress, buffer.count) }
-                }
-            } catch {
+        reading: while connection.bufferedInput < inputCap {
+            switch readChunk(connection) {
+            case .data(let count):
+                connection.input.append(contentsOf: readBuffer[0..<count])
+                if count < readBuffer.count { break reading }
+            case .wouldBlock:
+                break reading
+            case .endOfStream:
+                peerClosed = true
+                break reading
+            case .failed:
                 close(connection)
                 return
             }
-            guard let count else { break }
-            if count == 0 {
-                peerClosed = true
-                break
-            }
-            connection.input.append(contentsOf: readBuffer[0..<count])
-            if count < readBuffer.count { break }
         }
         if peerClosed { connection.peerClosed = true }
         if connection.state == .reading { process(connection) }
@@ -388,18 +405,11 @@ final class EventLoop: @unchecked Sendable {
 
     private func discardInput(_ connection: Connection) {
         while true {
-            let count: Int?
-            do {
-                count = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
-                    try Syscall.nonBlocking("read") { Glibc.read(connection.fd, buffer.baseAddress, buffer.count) }
-                }
-            } catch {
-                close(connection)
-                return
-            }
-            guard let count else { return }  // EAGAIN: more may come
-            if count == 0 {
-                close(connection)  // the client closed: done
+            switch readChunk(connection) {
+            case .data: continue
+            case .wouldBlock: return  // more may come
+            case .endOfStream, .failed:
+                close(connection)  // the client closed (or failed): done
                 return
             }
         }

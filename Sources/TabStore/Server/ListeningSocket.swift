@@ -8,34 +8,13 @@ final class ListeningSocket: Sendable {
 
     /// - Throws: `SystemError` when the address is invalid or cannot be bound.
     init(host: String, port: Int, backlog: Int32) throws(SystemError) {
-        let address = host == "localhost" ? "127.0.0.1" : host
-        let isIPv6 = address.contains(":")
+        guard let address = SocketAddress(host: host, port: port) else { throw SystemError(call: "inet_pton(\(host))", errno: EINVAL) }
         let fd = Int32(try Syscall.retrying("socket") {
-            Int(socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0))
+            Int(socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0))
         })
         Syscall.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         do throws(SystemError) {
-            if isIPv6 {
-                var addr = sockaddr_in6()
-                addr.sin6_family = sa_family_t(AF_INET6)
-                addr.sin6_port = in_port_t(UInt16(port).bigEndian)
-                guard inet_pton(AF_INET6, address, &addr.sin6_addr) == 1 else { throw SystemError(call: "inet_pton(\(host))", errno: EINVAL) }
-                _ = try withUnsafePointer(to: &addr) { pointer throws(SystemError) in
-                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress throws(SystemError) in
-                        try Syscall.retrying("bind") { Int(bind(fd, socketAddress, socklen_t(MemoryLayout<sockaddr_in6>.size))) }
-                    }
-                }
-            } else {
-                var addr = sockaddr_in()
-                addr.sin_family = sa_family_t(AF_INET)
-                addr.sin_port = in_port_t(UInt16(port).bigEndian)
-                guard inet_pton(AF_INET, address, &addr.sin_addr) == 1 else { throw SystemError(call: "inet_pton(\(host))", errno: EINVAL) }
-                _ = try withUnsafePointer(to: &addr) { pointer throws(SystemError) in
-                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress throws(SystemError) in
-                        try Syscall.retrying("bind") { Int(bind(fd, socketAddress, socklen_t(MemoryLayout<sockaddr_in>.size))) }
-                    }
-                }
-            }
+            try Syscall.retrying("bind") { address.withSockaddr { Int(bind(fd, $0, $1)) } }
             try Syscall.retrying("listen") { Int(listen(fd, backlog)) }
         } catch {
             Syscall.close(fd)
