@@ -61,6 +61,8 @@ struct BinaryTests {
         #expect(!startLog.contains(token))
         let attributes = try FileManager.default.attributesOfItem(atPath: directory.file("admin-token"))
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let database = try FileManager.default.attributesOfItem(atPath: directory.file("tabstore.sqlite"))
+        #expect((database[.posixPermissions] as? Int) == 0o600)
 
         let created = try await offPool { () throws -> RawClient.Response? in
             let client = try RawClient(port: port)

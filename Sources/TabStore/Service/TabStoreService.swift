@@ -63,6 +63,12 @@ public final class TabStoreService: Sendable {
         if !folder.isEmpty {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
+        // The database holds signing secrets: create it owner-only (SQLite gives -wal/-shm the same mode).
+        if !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw ServiceOptions.Invalid(description: "cannot create the database file \(path)")
+            }
+        }
         var configuration = SQLiteStore.Configuration(path: path)
         configuration.synchronousFull = options.durabilityFull
         configuration.groupCommit = options.groupCommit
