@@ -69,7 +69,7 @@ public struct CustomizationEditor {
         editor.normalize()
         let after = editor.visibleCounts()
         for placement in Placement.allCases where after[placement] == 0 && before[placement] > 0 {
-            let pointer = steps.last.map { $0.perField ? $0.pointer : $0.pointer } ?? ""
+            let pointer = steps.last?.pointer ?? ""
             throw RuleRefusal([Violation(pointer: pointer, code: "no-visible-tab",
                                          detail: "the change would leave no visible tab in the \(placement.rawValue)")])
         }
@@ -271,12 +271,11 @@ public struct CustomizationEditor {
     mutating func normalize() {
         value.compact()
         guard var order = value.tabBarOrder else { return }
-        var listed = Set(order)
         order.removeAll { id in
             guard let info = index.tab(id) else { return true }
             return info.tab.isPinned || info.tab.placement == .sidebarOnly || !index.behavior(of: info, in: .tabBar).canMove
         }
-        listed = Set(order)
+        var listed = Set(order)
         for info in index.allTabs where !listed.contains(info.tab.id) && !info.tab.isPinned
             && index.behavior(of: info, in: .tabBar).canMove
             && Self.isVisible(info, in: .tabBar, customization: value, index: index)
