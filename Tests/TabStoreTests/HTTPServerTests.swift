@@ -101,6 +101,7 @@ struct HTTPServerTests {
             #expect(refused?.status == 413)
             #expect(refused?.headers["Content-Type"] == "application/problem+json")
             #expect(refused?.headers["Connection"] == "close")
+            #expect(refused?.headers["X-Request-ID"]?.isEmpty == false)
 
             let smuggle = try RawClient(port: server.port)
             smuggle.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")

@@ -147,6 +147,7 @@ final class EventLoop: @unchecked Sendable {
                 var out: [UInt8] = []
                 var response = ServerProblem.response(503, "too many open connections; retry later")
                 response.headers.add("Retry-After", "1")
+                response.headers.add("X-Request-ID", context.makeRequestId())
                 ResponseEncoder.encode(response, keepAlive: false, includeBody: true, date: httpDate(), into: &out)
                 _ = out.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
                 Syscall.close(fd)
@@ -338,10 +339,13 @@ final class EventLoop: @unchecked Sendable {
     /// Answers a request the server itself refuses, then closes (RFC 9112 §9.6 after a framing error).
     private func fail(_ connection: Connection, status: Int, reason: String) {
         context.observer?.serverResponded(status: status, reason: reason)
+        let requestId = context.makeRequestId()
         // The access log line of a request that never reached a handler (its method and path are unknown or untrusted).
         context.logger.info("request", [("route", "unparsed"), ("status", .integer(status)), ("reason", .string(reason)),
-                                        ("requestId", .string(context.makeRequestId()))])
-        ResponseEncoder.encode(ServerProblem.response(status, reason), keepAlive: false, includeBody: true, date: httpDate(), into: &connection.output)
+                                        ("requestId", .string(requestId))])
+        var response = ServerProblem.response(status, reason)
+        response.headers.add("X-Request-ID", requestId)
+        ResponseEncoder.encode(response, keepAlive: false, includeBody: true, date: httpDate(), into: &connection.output)
         connection.state = .closing
         flush(connection)
     }
