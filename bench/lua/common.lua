@@ -10,6 +10,12 @@ function common.load_users()
   return users
 end
 
+-- The per-thread setup every scenario shares: users with tokens, the path prefix, a random stream.
+function common.init()
+  common.seed()
+  return common.load_users(), os.getenv("BENCH_PREFIX")
+end
+
 function common.seed()
   -- each wrk thread gets its own random stream
   math.randomseed(os.time() + tonumber(tostring({}):match("0x(%x+)") or "0", 16) % 100000)

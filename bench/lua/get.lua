@@ -4,9 +4,7 @@ local common = require("common")
 local users, prefix
 
 function init(args)
-  users = common.load_users()
-  prefix = os.getenv("BENCH_PREFIX")
-  common.seed()
+  users, prefix = common.init()
 end
 
 function request()

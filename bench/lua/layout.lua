@@ -5,9 +5,7 @@ local users, prefix
 local classes = { "compact", "regular" }
 
 function init(args)
-  users = common.load_users()
-  prefix = os.getenv("BENCH_PREFIX")
-  common.seed()
+  users, prefix = common.init()
 end
 
 function request()

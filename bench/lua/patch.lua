@@ -15,10 +15,8 @@ local bodies = {
 }
 
 function init(args)
-  users = common.load_users()
-  prefix = os.getenv("BENCH_PREFIX")
+  users, prefix = common.init()
   read_percent = tonumber(os.getenv("BENCH_READ_PERCENT") or "0")
-  common.seed()
 end
 
 function request()

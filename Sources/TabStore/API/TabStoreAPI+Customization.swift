@@ -22,7 +22,7 @@ extension TabStoreAPI {
             empty.schemaVersion = schema.version
             return CurrentCustomization(value: empty, document: JSONWriter.bytes(empty.json(appId: appId, userId: userId)), isStoredForm: true)
         }
-        var (value, _) = try Customization.decode(try JSONParser.parse(record.document))
+        var value = try Customization.decodeStored(record.document)
         if record.schemaVersion == schema.version {
             return CurrentCustomization(value: value, document: record.document, isStoredForm: true)
         }

@@ -54,7 +54,7 @@ extension TabStoreAPI {
         var impact = Reconciler.Impact()
         if !identical {
             try await store.forEachCustomization(appId: appId) { record in
-                let (customization, _) = try Customization.decode(try JSONParser.parse(record.document))
+                let customization = try Customization.decodeStored(record.document)
                 impact.add(customization, newIndex: newIndex)
             }
         }
@@ -102,7 +102,7 @@ extension TabStoreAPI {
         for info in schema?.allTabs ?? [] { hidden[info.tab.id] = PerPlacement(sidebar: 0, tabBar: 0) }
         try await store.forEachCustomization(appId: entry.app.id) { record in
             stored += 1
-            var (customization, _) = try Customization.decode(try JSONParser.parse(record.document))
+            var customization = try Customization.decodeStored(record.document)
             if let schema, record.schemaVersion != schema.version { customization = Reconciler.reconcile(customization, with: schema) }
             if customization.tabs.isEmpty && customization.sections.isEmpty && customization.tabBarOrder == nil { return }
             users += 1

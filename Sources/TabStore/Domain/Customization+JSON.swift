@@ -31,6 +31,12 @@ extension Customization {
         public var schemaVersion: Int?
     }
 
+    /// Decodes a document the store holds (written by `json(appId:userId:)`).
+    /// - Throws: `JSONParser.Failure` or `MalformedDocument` when the stored bytes are damaged.
+    public static func decodeStored(_ bytes: [UInt8]) throws -> Customization {
+        try decode(try JSONParser.parse(bytes)).0
+    }
+
     /// Decodes a customization document (a PUT body, or a stored document).
     /// - Throws: `MalformedDocument` for wrong shapes, unknown fields or unknown enum values.
     public static func decode(_ json: JSONValue) throws(MalformedDocument) -> (Customization, Echo) {

@@ -21,7 +21,6 @@ final class Connection {
     var deadline: UInt64 = 0
     /// Whether a request has started arriving (bytes of it are buffered) or its body is being read.
     var inRequest = false
-    var readingBody = false
     var interest: UInt32 = 0
     /// The client closed its sending side while a request was being handled: close after the response.
     var peerClosed = false
