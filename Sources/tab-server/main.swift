@@ -82,11 +82,13 @@ func token(_ options: ServiceOptions, _ arguments: [String]) async throws {
         index += 2
     }
     guard let app, let user else { fail("usage: tab-server token --app ID --user ID [--ttl SECONDS]") }
+    guard Identifier(app).isValidAppId else { fail("--app must be 1-128 bytes of A-Z a-z 0-9 . _ -") }
+    guard Identifier(user).isValidId else { fail("--user must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters") }
     let store = try TabStoreService.openStore(options, onBatch: nil)
     defer { Task { await store.close() } }
     guard let record = try await store.app(app) else { fail("no app \(app) in \(options.resolvedDatabasePath)") }
     let now = Int(Date().timeIntervalSince1970)
-    print(JWT.sign(subject: user, audience: app, expiresAt: now + ttl, issuedAt: now, secret: record.signingSecret))
+    print(JWT.sign(subject: Identifier(user), audience: Identifier(app), expiresAt: now + ttl, issuedAt: now, secret: record.signingSecret))
 }
 
 func serve(_ options: ServiceOptions, logger: Logger) async throws {

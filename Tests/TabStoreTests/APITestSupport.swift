@@ -51,7 +51,7 @@ final class LiveService: @unchecked Sendable {
 
     func userToken(app: String, user: String, secret: String, expiresIn: Int = 3600) -> String {
         let now = Int(Date().timeIntervalSince1970)
-        return JWT.sign(subject: user, audience: app, expiresAt: now + expiresIn, issuedAt: now, secret: secret)
+        return JWT.sign(subject: Identifier(user), audience: Identifier(app), expiresAt: now + expiresIn, issuedAt: now, secret: secret)
     }
 }
 

@@ -80,7 +80,8 @@ struct AbuseTests {
             ("float index", #"{"operations": [{"op": "moveTab", "section": "com.myApp.categories", "tab": "com.myApp.lights", "toIndex": 1.5}]}"#, 400),
             ("negative index", #"{"operations": [{"op": "moveTab", "section": "com.myApp.categories", "tab": "com.myApp.lights", "toIndex": -1}]}"#, 422),
             ("too many operations", #"{"operations": [\#(Array(repeating: #"{"op": "resetTabBarOrder"}"#, count: 1001).joined(separator: ","))]}"#, 400),
-            ("control character id", #"{"operations": [{"op": "setSidebarVisibility", "tab": "a\u0000b", "visibility": "hidden"}]}"#, 422),
+            ("control character id", #"{"operations": [{"op": "setSidebarVisibility", "tab": "a\u0000b", "visibility": "hidden"}]}"#, 400),
+            ("id over 256 bytes in 2 characters", #"{"operations": [{"op": "setSidebarVisibility", "tab": "a\#(String(repeating: "\u{301}", count: 300))", "visibility": "hidden"}]}"#, 400),
         ]
         for (name, body, status) in cases {
             let response = try await live.call("PATCH", path, token: token, json: body)

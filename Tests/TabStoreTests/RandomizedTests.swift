@@ -16,9 +16,9 @@ struct SeededGenerator: RandomNumberGenerator {
 @Suite("Randomized operation lists")
 struct RandomizedTests {
     static func randomOperation(_ rng: inout SeededGenerator) -> Operation {
-        let tabs = ["home", "feed", "inbox", "extra", "settings", "search", "places.a", "places.b", "places.c",
+        let tabs: [Identifier] = ["home", "feed", "inbox", "extra", "settings", "search", "places.a", "places.b", "places.c",
                     "locked.a", "locked.b", "list.x", "list.y", "nope"]
-        let sections = ["places", "locked", "lists", "nope"]
+        let sections: [Identifier] = ["places", "locked", "lists", "nope"]
         let visibility = Visibility.allCases.randomElement(using: &rng)!
         switch Int.random(in: 0..<9, using: &rng) {
         case 0: return .setVisibility(.sidebar, tab: tabs.randomElement(using: &rng)!, visibility)

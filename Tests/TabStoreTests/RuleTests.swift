@@ -164,7 +164,10 @@ struct SchemaValidationTests {
         (#"{"items": [{"id": "a", "title": "A", "hiddenIn": ["tiny"]}]}"#, ["invalid-value"]),
         (#"{"items": [{"id": "a", "title": "A", "role": "search", "placement": "sidebarOnly"}]}"#, ["search-not-pinned"]),
         (#"{"items": [{"id": "\#(String(repeating: "x", count: 257))", "title": "A"}]}"#, ["id-too-long"]),
-        (#"{"items": [{"id": "a", "title": "\#(String(repeating: "x", count: 257))"}]}"#, ["title-too-long"]),
+        (#"{"items": [{"id": "a", "title": "\#(String(repeating: "x", count: 1025))"}]}"#, ["title-too-long"]),
+        // Limits count UTF-8 bytes: one grapheme cluster of 301 scalars (601 bytes) is not a short id.
+        (#"{"items": [{"id": "a\#(String(repeating: "\u{301}", count: 300))", "title": "A"}]}"#, ["id-too-long"]),
+        (#"{"items": [{"id": "a", "title": "A\#(String(repeating: "\u{301}", count: 600))"}]}"#, ["title-too-long"]),
         (#"{"items": [{"id": "a\u0001", "title": "A"}]}"#, ["invalid-id"]),
         (#"{"items": [{"id": "a", "title": "A", "systemImage": "x", "image": "y"}]}"#, ["conflicting-image"]),
         (#"{"items": [{"id": "list.a", "title": "A"}, {"kind": "section", "id": "s", "title": "S", "dynamicTabs": {"idPrefix": "list."}, "tabs": []}]}"#, ["dynamic-prefix-conflict"]),

@@ -118,7 +118,7 @@ struct SeedBehaviorTests {
         #expect(compact.tabBar.map(\.id) == ["listenNow", "radio", "search", "browse"])
         #expect(compact.more.isEmpty)
         let regular = Layout(customization: .empty, index: index, sizeClass: .regular)
-        let ids = regular.sidebar.map { item -> String in
+        let ids = regular.sidebar.map { item -> Identifier in
             switch item {
             case .tab(let tab): tab.id
             case .section(let section): section.section.id

@@ -8,6 +8,11 @@ public struct APIConfiguration: Sendable {
     public var metricsRequireAuth = false
     /// One JSON access-log line per request.
     public var accessLog = true
+    /// Largest stored customization document, in bytes: a write that would store more is refused with 422
+    /// `customization-too-large`, so no user can make every later read and write of theirs expensive.
+    public var maxCustomizationBytes = 64 * 1024
+    /// Documents up to this size are decoded and laid out on the event loop; larger ones go to the pool.
+    public var inlineDocumentBytes = 16 * 1024
     /// Seconds since 1970; injectable so token expiry is testable.
     public var clock: @Sendable () -> Int = { Int(Timestamp.unixNow()) }
 

@@ -9,7 +9,7 @@ final class AppCache: Sendable {
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]
+        var entries: [Identifier: Entry] = [:]
         /// Bumped by every invalidation; a load that raced with one is not stored.
         var generation = 0
     }
@@ -23,12 +23,12 @@ final class AppCache: Sendable {
 
     /// The app with its current schema, or nil when there is no such app.
     /// - Throws: storage errors; a stored schema that no longer parses (a bug) as `StorageError`.
-    func entry(_ appId: String) async throws -> Entry? {
+    func entry(_ appId: Identifier) async throws -> Entry? {
         let (cached, generation) = state.withLock { ($0.entries[appId], $0.generation) }
         if let cached { return cached }
-        guard let app = try await store.app(appId) else { return nil }
+        guard let app = try await store.app(appId.text) else { return nil }
         var schema: SchemaIndex?
-        if app.schemaVersion > 0, let record = try await store.schemaVersion(appId: appId, version: app.schemaVersion) {
+        if app.schemaVersion > 0, let record = try await store.schemaVersion(appId: appId.text, version: app.schemaVersion) {
             schema = SchemaIndex(schema: try Self.decodeStored(record), version: record.version)
         }
         let entry = Entry(app: app, schema: schema)
@@ -41,9 +41,9 @@ final class AppCache: Sendable {
     }
 
     /// The entry when it is in memory (no waiting).
-    func cached(_ appId: String) -> Entry? { state.withLock { $0.entries[appId] } }
+    func cached(_ appId: Identifier) -> Entry? { state.withLock { $0.entries[appId] } }
 
-    func invalidate(_ appId: String) {
+    func invalidate(_ appId: Identifier) {
         state.withLock { state in
             state.generation += 1
             state.entries[appId] = nil

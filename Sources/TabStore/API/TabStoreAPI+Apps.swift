@@ -7,17 +7,16 @@ extension TabStoreAPI {
     }
 
     func createApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireAdmin(request)
         let reader = try ObjectReader(try jsonBody(request), at: "")
         try reader.rejectUnknown(["id", "name"])
         let id = try reader.requiredString("id")
         let name = try reader.requiredString("name")
         var problems: [Violation] = []
-        if !Identifiers.isValidAppId(id) {
-            problems.append(Violation(pointer: "/id", code: "invalid-id", detail: "an app id is 1-128 characters of A-Z a-z 0-9 . _ -"))
+        if !Identifier(id).isValidAppId {
+            problems.append(Violation(pointer: "/id", code: "invalid-id", detail: "an app id is 1-128 bytes of A-Z a-z 0-9 . _ -"))
         }
-        if name.isEmpty || name.count > 256 || !Identifiers.isPrintable(name) {
-            problems.append(Violation(pointer: "/name", code: "invalid-name", detail: "a name is 1-256 printable characters"))
+        if name.isEmpty || name.utf8.count > TabSchema.maxTitleBytes || !Identifier.isPrintable(name) {
+            problems.append(Violation(pointer: "/name", code: "invalid-name", detail: "a name is 1-\(TabSchema.maxTitleBytes) UTF-8 bytes without control characters"))
         }
         if !problems.isEmpty { throw RuleRefusal(problems) }
         let secret = Crypto.newSecret()
@@ -27,7 +26,7 @@ extension TabStoreAPI {
         } catch StoreConflict.alreadyExists {
             throw APIError(status: 409, slug: "app-exists", title: "Conflict", detail: "an app with id \"\(id)\" already exists")
         }
-        apps.invalidate(id)
+        apps.invalidate(Identifier(id))
         guard case .object(var body) = Self.appJSON(app) else { preconditionFailure("appJSON makes an object") }
         // The signing secret is shown once, here; GET never returns it.
         body["signingSecret"] = .string(secret)
@@ -35,7 +34,6 @@ extension TabStoreAPI {
     }
 
     func listApps(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireAdmin(request)
         var limit = APIConfiguration.defaultPageSize
         if let text = request.queryParameter("limit") {
             guard let value = Int(text), (1...APIConfiguration.maxPageSize).contains(value) else {
@@ -44,31 +42,31 @@ extension TabStoreAPI {
             limit = value
         }
         let cursor = request.queryParameter("cursor")
+        if let cursor, !Identifier(cursor).isValidAppId {
+            throw APIError.badRequest("invalid-parameter", "cursor must be an app id, as nextCursor gives it")
+        }
         let page = try await store.listApps(after: cursor, limit: limit)
         let next: JSONValue = page.count == limit ? .string(page.last!.id) : .null
         return json(200, .object(JSONObject([("apps", .array(page.map(Self.appJSON))), ("nextCursor", next)])))
     }
 
     func getApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireAdmin(request)
         return json(200, Self.appJSON(try await requireApp(context).app))
     }
 
     func deleteApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireAdmin(request)
-        let appId = context.parameter("appId")
-        let deleted = try await store.deleteApp(appId)
+        let appId = try Self.appId(context)
+        let deleted = try await store.deleteApp(appId.text)
         apps.invalidate(appId)
         guard deleted else { throw APIError.notFound("app-not-found", "no app \"\(appId)\"") }
         return HTTPResponse(status: 204)
     }
 
     func rotateSecret(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireAdmin(request)
-        let appId = context.parameter("appId")
+        let appId = try Self.appId(context)
         let secret = Crypto.newSecret()
         do {
-            try await store.rotateSecret(appId: appId, signingSecret: secret)
+            try await store.rotateSecret(appId: appId.text, signingSecret: secret)
         } catch StoreConflict.notFound {
             throw APIError.notFound("app-not-found", "no app \"\(appId)\"")
         }

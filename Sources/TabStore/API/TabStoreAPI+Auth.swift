@@ -1,13 +1,13 @@
 /// Who is calling.
 enum Principal: Sendable, Equatable {
     case admin
-    case user(appId: String, userId: String)
+    case user(appId: Identifier, userId: Identifier)
 }
 
 extension TabStoreAPI {
     /// The bearer token of the request, or 401.
-    private func bearer(_ request: HTTPRequest) throws -> String {
-        let values = request.headers.values("Authorization")
+    private func bearer(_ head: HTTPRequestHead) throws -> String {
+        let values = head.headers.values("Authorization")
         guard values.count == 1, let value = values.first else {
             throw APIError.unauthorized(values.isEmpty ? "send Authorization: Bearer <token>" : "send exactly one Authorization header")
         }
@@ -24,23 +24,24 @@ extension TabStoreAPI {
 
     /// Identifies the caller: the operator's token, or an app user's HS256 JWT.
     /// - Throws: `APIError` 401 for missing, malformed, forged, expired or not-yet-valid credentials.
-    func authenticate(_ request: HTTPRequest) async throws -> Principal {
-        let token = try bearer(request)
+    func authenticate(_ head: HTTPRequestHead) async throws -> Principal {
+        let token = try bearer(head)
         if isAdminToken(token) { return .admin }
         if let cached = try cachedUser(token) { return cached }
         let (appId, parsed) = try audience(token)
-        guard let entry = try await apps.entry(appId) else { throw APIError.unauthorized("invalid token: unknown audience") }
-        return try verifyUser(token, parsed, entry: entry)
+        return try verifyUser(token, parsed, app: try await apps.entry(appId)?.app)
     }
 
-    /// Like `authenticate`, but only from memory: nil when the token's app is not cached yet.
-    func authenticateInline(_ request: HTTPRequest) throws -> Principal? {
-        let token = try bearer(request)
+    /// Like `authenticate`, without waiting: from memory, or one point read of the app on the embedded
+    /// database; nil when the app would have to be loaded from a backend that waits.
+    func authenticateNow(_ head: HTTPRequestHead) throws -> Principal? {
+        let token = try bearer(head)
         if isAdminToken(token) { return .admin }
         if let cached = try cachedUser(token) { return cached }
         let (appId, parsed) = try audience(token)
-        guard let entry = apps.cached(appId) else { return nil }
-        return try verifyUser(token, parsed, entry: entry)
+        if let entry = apps.cached(appId) { return try verifyUser(token, parsed, app: entry.app) }
+        guard let reads = pointReads else { return nil }
+        return try verifyUser(token, parsed, app: try reads.appNow(appId.text))
     }
 
     /// Compared as SHA-256 digests in constant time, so neither content nor length leaks through timing.
@@ -50,76 +51,109 @@ extension TabStoreAPI {
     }
 
     /// The app a JWT claims to be for (`aud`), read before verification to find the secret that must have signed it.
-    private func audience(_ token: String) throws -> (String, JWT.Parsed) {
+    private func audience(_ token: String) throws -> (Identifier, JWT.Parsed) {
         let parsed: JWT.Parsed
         do {
             parsed = try JWT.parse(token)
         } catch {
             throw APIError.unauthorized("invalid token: \(Self.describe(error))")
         }
-        guard parsed.claims.audience.count == 1, let appId = parsed.claims.audience.first, Identifiers.isValidAppId(appId) else {
-            throw APIError.unauthorized("invalid token: unknown audience")
+        // RFC 7519 §4.1.3: the token is for every audience it lists; the path decides which app is asked
+        // for, so a token must name exactly one app to know whose secret verifies it.
+        guard parsed.claims.audience.count == 1, let appId = parsed.claims.audience.first, appId.isValidAppId else {
+            throw APIError.unauthorized(Self.notVerified)
         }
         return (appId, parsed)
     }
 
+    /// One answer for a forged signature and an unknown audience, so a token cannot probe which apps exist.
+    static let notVerified = "invalid token: its signature does not verify for its audience"
+
     /// A token verified before with the app's current secret, still within its validity; nil to verify it now.
     private func cachedUser(_ token: String) throws -> Principal? {
         guard let hit = tokens.lookup(token), let entry = apps.cached(hit.appId), entry.app.signingSecret == hit.secret else { return nil }
-        let now = configuration.clock()
-        guard now <= hit.expiresAt + JWT.leeway else { throw APIError.unauthorized("invalid token: token expired") }
-        if let notBefore = hit.notBefore, now + JWT.leeway < notBefore { throw APIError.unauthorized("invalid token: token not yet valid") }
-        return .user(appId: hit.appId, userId: hit.userId)
-    }
-
-    private func verifyUser(_ token: String, _ parsed: JWT.Parsed, entry: AppCache.Entry) throws -> Principal {
         do {
-            let verified = try JWT.verify(parsed, secret: entry.app.signingSecret, now: configuration.clock())
-            // nbf and iat both say "not before"; the later one is what counts.
-            let notBefore = [verified.notBefore, verified.issuedAt].compactMap { $0 }.max()
-            tokens.store(token, TokenCache.Entry(appId: entry.app.id, userId: verified.subject, secret: entry.app.signingSecret,
-                                                 expiresAt: verified.expiresAt, notBefore: notBefore))
-            return .user(appId: entry.app.id, userId: verified.subject)
+            try JWT.checkTimes(expiresAt: hit.expiresAt, notBefore: hit.notBefore, now: configuration.clock())
         } catch {
             throw APIError.unauthorized("invalid token: \(Self.describe(error))")
         }
+        return .user(appId: hit.appId, userId: hit.userId)
+    }
+
+    /// Verifies a user token against its app's secret (`app` nil: no such app, answered like a bad signature).
+    private func verifyUser(_ token: String, _ parsed: JWT.Parsed, app: AppRecord?) throws -> Principal {
+        let verified: JWT.Claims
+        do {
+            // An unknown app still costs one HMAC (with a throwaway secret), so timing tells nothing either.
+            verified = try JWT.verify(parsed, secret: app?.signingSecret ?? unknownAppSecret, now: configuration.clock())
+        } catch .badSignature {
+            throw APIError.unauthorized(Self.notVerified)
+        } catch {
+            throw APIError.unauthorized("invalid token: \(Self.describe(error))")
+        }
+        guard let app else { throw APIError.unauthorized(Self.notVerified) }
+        let appId = Identifier(app.id)
+        tokens.store(token, TokenCache.Entry(appId: appId, userId: verified.subject, secret: app.signingSecret,
+                                             expiresAt: verified.expiresAt, notBefore: verified.notBefore(orIssuedAt: true)))
+        return .user(appId: appId, userId: verified.subject)
     }
 
     private static func describe(_ failure: JWT.Failure) -> String {
         switch failure {
         case .malformed(let reason): reason
-        case .unsupportedAlgorithm(let algorithm): "algorithm \"\(algorithm)\" is not accepted; tokens are HS256"
-        case .badSignature: "signature does not verify"
+        case .unsupportedAlgorithm(let algorithm): "algorithm \"\(algorithm.prefix(32))\" is not accepted; tokens are HS256"
+        case .badSignature: "its signature does not verify for its audience"
         case .expired: "token expired"
         case .notYetValid: "token not yet valid"
         }
     }
 
-    /// Only the operator.
-    func requireAdmin(_ request: HTTPRequest) async throws {
-        guard try await authenticate(request) == .admin else {
-            throw APIError.forbidden("this endpoint is for the operator")
+    // MARK: - Access policies
+
+    /// Enforces a route's declared access: authenticates (401), checks the path's ids (400/404), then
+    /// checks that the caller may reach what the path names (403).
+    func authorize(_ access: RouteAccess, _ head: HTTPRequestHead, _ context: RouteContext) async throws {
+        guard requiresCredentials(access) else {
+            try Self.checkPathIds(context)
+            return
+        }
+        let principal = try await authenticate(head)
+        try Self.checkPathIds(context)
+        try permit(principal, access, context)
+    }
+
+    /// `authorize` without waiting: true when admitted, false when the caller's app must be loaded first.
+    /// - Throws: `APIError` 401, 400, 404 or 403 as `authorize`.
+    func authorizeNow(_ access: RouteAccess, _ head: HTTPRequestHead, _ context: RouteContext) throws -> Bool {
+        guard requiresCredentials(access) else {
+            try Self.checkPathIds(context)
+            return true
+        }
+        guard let principal = try authenticateNow(head) else { return false }
+        try Self.checkPathIds(context)
+        try permit(principal, access, context)
+        return true
+    }
+
+    private func requiresCredentials(_ access: RouteAccess) -> Bool {
+        switch access {
+        case .anyone: false
+        case .metrics: configuration.metricsRequireAuth
+        case .operatorOnly, .appUsers, .pathUser: true
         }
     }
 
-    /// The operator, or the user the path names, of the app the path names.
-    func requireUser(_ request: HTTPRequest, _ context: RouteContext) async throws {
-        try authorizeUser(try await authenticate(request), context)
-    }
-
-    func authorizeUser(_ principal: Principal, _ context: RouteContext) throws {
-        switch principal {
-        case .admin: return
-        case .user(let appId, let userId):
-            guard appId == context.parameter("appId") else { throw APIError.forbidden("the token is for another app") }
-            guard userId == context.parameter("userId") else { throw APIError.forbidden("the token is for another user") }
-        }
-    }
-
-    /// The operator, or any user of the app the path names.
-    func requireAppReader(_ request: HTTPRequest, _ context: RouteContext) async throws {
-        if case .user(let appId, _) = try await authenticate(request), appId != context.parameter("appId") {
-            throw APIError.forbidden("the token is for another app")
+    /// Whether `principal` may call a route with `access` on the path in `context` (ids compared as bytes).
+    private func permit(_ principal: Principal, _ access: RouteAccess, _ context: RouteContext) throws {
+        guard case .user(let appId, let userId) = principal else { return }  // the operator may call everything
+        switch access {
+        case .anyone: return
+        case .metrics, .operatorOnly: throw APIError.forbidden("this endpoint is for the operator")
+        case .appUsers:
+            guard appId == (try Self.appId(context)) else { throw APIError.forbidden("the token is for another app") }
+        case .pathUser:
+            guard appId == (try Self.appId(context)) else { throw APIError.forbidden("the token is for another app") }
+            guard userId == (try Self.userId(context)) else { throw APIError.forbidden("the token is for another user") }
         }
     }
 }

@@ -7,16 +7,15 @@ extension TabStoreAPI {
         let isStoredForm: Bool
     }
 
-    private func userId(_ context: RouteContext) throws -> String {
-        let userId = context.parameter("userId")
-        guard Identifiers.isValidUserId(userId) else {
-            throw APIError.badRequest("invalid-user-id", "a user id is 1-256 printable characters")
-        }
-        return userId
+    /// Whose customization a request is about: both ids checked, compared as bytes.
+    struct UserKey: Hashable, Sendable {
+        let appId: Identifier
+        let userId: Identifier
     }
 
-    /// Decodes a stored record (or the empty customization) and reconciles it with `schema`.
-    static func current(_ record: CustomizationRecord?, appId: String, userId: String, schema: SchemaIndex) throws -> CurrentCustomization {
+    /// Decodes a stored record (or the empty customization) under storage rules and reconciles it with `schema`.
+    /// - Throws: `JSONParser.Failure` / `MalformedDocument` when the stored bytes are damaged.
+    static func current(_ record: CustomizationRecord?, appId: Identifier, userId: Identifier, schema: SchemaIndex) throws -> CurrentCustomization {
         guard let record else {
             var empty = Customization.empty
             empty.schemaVersion = schema.version
@@ -44,7 +43,10 @@ extension TabStoreAPI {
     private func expectedRevision(_ request: HTTPRequest) throws -> Int? {
         guard let value = request.headers["If-Match"]?.trimmingOWS() else { return nil }
         if value == "*" { return nil }
-        guard value.count >= 3, value.hasPrefix("\""), value.hasSuffix("\""), let revision = Int(value.dropFirst().dropLast()), revision >= 0 else {
+        let digits = value.utf8.dropFirst().dropLast()
+        guard value.utf8.count >= 3, value.utf8.count <= 20, value.hasPrefix("\""), value.hasSuffix("\""),
+              digits.allSatisfy({ (0x30...0x39).contains($0) }), let revision = Int(String(decoding: digits, as: UTF8.self))
+        else {
             throw APIError.badRequest("invalid-if-match", "If-Match must be an ETag this API issued, like \"3\"")
         }
         return revision
@@ -54,129 +56,70 @@ extension TabStoreAPI {
         json(status, document, headers: HTTPHeaders([("ETag", etag(revision)), ("Cache-Control", "private, no-cache")]))
     }
 
-    func getCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireUser(request, context)
-        let entry = try await requireApp(context)
-        let record = try await store.customization(appId: entry.app.id, userId: try userId(context))
-        return try customizationAnswer(request, context, entry: entry, record: record)
-    }
-
-    /// `getCustomization` from memory and one point read, on the event loop; nil when the app is not cached.
-    func getCustomizationInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
-        guard let (entry, record) = try inlineRead(request, context) else { return nil }
-        return try customizationAnswer(request, context, entry: entry, record: record)
-    }
-
-    /// Authenticates and reads without waiting, or nil when something is not in memory yet.
-    private func inlineRead(_ request: HTTPRequest, _ context: RouteContext) throws -> (AppCache.Entry, CustomizationRecord?)? {
-        guard let reads = pointReads, let principal = try authenticateInline(request) else { return nil }
-        try authorizeUser(principal, context)
-        guard let entry = apps.cached(context.parameter("appId")) else { return nil }
-        return (entry, try reads.customizationNow(appId: entry.app.id, userId: try userId(context)))
-    }
-
     private func notModifiedResponse(_ revision: Int) -> HTTPResponse {
         HTTPResponse(status: 304, headers: HTTPHeaders([("ETag", etag(revision)), ("Cache-Control", "private, no-cache")]))
     }
 
-    private func customizationAnswer(_ request: HTTPRequest, _ context: RouteContext, entry: AppCache.Entry, record: CustomizationRecord?) throws -> HTTPResponse {
+    private func userKey(_ context: RouteContext) throws -> UserKey {
+        UserKey(appId: try Self.appId(context), userId: try Self.userId(context))
+    }
+
+    // MARK: - Reads
+
+    func getCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let entry = try await requireApp(context)
+        let key = try userKey(context)
+        let record = try await store.customization(appId: key.appId.text, userId: key.userId.text)
+        return try customizationAnswer(request, key, entry: entry, record: record)
+    }
+
+    /// `getCustomization` from memory and one point read, on the event loop; nil when something would have to
+    /// wait (the app is not cached, every reader is busy) or a large stored document would need reconciling.
+    func getCustomizationInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
+        guard let (key, entry, record) = try inlineRead(context) else { return nil }
+        if let record, record.schemaVersion != entry.schema?.version, record.document.count > configuration.inlineDocumentBytes { return nil }
+        return try customizationAnswer(request, key, entry: entry, record: record)
+    }
+
+    /// Reads without waiting, or nil when something is not in memory or no reader is idle.
+    /// The route's access policy was enforced before this runs.
+    private func inlineRead(_ context: RouteContext) throws -> (UserKey, AppCache.Entry, CustomizationRecord?)? {
+        let key = try userKey(context)
+        guard let reads = pointReads, let entry = apps.cached(key.appId) else { return nil }
+        do {
+            return (key, entry, try reads.customizationNow(appId: key.appId.text, userId: key.userId.text))
+        } catch is ReadersBusy {
+            return nil
+        }
+    }
+
+    private func customizationAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?) throws -> HTTPResponse {
         let schema = try requireSchema(entry)
         // The hot path: a document stored under the current schema is served as stored, not decoded and re-encoded.
         if let record, record.schemaVersion == schema.version {
             if notModified(request, revision: record.revision) { return notModifiedResponse(record.revision) }
             return customizationResponse(document: record.document, revision: record.revision)
         }
-        let current = try Self.current(record, appId: entry.app.id, userId: try userId(context), schema: schema)
+        let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
         if current.isStoredForm, notModified(request, revision: current.value.revision) { return notModifiedResponse(current.value.revision) }
         return customizationResponse(document: current.document, revision: current.value.revision)
     }
 
-    /// Runs `change` on the latest stored value inside the writer's transaction and stores the result
-    /// as the next revision; a change that changes nothing stores nothing and keeps the revision.
-    /// The caller has authorized the request (before reading its body, so strangers learn nothing from it).
-    private func write(
-        _ request: HTTPRequest, _ context: RouteContext,
-        change: @escaping @Sendable (Customization, SchemaIndex) throws -> Customization
-    ) async throws -> HTTPResponse {
-        let entry = try await requireApp(context)
-        let schema = try requireSchema(entry)
-        let userId = try userId(context)
-        let appId = entry.app.id
-        let expected = try expectedRevision(request)
-        let stored: CustomizationRecord?
-        do {
-            stored = try await store.updateCustomization(appId: appId, userId: userId, expectedRevision: expected) { record in
-                let current = try Self.current(record, appId: appId, userId: userId, schema: schema)
-                var next = try change(current.value, schema)
-                if next.sameChoices(as: current.value), record?.schemaVersion == schema.version { return nil }
-                next.revision = current.value.revision + 1
-                next.schemaVersion = schema.version
-                next.updatedAt = Timestamp.now()
-                return CustomizationRecord(appId: appId, userId: userId, revision: next.revision, schemaVersion: schema.version,
-                                           document: JSONWriter.bytes(next.json(appId: appId, userId: userId)), updatedAt: next.updatedAt!)
-            }
-        } catch StoreConflict.notFound {
-            throw APIError.notFound("app-not-found", "no app \"\(appId)\"")
-        }
-        // The stored bytes are the answer; no decode and re-encode after the write.
-        if let stored, stored.schemaVersion == schema.version {
-            return customizationResponse(document: stored.document, revision: stored.revision)
-        }
-        let current = try Self.current(stored, appId: appId, userId: userId, schema: schema)
-        return customizationResponse(document: current.document, revision: current.value.revision)
-    }
-
-    func putCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireUser(request, context)
-        let (document, echo) = try Customization.decode(try jsonBody(request))
-        if let appId = echo.appId, appId != context.parameter("appId") {
-            throw APIError(status: 400, slug: "malformed-request", title: "Malformed request", detail: "appId does not match the path",
-                           violations: [Violation(pointer: "/appId", code: "mismatch", detail: "appId must be \"\(context.parameter("appId"))\"")])
-        }
-        if let userId = echo.userId, userId != context.parameter("userId") {
-            throw APIError(status: 400, slug: "malformed-request", title: "Malformed request", detail: "userId does not match the path",
-                           violations: [Violation(pointer: "/userId", code: "mismatch", detail: "userId must be \"\(context.parameter("userId"))\"")])
-        }
-        let bodyRevision = echo.revision
-        return try await write(request, context) { current, schema in
-            // A `revision` in the body works like If-Match: a stale one is refused.
-            if let bodyRevision, bodyRevision != current.revision { throw StoreConflict.revisionMismatch(current: current.revision) }
-            return try CustomizationEditor.replace(with: document, index: schema)
-        }
-    }
-
-    func patchCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireUser(request, context)
-        let operations = try Operation.decodeList(try jsonBody(request))
-        return try await write(request, context) { current, schema in
-            try CustomizationEditor.apply(operations, to: current, index: schema)
-        }
-    }
-
-    /// Forgets the user's choices. The revision still moves forward (the empty customization is stored
-    /// as the next revision), so an ETag is never reused for different content.
-    func deleteCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireUser(request, context)
-        _ = try await write(request, context) { current, schema in
-            var empty = Customization.empty
-            empty.revision = current.revision
-            return empty
-        }
-        return HTTPResponse(status: 204)
-    }
-
     func layout(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireUser(request, context)
         let sizeClass = try Self.sizeClass(request)
         let entry = try await requireApp(context)
-        let record = try await store.customization(appId: entry.app.id, userId: try userId(context))
-        return try layoutAnswer(request, context, entry: entry, record: record, sizeClass: sizeClass)
+        let key = try userKey(context)
+        let record = try await store.customization(appId: key.appId.text, userId: key.userId.text)
+        return try layoutAnswer(request, key, entry: entry, record: record, sizeClass: sizeClass)
     }
 
-    /// `layout` from memory and one point read, on the event loop; nil when the app is not cached.
+    /// `layout` on the event loop when everything is at hand and the document is small; nil otherwise.
     func layoutInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
-        guard let (entry, record) = try inlineRead(request, context) else { return nil }
-        return try layoutAnswer(request, context, entry: entry, record: record, sizeClass: try Self.sizeClass(request))
+        let sizeClass = try Self.sizeClass(request)
+        guard let (key, entry, record) = try inlineRead(context) else { return nil }
+        // Decoding and laying out a large document would hold the event loop: the pool does that.
+        if let record, record.document.count > configuration.inlineDocumentBytes { return nil }
+        return try layoutAnswer(request, key, entry: entry, record: record, sizeClass: sizeClass)
     }
 
     private static func sizeClass(_ request: HTTPRequest) throws -> SizeClass {
@@ -186,13 +129,121 @@ extension TabStoreAPI {
         return sizeClass
     }
 
-    private func layoutAnswer(_ request: HTTPRequest, _ context: RouteContext, entry: AppCache.Entry, record: CustomizationRecord?, sizeClass: SizeClass) throws -> HTTPResponse {
+    private func layoutAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?, sizeClass: SizeClass) throws -> HTTPResponse {
         let schema = try requireSchema(entry)
-        let userId = try userId(context)
-        let current = try Self.current(record, appId: entry.app.id, userId: userId, schema: schema)
+        let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
         if current.isStoredForm, notModified(request, revision: current.value.revision) { return notModifiedResponse(current.value.revision) }
         let layout = Layout(customization: current.value, index: schema, sizeClass: sizeClass)
-        return customizationResponse(document: JSONWriter.bytes(layout.json(appId: entry.app.id, userId: userId, customization: current.value)),
+        return customizationResponse(document: JSONWriter.bytes(layout.json(appId: key.appId, userId: key.userId, customization: current.value)),
                                      revision: current.value.revision)
+    }
+
+    // MARK: - Writes
+
+    /// How many times a write recomputes after another server's write won the compare-and-set.
+    private static let writeAttempts = 8
+
+    /// Stores the next revision computed by `next` from the latest stored record.
+    ///
+    /// Decoding, validation and encoding happen here, on the concurrency pool, never inside the storage
+    /// writer's transaction: the writer only compares the revision this was computed from and stores the
+    /// bytes (compare-and-set). Writes of one user take turns in `userLocks`, so on one server the set
+    /// succeeds at once; a write from elsewhere in between (another replica) makes this recompute.
+    /// `next` returns nil when nothing changes (no new revision then).
+    private func write(
+        _ request: HTTPRequest, _ context: RouteContext,
+        next: @escaping @Sendable (CustomizationRecord?, SchemaIndex, UserKey) throws -> CustomizationRecord?
+    ) async throws -> HTTPResponse {
+        let entry = try await requireApp(context)
+        let schema = try requireSchema(entry)
+        let key = try userKey(context)
+        let expected = try expectedRevision(request)
+        let stored = try await userLocks.withLock(key) { () async throws -> CustomizationRecord? in
+            for _ in 0..<Self.writeAttempts {
+                let record = try await store.customization(appId: key.appId.text, userId: key.userId.text)
+                let base = record?.revision ?? 0
+                if let expected, expected != base { throw StoreConflict.revisionMismatch(current: base) }
+                guard let candidate = try next(record, schema, key) else { return record }
+                guard candidate.document.count <= configuration.maxCustomizationBytes else {
+                    throw RuleRefusal([Violation(pointer: "", code: "customization-too-large",
+                                                 detail: "the customization would take \(candidate.document.count) bytes; at most \(configuration.maxCustomizationBytes) are stored")])
+                }
+                do {
+                    return try await store.updateCustomization(appId: key.appId.text, userId: key.userId.text, expectedRevision: base) { _ in candidate }
+                } catch StoreConflict.revisionMismatch where expected == nil {
+                    continue  // changed meanwhile by another server: compute again from the new revision
+                } catch StoreConflict.notFound {
+                    throw APIError.notFound("app-not-found", "no app \"\(key.appId)\"")
+                }
+            }
+            throw APIError(status: 503, slug: "write-contention", title: "Service unavailable",
+                           detail: "the customization kept changing while this write was computed; retry")
+        }
+        // The stored bytes are the answer; no decode and re-encode after the write.
+        if let stored, stored.schemaVersion == schema.version {
+            return customizationResponse(document: stored.document, revision: stored.revision)
+        }
+        let current = try Self.current(stored, appId: key.appId, userId: key.userId, schema: schema)
+        return customizationResponse(document: current.document, revision: current.value.revision)
+    }
+
+    /// The record that stores `value` as the revision after `record`'s.
+    private static func nextRecord(_ value: Customization, after record: CustomizationRecord?, schema: SchemaIndex, key: UserKey) -> CustomizationRecord {
+        var next = value
+        next.revision = (record?.revision ?? 0) + 1
+        next.schemaVersion = schema.version
+        next.updatedAt = Timestamp.now()
+        return CustomizationRecord(appId: key.appId.text, userId: key.userId.text, revision: next.revision, schemaVersion: schema.version,
+                                   document: JSONWriter.bytes(next.json(appId: key.appId, userId: key.userId)), updatedAt: next.updatedAt!)
+    }
+
+    /// A write that edits the current choices: nil when they stay the same under the current schema.
+    private func edit(
+        _ request: HTTPRequest, _ context: RouteContext,
+        change: @escaping @Sendable (Customization, SchemaIndex) throws -> Customization
+    ) async throws -> HTTPResponse {
+        try await write(request, context) { record, schema, key in
+            let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
+            let changed = try change(current.value, schema)
+            if changed.sameChoices(as: current.value), record?.schemaVersion == schema.version { return nil }
+            return Self.nextRecord(changed, after: record, schema: schema, key: key)
+        }
+    }
+
+    func putCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let (document, echo) = try Customization.decode(try jsonBody(request))
+        let key = try userKey(context)
+        if let appId = echo.appId, Identifier(appId) != key.appId {
+            throw APIError(status: 400, slug: "malformed-request", title: "Malformed request", detail: "appId does not match the path",
+                           violations: [Violation(pointer: "/appId", code: "mismatch", detail: "appId must be \"\(key.appId)\"")])
+        }
+        if let userId = echo.userId, Identifier(userId) != key.userId {
+            throw APIError(status: 400, slug: "malformed-request", title: "Malformed request", detail: "userId does not match the path",
+                           violations: [Violation(pointer: "/userId", code: "mismatch", detail: "userId must be \"\(key.userId)\"")])
+        }
+        let bodyRevision = echo.revision
+        return try await edit(request, context) { current, schema in
+            // A `revision` in the body works like If-Match: a stale one is refused.
+            if let bodyRevision, bodyRevision != current.revision { throw StoreConflict.revisionMismatch(current: current.revision) }
+            return try CustomizationEditor.replace(with: document, index: schema)
+        }
+    }
+
+    func patchCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let operations = try Operation.decodeList(try jsonBody(request))
+        return try await edit(request, context) { current, schema in
+            try CustomizationEditor.apply(operations, to: current, index: schema)
+        }
+    }
+
+    /// Forgets the user's choices without decoding what is stored (so even a document an older version
+    /// accepted, whatever its size, can always be deleted). The revision still moves forward (the empty
+    /// customization is stored as the next revision), so an ETag is never reused for different content.
+    func deleteCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        _ = try await write(request, context) { record, schema, key in
+            guard record != nil else { return nil }
+            return Self.nextRecord(.empty, after: record, schema: schema, key: key)
+        }
+        return HTTPResponse(status: 204)
     }
 }

@@ -8,10 +8,9 @@ extension TabStoreAPI {
     }
 
     func putSchema(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireAdmin(request)
         let schema = try TabSchema.parse(try jsonBody(request))
         let entry = try await requireApp(context)
-        let appId = entry.app.id
+        let appId = Identifier(entry.app.id)
         let current = entry.schema
         let dryRun: Bool
         switch request.queryParameter("dryRun") {
@@ -24,12 +23,12 @@ extension TabStoreAPI {
             return json(200, try await impactReport(appId: appId, schema: schema, current: current, identical: identical))
         }
         if identical, let current {
-            return json(200, Self.schemaDocument(current.schema, version: current.version, createdAt: try await schemaCreatedAt(appId, current.version)))
+            return json(200, Self.schemaDocument(current.schema, version: current.version, createdAt: try await schemaCreatedAt(appId.text, current.version)))
         }
         let record: SchemaVersionRecord
         do {
             let createdAt = Timestamp.now()
-            record = try await store.addSchemaVersion(appId: appId, expectedCurrent: current?.version ?? 0, makeDocument: { version in
+            record = try await store.addSchemaVersion(appId: appId.text, expectedCurrent: current?.version ?? 0, makeDocument: { version in
                 Self.schemaDocument(schema, version: version, createdAt: createdAt)
             }, createdAt: createdAt)
         } catch StoreConflict.revisionMismatch {
@@ -48,13 +47,13 @@ extension TabStoreAPI {
     }
 
     /// What registering `schema` would do, without storing anything.
-    private func impactReport(appId: String, schema: TabSchema, current: SchemaIndex?, identical: Bool) async throws -> JSONValue {
+    private func impactReport(appId: Identifier, schema: TabSchema, current: SchemaIndex?, identical: Bool) async throws -> JSONValue {
         let nextVersion = (current?.version ?? 0) + 1
         let newIndex = SchemaIndex(schema: schema, version: nextVersion)
         var impact = Reconciler.Impact()
+        var unreadable = 0
         if !identical {
-            try await store.forEachCustomization(appId: appId) { record in
-                let customization = try Customization.decodeStored(record.document)
+            unreadable = try await forEachReadableCustomization(appId) { _, customization in
                 impact.add(customization, newIndex: newIndex)
             }
         }
@@ -65,16 +64,42 @@ extension TabStoreAPI {
             ("identical", .bool(identical)),
             ("currentVersion", current.map { .integer($0.version) } ?? .null),
             ("wouldCreateVersion", identical ? .null : .integer(nextVersion)),
-            ("addedIds", .array(newIds.subtracting(oldIds).sorted().map { .string($0) })),
-            ("removedIds", .array(oldIds.subtracting(newIds).sorted().map { .string($0) })),
+            ("addedIds", .array(newIds.subtracting(oldIds).sorted().map { .string($0.text) })),
+            ("removedIds", .array(oldIds.subtracting(newIds).sorted().map { .string($0.text) })),
             ("customizationsChecked", .integer(impact.customizationsChecked)),
             ("customizationsAffected", .integer(impact.customizationsAffected)),
-            ("droppedIds", .array(impact.droppedIds.sorted().map { .string($0) })),
+            ("customizationsUnreadable", .integer(unreadable)),
+            ("droppedIds", .array(impact.droppedIds.sorted().prefix(Self.maxListedIds).map { .string($0.text) })),
         ]))
     }
 
+    /// Most ids a dry run lists as dropped (the count of affected customizations is always exact).
+    static let maxListedIds = 1_000
+
+    /// Calls `body` with every stored customization of an app that decodes; one that does not (damaged, or
+    /// written by a future version) is skipped, counted and logged (never its content), so one bad row never
+    /// fails a whole-app operation.
+    /// - Returns: how many rows were skipped.
+    func forEachReadableCustomization(_ appId: Identifier, _ body: (CustomizationRecord, Customization) throws -> Void) async throws -> Int {
+        var unreadable = 0
+        try await store.forEachCustomization(appId: appId.text) { record in
+            let customization: Customization
+            do {
+                customization = try Customization.decodeStored(record.document)
+            } catch {
+                unreadable += 1
+                if unreadable <= 10 {
+                    logger.warning("stored_customization_unreadable", [("appId", .string(appId.text)), ("revision", .integer(record.revision)),
+                                                                       ("bytes", .integer(record.document.count))])
+                }
+                return
+            }
+            try body(record, customization)
+        }
+        return unreadable
+    }
+
     func getSchema(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireAppReader(request, context)
         let entry = try await requireApp(context)
         let schema = try requireSchema(entry)
         guard let record = try await store.schemaVersion(appId: entry.app.id, version: schema.version) else {
@@ -84,40 +109,41 @@ extension TabStoreAPI {
     }
 
     func getSchemaVersion(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireAppReader(request, context)
         let entry = try await requireApp(context)
-        guard let version = Int(context.parameter("version")), version > 0,
+        guard let version = Self.schemaVersionNumber(context.parameter("version")),
               let record = try await store.schemaVersion(appId: entry.app.id, version: version)
         else { throw APIError.notFound("schema-version-not-found", "app \"\(entry.app.id)\" has no schema version \(context.parameter("version"))") }
         return json(200, record.document, headers: HTTPHeaders([("ETag", "\"v\(record.version)\""), ("Cache-Control", "private, max-age=86400, immutable")]))
     }
 
     func stats(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await requireAdmin(request)
         let entry = try await requireApp(context)
         let schema = entry.schema
         var users = 0
         var stored = 0
-        var hidden: [String: PerPlacement<Int>] = [:]
+        var hidden: [Identifier: PerPlacement<Int>] = [:]
         for info in schema?.allTabs ?? [] { hidden[info.tab.id] = PerPlacement(sidebar: 0, tabBar: 0) }
-        try await store.forEachCustomization(appId: entry.app.id) { record in
+        let unreadable = try await forEachReadableCustomization(Identifier(entry.app.id)) { record, decoded in
             stored += 1
-            var customization = try Customization.decodeStored(record.document)
+            var customization = decoded
             if let schema, record.schemaVersion != schema.version { customization = Reconciler.reconcile(customization, with: schema) }
             if customization.tabs.isEmpty && customization.sections.isEmpty && customization.tabBarOrder == nil { return }
             users += 1
-            for (id, choice) in customization.tabs {
+            // Counted per tab of the current schema only: ids a user names that the schema lacks are not
+            // tabs, and counting them would let users grow this answer without bound.
+            for (id, choice) in customization.tabs where hidden[id] != nil {
                 for placement in Placement.allCases where choice[placement] == .hidden {
-                    hidden[id, default: PerPlacement(sidebar: 0, tabBar: 0)][placement] += 1
+                    hidden[id]![placement] += 1
                 }
             }
         }
         let tabs = JSONObject(hidden.keys.sorted().map { id in
-            (id, .object(JSONObject([("sidebarHidden", .integer(hidden[id]!.sidebar)), ("tabBarHidden", .integer(hidden[id]!.tabBar))])))
+            (id.text, .object(JSONObject([("sidebarHidden", .integer(hidden[id]!.sidebar)), ("tabBarHidden", .integer(hidden[id]!.tabBar))])))
         })
         return json(200, .object(JSONObject([
             ("appId", .string(entry.app.id)), ("schemaVersion", .integer(schema?.version ?? 0)),
-            ("usersWithCustomization", .integer(users)), ("storedCustomizations", .integer(stored)), ("tabs", .object(tabs)),
+            ("usersWithCustomization", .integer(users)), ("storedCustomizations", .integer(stored + unreadable)),
+            ("unreadableCustomizations", .integer(unreadable)), ("tabs", .object(tabs)),
         ])))
     }
 }

@@ -14,7 +14,6 @@ extension TabStoreAPI {
     }
 
     func metricsText(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        if configuration.metricsRequireAuth { try await requireAdmin(request) }
         let text = metrics.render(customizations: try await store.customizationCount())
         return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8")]), body: Array(text.utf8))
     }

@@ -10,6 +10,10 @@ public final class TabStoreAPI: HTTPResponder {
     let logger: Logger
     let apps: AppCache
     let tokens = TokenCache()
+    /// Writes of one user take turns (see `write`).
+    let userLocks = KeyedLock<UserKey>()
+    /// Verifies tokens that name an unknown app, so they cost what a known app's do (see `verifyUser`).
+    let unknownAppSecret = Crypto.newSecret()
     /// Built once in `init`, never changed.
     private(set) nonisolated(unsafe) var router = Router(routes: [])
     let adminTokenDigest: [UInt8]?
@@ -29,28 +33,26 @@ public final class TabStoreAPI: HTTPResponder {
     }
 
     private func registerRoutes(_ builder: inout Router.Builder) {
-        builder.add("GET", "/healthz", inline: { [unowned self] in self.healthz($0, $1) }) { [unowned self] in self.healthz($0, $1) }
-        builder.add("GET", "/readyz") { [unowned self] in try await self.readyz($0, $1) }
-        builder.add("GET", "/metrics") { [unowned self] in try await self.metricsText($0, $1) }
-        builder.add("GET", "/openapi.yaml", inline: { [unowned self] in self.openAPI($0, $1) }) { [unowned self] in self.openAPI($0, $1) }
-        builder.add("POST", "/v1/apps") { [unowned self] in try await self.createApp($0, $1) }
-        builder.add("GET", "/v1/apps") { [unowned self] in try await self.listApps($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}") { [unowned self] in try await self.getApp($0, $1) }
-        builder.add("DELETE", "/v1/apps/{appId}") { [unowned self] in try await self.deleteApp($0, $1) }
-        builder.add("POST", "/v1/apps/{appId}/signing-secret") { [unowned self] in try await self.rotateSecret($0, $1) }
-        builder.add("PUT", "/v1/apps/{appId}/schema") { [unowned self] in try await self.putSchema($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/schema") { [unowned self] in try await self.getSchema($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/schema/versions/{version}") { [unowned self] in try await self.getSchemaVersion($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/stats") { [unowned self] in try await self.stats($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/users/{userId}/customization", inline: { [unowned self] in try self.getCustomizationInline($0, $1) }) {
-            [unowned self] in try await self.getCustomization($0, $1)
-        }
-        builder.add("PUT", "/v1/apps/{appId}/users/{userId}/customization") { [unowned self] in try await self.putCustomization($0, $1) }
-        builder.add("PATCH", "/v1/apps/{appId}/users/{userId}/customization") { [unowned self] in try await self.patchCustomization($0, $1) }
-        builder.add("DELETE", "/v1/apps/{appId}/users/{userId}/customization") { [unowned self] in try await self.deleteCustomization($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/users/{userId}/layout", inline: { [unowned self] in try self.layoutInline($0, $1) }) {
-            [unowned self] in try await self.layout($0, $1)
-        }
+        builder.add("GET", "/healthz", access: .anyone, inline: { [unowned self] in self.healthz($0, $1) }) { [unowned self] in self.healthz($0, $1) }
+        builder.add("GET", "/readyz", access: .anyone) { [unowned self] in try await self.readyz($0, $1) }
+        builder.add("GET", "/metrics", access: .metrics) { [unowned self] in try await self.metricsText($0, $1) }
+        builder.add("GET", "/openapi.yaml", access: .anyone, inline: { [unowned self] in self.openAPI($0, $1) }) { [unowned self] in self.openAPI($0, $1) }
+        builder.add("POST", "/v1/apps", access: .operatorOnly) { [unowned self] in try await self.createApp($0, $1) }
+        builder.add("GET", "/v1/apps", access: .operatorOnly) { [unowned self] in try await self.listApps($0, $1) }
+        builder.add("GET", "/v1/apps/{appId}", access: .operatorOnly) { [unowned self] in try await self.getApp($0, $1) }
+        builder.add("DELETE", "/v1/apps/{appId}", access: .operatorOnly) { [unowned self] in try await self.deleteApp($0, $1) }
+        builder.add("POST", "/v1/apps/{appId}/signing-secret", access: .operatorOnly) { [unowned self] in try await self.rotateSecret($0, $1) }
+        builder.add("PUT", "/v1/apps/{appId}/schema", access: .operatorOnly) { [unowned self] in try await self.putSchema($0, $1) }
+        builder.add("GET", "/v1/apps/{appId}/schema", access: .appUsers) { [unowned self] in try await self.getSchema($0, $1) }
+        builder.add("GET", "/v1/apps/{appId}/schema/versions/{version}", access: .appUsers) { [unowned self] in try await self.getSchemaVersion($0, $1) }
+        builder.add("GET", "/v1/apps/{appId}/stats", access: .operatorOnly) { [unowned self] in try await self.stats($0, $1) }
+        builder.add("GET", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser,
+                    inline: { [unowned self] in try self.getCustomizationInline($0, $1) }) { [unowned self] in try await self.getCustomization($0, $1) }
+        builder.add("PUT", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser) { [unowned self] in try await self.putCustomization($0, $1) }
+        builder.add("PATCH", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser) { [unowned self] in try await self.patchCustomization($0, $1) }
+        builder.add("DELETE", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser) { [unowned self] in try await self.deleteCustomization($0, $1) }
+        builder.add("GET", "/v1/apps/{appId}/users/{userId}/layout", access: .pathUser,
+                    inline: { [unowned self] in try self.layoutInline($0, $1) }) { [unowned self] in try await self.layout($0, $1) }
     }
 
     // MARK: - The one place requests become responses
@@ -62,22 +64,36 @@ public final class TabStoreAPI: HTTPResponder {
             if request.method == "OPTIONS" {
                 (pattern, response) = try preflight(request)
             } else {
-                switch router.match(method: request.method, path: request.head.path) {
-                case .found(let route, let parameters):
-                    pattern = route.pattern
-                    response = try await route.handler(request, RouteContext(parameters: parameters, requestId: context.requestId, pattern: pattern))
-                case .methodNotAllowed(let allowed):
-                    throw APIError.methodNotAllowed(allowed + ["OPTIONS"])
-                case .notFound:
-                    throw APIError.notFound("no-route", "no resource at \(request.head.path)")
-                case .badPath:
-                    throw APIError.badRequest("invalid-path", "the path has an invalid percent-encoding")
-                }
+                let (route, parameters) = try route(for: request.head)
+                pattern = route.pattern
+                let routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: pattern)
+                // The same check `admit` made before the body; repeated here for callers that skip the server (tests).
+                try await authorize(route.access, request.head, routeContext)
+                response = try await route.handler(request, routeContext)
             }
         } catch {
             response = problem(for: error, requestId: context.requestId)
         }
         return finish(request, context, pattern: pattern, response)
+    }
+
+    /// Refuses from the head alone, before the server reads a body: unknown routes and methods, missing or
+    /// invalid credentials, invalid path ids and callers the route's access does not admit.
+    /// Answers nil (go on) when the decision needs waiting for storage; `respond` decides then.
+    public func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse? {
+        guard head.method != "OPTIONS" else { return nil }
+        var pattern = "unmatched"
+        let response: HTTPResponse
+        do {
+            let (route, parameters) = try route(for: head)
+            pattern = route.pattern
+            // Whether decided now (admitted) or left to `respond` (needs storage), the request goes on.
+            _ = try authorizeNow(route.access, head, RouteContext(parameters: parameters, requestId: context.requestId, pattern: pattern))
+            return nil
+        } catch {
+            response = problem(for: error, requestId: context.requestId)
+        }
+        return finish(HTTPRequest(head: head, body: []), context, pattern: pattern, response)
     }
 
     /// Answers GETs whose data is in memory or one point read away, on the event loop (see `HTTPResponder`).
@@ -86,9 +102,10 @@ public final class TabStoreAPI: HTTPResponder {
               case .found(let route, let parameters) = router.match(method: request.method, path: request.head.path),
               let inline = route.inline
         else { return nil }
+        let routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)
         let response: HTTPResponse
         do {
-            guard let answer = try inline(request, RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)) else {
+            guard try authorizeNow(route.access, request.head, routeContext), let answer = try inline(request, routeContext) else {
                 return nil
             }
             response = answer
@@ -96,6 +113,17 @@ public final class TabStoreAPI: HTTPResponder {
             response = problem(for: error, requestId: context.requestId)
         }
         return finish(request, context, pattern: route.pattern, response)
+    }
+
+    /// The route for a request head.
+    /// - Throws: `APIError` 404 (no route), 405 (with `Allow`), 400 (bad percent-encoding).
+    private func route(for head: HTTPRequestHead) throws -> (Router.Route, [String: String]) {
+        switch router.match(method: head.method, path: head.path) {
+        case .found(let route, let parameters): return (route, parameters)
+        case .methodNotAllowed(let allowed): throw APIError.methodNotAllowed(allowed + ["OPTIONS"])
+        case .notFound: throw APIError.notFound("no-route", "no resource at this path")
+        case .badPath: throw APIError.badRequest("invalid-path", "the path has an invalid percent-encoding")
+        }
     }
 
     /// CORS, metrics and the access log: the same for every answer.
@@ -121,6 +149,10 @@ public final class TabStoreAPI: HTTPResponder {
         case let error as RuleRefusal: return APIError.refused(error).response()
         case StoreConflict.revisionMismatch(let current): return APIError.preconditionFailed(current: current).response()
         case StoreConflict.notFound: return APIError.notFound("app-not-found", "no such app").response()
+        case let error as JSONParser.Failure:
+            // A stored document that does not parse: our bug or the disk's, logged without its content.
+            logger.error("stored_document_unreadable", [("requestId", .string(requestId)), ("offset", .integer(error.offset))])
+            return APIError.internalError(requestId: requestId).response()
         case StoreConflict.alreadyExists: return APIError(status: 409, slug: "already-exists", title: "Conflict", detail: "it already exists").response()
         default:
             // Our bug or the disk's: the client gets a request id, the log gets the details (never bodies).
@@ -150,7 +182,7 @@ public final class TabStoreAPI: HTTPResponder {
         switch router.match(method: "OPTIONS", path: request.head.path) {
         case .methodNotAllowed(let methods): allowed = methods + ["OPTIONS"]
         case .found: allowed = ["OPTIONS"]
-        case .notFound: throw APIError.notFound("no-route", "no resource at \(request.head.path)")
+        case .notFound: throw APIError.notFound("no-route", "no resource at this path")
         case .badPath: throw APIError.badRequest("invalid-path", "the path has an invalid percent-encoding")
         }
         var response = HTTPResponse(status: 204)
@@ -196,8 +228,8 @@ public final class TabStoreAPI: HTTPResponder {
 
     /// The app named in the path, or 404.
     func requireApp(_ context: RouteContext) async throws -> AppCache.Entry {
-        let appId = context.parameter("appId")
-        guard Identifiers.isValidAppId(appId), let entry = try await apps.entry(appId) else {
+        let appId = try Self.appId(context)
+        guard let entry = try await apps.entry(appId) else {
             throw APIError.notFound("app-not-found", "no app \"\(appId)\"")
         }
         return entry
@@ -209,5 +241,39 @@ public final class TabStoreAPI: HTTPResponder {
             throw APIError.notFound("no-schema", "app \"\(entry.app.id)\" has no schema yet; register one with PUT /v1/apps/\(entry.app.id)/schema")
         }
         return schema
+    }
+
+    /// The path's `{appId}`; an id that cannot exist is an unknown app (404), and never reaches storage.
+    static func appId(_ context: RouteContext) throws -> Identifier {
+        let appId = Identifier(context.parameter("appId"))
+        guard appId.isValidAppId else { throw APIError.notFound("app-not-found", "no such app; an app id is 1-128 bytes of A-Z a-z 0-9 . _ -") }
+        return appId
+    }
+
+    /// The path's `{userId}`: 1-256 UTF-8 bytes without control characters, or 400.
+    static func userId(_ context: RouteContext) throws -> Identifier {
+        let userId = Identifier(context.parameter("userId"))
+        guard userId.isValidId else {
+            throw APIError.badRequest("invalid-user-id", "a user id is 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
+        }
+        return userId
+    }
+
+    /// Checks every id the route's path holds, before any handler or storage sees it.
+    /// - Throws: `APIError` 404 for an impossible app id or schema version, 400 for an invalid user id.
+    static func checkPathIds(_ context: RouteContext) throws {
+        if context.parameters["appId"] != nil { _ = try appId(context) }
+        if context.parameters["userId"] != nil { _ = try userId(context) }
+        if let version = context.parameters["version"], schemaVersionNumber(version) == nil {
+            throw APIError.notFound("schema-version-not-found", "a schema version is a positive integer")
+        }
+    }
+
+    /// A schema version from the path: a positive decimal integer of at most 9 digits (never traps).
+    static func schemaVersionNumber(_ text: String) -> Int? {
+        guard (1...9).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(text), number > 0 else {
+            return nil
+        }
+        return number
     }
 }

@@ -1,11 +1,17 @@
 /// HS256 JSON Web Tokens (RFC 7519 / RFC 7515) for an app's users.
 public enum JWT {
     public struct Claims: Sendable, Equatable {
-        public let subject: String
-        public let audience: [String]
+        public let subject: Identifier
+        public let audience: [Identifier]
         public let expiresAt: Int
         public let notBefore: Int?
         public let issuedAt: Int?
+
+        /// The time before which the token is not valid: `nbf`, or with `orIssuedAt` the later of `nbf` and `iat`.
+        public func notBefore(orIssuedAt: Bool) -> Int? {
+            guard orIssuedAt, let issuedAt else { return notBefore }
+            return Swift.max(notBefore ?? issuedAt, issuedAt)
+        }
     }
 
     public enum Failure: Error, Sendable, Equatable {
@@ -18,6 +24,11 @@ public enum JWT {
 
     /// Clock skew tolerated on `exp`, `nbf` and `iat` (seconds).
     public static let leeway = 30
+    /// The latest time a claim may name: 9999-12-31T23:59:59Z. Bounding `exp`, `nbf` and `iat` when parsing
+    /// keeps every later sum (`exp + leeway`) far from `Int.max`: a claim can never make arithmetic trap.
+    public static let maxTimestamp = 253_402_300_799
+    /// Most audiences one token may list.
+    public static let maxAudiences = 16
     /// Longest token accepted, so a hostile header cannot make us parse megabytes.
     public static let maxLength = 8 * 1024
 
@@ -54,10 +65,18 @@ public enum JWT {
         let expected = Crypto.hmacSHA256(key: Array(secret.utf8), message: Array(parsed.signingInput))
         guard Crypto.constantTimeEqual(parsed.signature, expected) else { throw .badSignature }
         let claims = parsed.claims
-        guard now <= claims.expiresAt + leeway else { throw .expired }
-        if let notBefore = claims.notBefore, now + leeway < notBefore { throw .notYetValid }
-        if let issuedAt = claims.issuedAt, now + leeway < issuedAt { throw .notYetValid }
+        try checkTimes(expiresAt: claims.expiresAt, notBefore: claims.notBefore(orIssuedAt: true), now: now)
         return claims
+    }
+
+    /// Checks `exp` and not-before against `now` with the leeway, without overflow whatever the values.
+    /// - Throws: `.expired`, `.notYetValid`.
+    public static func checkTimes(expiresAt: Int, notBefore: Int?, now: Int) throws(Failure) {
+        // Claims are within 0...maxTimestamp; the leeway is applied to `now` with overflow reported, never trapping.
+        let (earliest, overflowDown) = now.subtractingReportingOverflow(leeway)
+        let (latest, overflowUp) = now.addingReportingOverflow(leeway)
+        guard overflowDown || earliest <= expiresAt else { throw .expired }
+        if let notBefore, !overflowUp, latest < notBefore { throw .notYetValid }
     }
 
     /// Parses and verifies in one call.
@@ -67,10 +86,10 @@ public enum JWT {
     }
 
     /// Mints a token (for `tab-server token` and tests).
-    public static func sign(subject: String, audience: String, expiresAt: Int, issuedAt: Int, secret: String) -> String {
+    public static func sign(subject: Identifier, audience: Identifier, expiresAt: Int, issuedAt: Int, secret: String) -> String {
         let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
         let payload = Base64URL.encode(JSONWriter.bytes(.object(JSONObject([
-            ("sub", .string(subject)), ("aud", .string(audience)), ("iat", .integer(issuedAt)), ("exp", .integer(expiresAt)),
+            ("sub", .string(subject.text)), ("aud", .string(audience.text)), ("iat", .integer(issuedAt)), ("exp", .integer(expiresAt)),
         ]))))
         let input = header + "." + payload
         return input + "." + Base64URL.encode(Crypto.hmacSHA256(key: Array(secret.utf8), message: Array(input.utf8)))
@@ -92,22 +111,30 @@ public enum JWT {
 
     private static func claims(_ part: ArraySlice<UInt8>) throws(Failure) -> Claims {
         let payload = try decodeJSON(part)
-        guard case .string(let subject)? = payload["sub"], !subject.isEmpty else { throw .malformed("missing sub") }
-        let audience: [String]
+        guard case .string(let text)? = payload["sub"] else { throw .malformed("missing sub") }
+        let subject = Identifier(text)
+        // A user id as the API defines it (1-256 UTF-8 bytes, no control characters): nothing longer is cached or compared.
+        guard subject.isValidId else { throw .malformed("sub must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters") }
+        let audience: [Identifier]
         switch payload["aud"] {
-        case .string(let single)?: audience = [single]
+        case .string(let single)?: audience = [Identifier(single)]
         case .array(let many)?:
-            audience = many.compactMap { if case .string(let text) = $0 { text } else { nil } }
+            guard (1...maxAudiences).contains(many.count) else { throw .malformed("aud must list 1-\(maxAudiences) apps") }
+            audience = many.compactMap { if case .string(let text) = $0 { Identifier(text) } else { nil } }
             guard audience.count == many.count else { throw .malformed("aud must be strings") }
         default: throw .malformed("missing aud")
         }
+        /// NumericDate (RFC 7519 §2): seconds since 1970, here bounded to 0...maxTimestamp (year 9999).
         func number(_ key: String) throws(Failure) -> Int? {
+            let seconds: Int
             switch payload[key] {
             case nil, .null?: return nil
-            case .integer(let value)?: return value
-            case .number(let value)? where value.isFinite && abs(value) < 1e15: return Int(value)
-            default: throw .malformed("\(key) must be a number")
+            case .integer(let value)?: seconds = value
+            case .number(let value)? where value.isFinite && value >= 0 && value <= Double(maxTimestamp): seconds = Int(value)
+            default: throw .malformed("\(key) must be a number of seconds from 0 to \(maxTimestamp)")
             }
+            guard (0...maxTimestamp).contains(seconds) else { throw .malformed("\(key) must be a number of seconds from 0 to \(maxTimestamp)") }
+            return seconds
         }
         guard let expiresAt = try number("exp") else { throw .malformed("missing exp") }
         return Claims(subject: subject, audience: audience, expiresAt: expiresAt, notBefore: try number("nbf"), issuedAt: try number("iat"))

@@ -4,24 +4,25 @@
 /// and the entry no longer counts. Expiry and not-before are still checked on every use.
 final class TokenCache: Sendable {
     struct Entry: Sendable {
-        let appId: String
-        let userId: String
+        let appId: Identifier
+        let userId: Identifier
         let secret: String
         let expiresAt: Int
         let notBefore: Int?
     }
 
     static let maxEntries = 100_000
-    /// Token → verification; every thread reads and writes it under this lock.
-    private let entries = Locked<[String: Entry]>([:])
+    /// Token (keyed by its exact bytes: two canonically equivalent spellings are two tokens) → verification;
+    /// every thread reads and writes it under this lock.
+    private let entries = Locked<[Identifier: Entry]>([:])
 
-    func lookup(_ token: String) -> Entry? { entries.withLock { $0[token] } }
+    func lookup(_ token: String) -> Entry? { entries.withLock { $0[Identifier(token)] } }
 
     func store(_ token: String, _ entry: Entry) {
         entries.withLock { entries in
             // Bounded memory: start over rather than track recency (a miss only costs one verification).
             if entries.count >= Self.maxEntries { entries.removeAll(keepingCapacity: true) }
-            entries[token] = entry
+            entries[Identifier(token)] = entry
         }
     }
 }

@@ -1,25 +1,25 @@
 extension Customization {
     /// The customization as API.md shows it; maps are written with sorted keys so equal values encode equally.
-    public func json(appId: String, userId: String) -> JSONValue {
+    public func json(appId: Identifier, userId: Identifier) -> JSONValue {
         var object = JSONObject()
-        object["appId"] = .string(appId)
-        object["userId"] = .string(userId)
+        object["appId"] = .string(appId.text)
+        object["userId"] = .string(userId.text)
         object["revision"] = .integer(revision)
         object["schemaVersion"] = .integer(schemaVersion)
         object["updatedAt"] = updatedAt.map { .string($0) } ?? .null
         object["tabs"] = .object(JSONObject(tabs.keys.sorted().map { id in
             let entry = tabs[id]!
-            return (id, ["sidebarVisibility": .string(entry.sidebarVisibility.rawValue),
+            return (id.text, ["sidebarVisibility": .string(entry.sidebarVisibility.rawValue),
                          "tabBarVisibility": .string(entry.tabBarVisibility.rawValue)])
         }))
         object["sections"] = .object(JSONObject(sections.keys.sorted().map { id in
             let entry = sections[id]!
             var section = JSONObject()
-            section["tabOrder"] = entry.tabOrder.map { .array($0.map { .string($0) }) } ?? .null
+            section["tabOrder"] = entry.tabOrder.map { .array($0.map { .string($0.text) }) } ?? .null
             if let expanded = entry.expanded { section["expanded"] = .bool(expanded) }
-            return (id, .object(section))
+            return (id.text, .object(section))
         }))
-        object["tabBarOrder"] = tabBarOrder.map { .array($0.map { .string($0) }) } ?? .null
+        object["tabBarOrder"] = tabBarOrder.map { .array($0.map { .string($0.text) }) } ?? .null
         return .object(object)
     }
 
@@ -31,15 +31,25 @@ extension Customization {
         public var schemaVersion: Int?
     }
 
-    /// Decodes a document the store holds (written by `json(appId:userId:)`).
+    /// Which limits a decode applies. A request is held to the request limits; a stored document was accepted
+    /// once (possibly by an older version with other limits) and must stay readable, countable and deletable,
+    /// so it is decoded with no count or id limits: its size is already bounded by what is stored.
+    public enum DecodeRules: Sendable {
+        case request
+        case stored
+    }
+
+    /// Decodes a document the store holds (written by `json(appId:userId:)`), under storage rules.
     /// - Throws: `JSONParser.Failure` or `MalformedDocument` when the stored bytes are damaged.
     public static func decodeStored(_ bytes: [UInt8]) throws -> Customization {
-        try decode(try JSONParser.parse(bytes)).0
+        try decode(try JSONParser.parse(bytes), rules: .stored).0
     }
 
     /// Decodes a customization document (a PUT body, or a stored document).
-    /// - Throws: `MalformedDocument` for wrong shapes, unknown fields or unknown enum values.
-    public static func decode(_ json: JSONValue) throws(MalformedDocument) -> (Customization, Echo) {
+    /// - Throws: `MalformedDocument` for wrong shapes, unknown fields, unknown enum values, and (request rules)
+    ///   ids that are not 1-256 UTF-8 bytes without control characters or too many entries.
+    public static func decode(_ json: JSONValue, rules: DecodeRules = .request) throws(MalformedDocument) -> (Customization, Echo) {
+        let checked = rules == .request
         let root = try ObjectReader(json, at: "")
         try root.rejectUnknown(["appId", "userId", "revision", "schemaVersion", "updatedAt", "tabs", "sections", "tabBarOrder"])
         var value = Customization()
@@ -50,11 +60,11 @@ extension Customization {
         value.schemaVersion = echo.schemaVersion ?? 0
         value.updatedAt = try root.string("updatedAt")
         if let tabs = try root.nested("tabs") {
-            guard tabs.object.members.count <= maxTabEntries else {
-                throw MalformedDocument(pointer: "/tabs", code: "too-many-entries", detail: "at most \(maxTabEntries) tab entries")
-            }
-            for (id, member) in tabs.object.members {
-                let entry = try ObjectReader(member, at: tabs.path(id))
+            if checked { try checkCount(tabs.object.members.count, max: maxTabEntries, at: "/tabs") }
+            for (key, member) in tabs.object.members {
+                let id = Identifier(key)
+                if checked { try checkId(id, at: tabs.path(key)) }
+                let entry = try ObjectReader(member, at: tabs.path(key))
                 try entry.rejectUnknown(["sidebarVisibility", "tabBarVisibility"])
                 value.tabs[id] = TabEntry(
                     sidebarVisibility: try entry.strictEnum("sidebarVisibility", Visibility.self) ?? .automatic,
@@ -62,23 +72,29 @@ extension Customization {
             }
         }
         if let sections = try root.nested("sections") {
-            guard sections.object.members.count <= TabSchema.maxItems else {
-                throw MalformedDocument(pointer: "/sections", code: "too-many-entries", detail: "at most \(TabSchema.maxItems) section entries")
-            }
-            for (id, member) in sections.object.members {
-                let entry = try ObjectReader(member, at: sections.path(id))
+            if checked { try checkCount(sections.object.members.count, max: TabSchema.maxItems, at: "/sections") }
+            for (key, member) in sections.object.members {
+                let id = Identifier(key)
+                if checked { try checkId(id, at: sections.path(key)) }
+                let entry = try ObjectReader(member, at: sections.path(key))
                 try entry.rejectUnknown(["tabOrder", "expanded"])
-                let order = try entry.stringArray("tabOrder")
-                if let order, order.count > maxOrderLength {
-                    throw MalformedDocument(pointer: entry.path("tabOrder"), code: "too-many-entries", detail: "at most \(maxOrderLength) ids")
-                }
+                let order = try entry.identifierArray("tabOrder", checked: checked, max: maxOrderLength)
                 value.sections[id] = SectionEntry(tabOrder: order, expanded: try entry.bool("expanded"))
             }
         }
-        value.tabBarOrder = try root.stringArray("tabBarOrder")
-        if let order = value.tabBarOrder, order.count > maxOrderLength {
-            throw MalformedDocument(pointer: "/tabBarOrder", code: "too-many-entries", detail: "at most \(maxOrderLength) ids")
-        }
+        value.tabBarOrder = try root.identifierArray("tabBarOrder", checked: checked, max: maxOrderLength)
         return (value, echo)
+    }
+
+    static func checkCount(_ count: Int, max: Int, at pointer: String) throws(MalformedDocument) {
+        guard count <= max else { throw MalformedDocument(pointer: pointer, code: "too-many-entries", detail: "at most \(max) entries") }
+    }
+
+    /// A client's id: 1-256 UTF-8 bytes without control characters (API.md conventions).
+    static func checkId(_ id: Identifier, at pointer: String) throws(MalformedDocument) {
+        guard id.isValidId else {
+            throw MalformedDocument(pointer: pointer, code: "invalid-id",
+                                    detail: "an id is 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
+        }
     }
 }

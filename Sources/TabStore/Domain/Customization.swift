@@ -21,11 +21,11 @@ public struct Customization: Sendable, Equatable {
     /// Per-section choices.
     public struct SectionEntry: Sendable, Equatable {
         /// Absent: builder order. Present: the order of all of the section's tabs.
-        public var tabOrder: [String]?
+        public var tabOrder: [Identifier]?
         /// Sidebar collapse state; absent means expanded.
         public var expanded: Bool?
 
-        public init(tabOrder: [String]? = nil, expanded: Bool? = nil) {
+        public init(tabOrder: [Identifier]? = nil, expanded: Bool? = nil) {
             self.tabOrder = tabOrder
             self.expanded = expanded
         }
@@ -36,14 +36,14 @@ public struct Customization: Sendable, Equatable {
     public var revision: Int
     public var schemaVersion: Int
     public var updatedAt: String?
-    public var tabs: [String: TabEntry]
-    public var sections: [String: SectionEntry]
+    public var tabs: [Identifier: TabEntry]
+    public var sections: [Identifier: SectionEntry]
     /// The order of the customizable tab-bar items; nil until the user reorders the bar.
-    public var tabBarOrder: [String]?
+    public var tabBarOrder: [Identifier]?
 
     public init(
         revision: Int = 0, schemaVersion: Int = 0, updatedAt: String? = nil,
-        tabs: [String: TabEntry] = [:], sections: [String: SectionEntry] = [:], tabBarOrder: [String]? = nil
+        tabs: [Identifier: TabEntry] = [:], sections: [Identifier: SectionEntry] = [:], tabBarOrder: [Identifier]? = nil
     ) {
         self.revision = revision
         self.schemaVersion = schemaVersion
@@ -68,7 +68,7 @@ public struct Customization: Sendable, Equatable {
     }
 
     /// Every id the customization names.
-    public var referencedIds: Set<String> {
+    public var referencedIds: Set<Identifier> {
         var ids = Set(tabs.keys).union(sections.keys)
         for entry in sections.values { ids.formUnion(entry.tabOrder ?? []) }
         ids.formUnion(tabBarOrder ?? [])

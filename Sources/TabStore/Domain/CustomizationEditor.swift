@@ -33,7 +33,7 @@ public struct CustomizationEditor {
         var steps: [Step] = []
         for id in document.tabs.keys.sorted() {
             let entry = document.tabs[id]!
-            let base = JSONPointer.append("/tabs", id)
+            let base = JSONPointer.append("/tabs", id.text)
             if entry.sidebarVisibility != .automatic {
                 steps.append(Step(operation: .setVisibility(.sidebar, tab: id, entry.sidebarVisibility), pointer: base + "/sidebarVisibility", perField: false))
             }
@@ -43,7 +43,7 @@ public struct CustomizationEditor {
         }
         for id in document.sections.keys.sorted() {
             let entry = document.sections[id]!
-            let base = JSONPointer.append("/sections", id)
+            let base = JSONPointer.append("/sections", id.text)
             if let order = entry.tabOrder {
                 steps.append(Step(operation: .setTabOrder(section: id, tabOrder: order), pointer: base + "/tabOrder", perField: false))
             }
@@ -67,6 +67,9 @@ public struct CustomizationEditor {
             try editor.apply(step)
         }
         editor.normalize()
+        // Limits hold for what is stored, checked after normalizing (which may append to `tabBarOrder`) and
+        // after every move (which may grow a dynamic section's order): an accepted write stays readable.
+        try editor.checkLimits(at: steps.last?.pointer ?? "")
         let after = editor.visibleCounts()
         for placement in Placement.allCases where after[placement] == 0 && before[placement] > 0 {
             let pointer = steps.last?.pointer ?? ""
@@ -75,6 +78,23 @@ public struct CustomizationEditor {
         }
         editor.value.schemaVersion = index.version
         return editor.value
+    }
+
+    /// The document limits of `Customization`, on the whole result.
+    /// - Throws: `RuleRefusal` with code `too-many-entries`.
+    func checkLimits(at pointer: String) throws(RuleRefusal) {
+        if value.tabs.count > Customization.maxTabEntries {
+            throw refuse(pointer, "too-many-entries", "a customization holds at most \(Customization.maxTabEntries) tab entries")
+        }
+        if value.sections.count > TabSchema.maxItems {
+            throw refuse(pointer, "too-many-entries", "a customization holds at most \(TabSchema.maxItems) section entries")
+        }
+        if (value.tabBarOrder?.count ?? 0) > Customization.maxOrderLength {
+            throw refuse(pointer, "too-many-entries", "a tab bar order holds at most \(Customization.maxOrderLength) ids")
+        }
+        for (id, entry) in value.sections where (entry.tabOrder?.count ?? 0) > Customization.maxOrderLength {
+            throw refuse(pointer, "too-many-entries", "the tab order of section \"\(id)\" would hold more than \(Customization.maxOrderLength) ids")
+        }
     }
 
     // MARK: - Effective state
@@ -105,13 +125,13 @@ public struct CustomizationEditor {
     }
 
     /// The effective order of a section's tabs: the user's, or the builder's.
-    static func order(of section: SchemaSection, in customization: Customization) -> [String] {
+    static func order(of section: SchemaSection, in customization: Customization) -> [Identifier] {
         customization.sections[section.id]?.tabOrder ?? section.tabs.map(\.id)
     }
 
     /// Tabs of a section that may not move in the sidebar keep their builder index.
-    func fixedTabs(of section: SchemaSection) -> [String: Int] {
-        var fixed: [String: Int] = [:]
+    func fixedTabs(of section: SchemaSection) -> [Identifier: Int] {
+        var fixed: [Identifier: Int] = [:]
         for (position, tab) in section.tabs.enumerated() {
             let info = SchemaIndex.TabInfo(tab: tab, sectionId: section.id, isDynamic: false)
             if !index.behavior(of: info, in: .sidebar).canMove { fixed[tab.id] = position }
@@ -120,11 +140,12 @@ public struct CustomizationEditor {
     }
 
     /// Puts fixed tabs back at their builder index, the others in the given order around them.
-    static func placing(_ fixed: [String: Int], in order: [String]) -> [String] {
+    static func placing(_ fixed: [Identifier: Int], in order: [Identifier]) -> [Identifier] {
         guard !fixed.isEmpty else { return order }
         var movable = order.filter { fixed[$0] == nil }[...]
-        var slots = [String?](repeating: nil, count: order.count)
-        for (id, position) in fixed where position < slots.count && order.contains(id) { slots[position] = id }
+        var slots = [Identifier?](repeating: nil, count: order.count)
+        let present = Set(order)
+        for (id, position) in fixed where position < slots.count && present.contains(id) { slots[position] = id }
         for slot in slots.indices where slots[slot] == nil {
             slots[slot] = movable.popFirst()
         }
@@ -137,12 +158,12 @@ public struct CustomizationEditor {
         RuleRefusal([Violation(pointer: pointer, code: code, detail: detail)])
     }
 
-    private func resolveTab(_ id: String, at pointer: String) throws(RuleRefusal) -> SchemaIndex.TabInfo {
+    private func resolveTab(_ id: Identifier, at pointer: String) throws(RuleRefusal) -> SchemaIndex.TabInfo {
         guard let info = index.tab(id) else { throw refuse(pointer, "unknown-tab", "no tab \"\(id)\" in schema version \(index.version)") }
         return info
     }
 
-    private func resolveSection(_ id: String, at pointer: String) throws(RuleRefusal) -> SchemaSection {
+    private func resolveSection(_ id: Identifier, at pointer: String) throws(RuleRefusal) -> SchemaSection {
         guard let section = index.section(id) else { throw refuse(pointer, "unknown-section", "no section \"\(id)\" in schema version \(index.version)") }
         return section
     }
@@ -182,7 +203,7 @@ public struct CustomizationEditor {
         value.compact()
     }
 
-    private mutating func setVisibility(_ placement: Placement, _ id: String, _ visibility: Visibility, _ step: Step) throws(RuleRefusal) {
+    private mutating func setVisibility(_ placement: Placement, _ id: Identifier, _ visibility: Visibility, _ step: Step) throws(RuleRefusal) {
         let info = try resolveTab(id, at: step.at("tab"))
         let behavior = index.behavior(of: info, in: placement)
         let pointer = step.at("visibility")
@@ -209,11 +230,11 @@ public struct CustomizationEditor {
 
     /// A `tabOrder` is a permutation of exactly the section's tabs (plus, for a dynamic section,
     /// ids of its data tabs), and leaves tabs that cannot move at their builder index.
-    private func checkPermutation(_ order: [String], of section: SchemaSection, at pointer: String) throws(RuleRefusal) {
+    private func checkPermutation(_ order: [Identifier], of section: SchemaSection, at pointer: String) throws(RuleRefusal) {
         guard order.count <= Customization.maxOrderLength else {
             throw refuse(pointer, "too-many-entries", "a tab order holds at most \(Customization.maxOrderLength) ids")
         }
-        var seen = Set<String>()
+        var seen = Set<Identifier>()
         for (position, id) in order.enumerated() {
             let itemPointer = pointer + "/\(position)"
             guard seen.insert(id).inserted else { throw refuse(itemPointer, "invalid-tab-order", "tab \"\(id)\" appears twice") }
@@ -230,7 +251,7 @@ public struct CustomizationEditor {
         }
     }
 
-    private mutating func moveTab(_ sectionId: String, _ id: String, _ toIndex: Int, _ step: Step) throws(RuleRefusal) {
+    private mutating func moveTab(_ sectionId: Identifier, _ id: Identifier, _ toIndex: Int, _ step: Step) throws(RuleRefusal) {
         let section = try resolveSection(sectionId, at: step.at("section"))
         let info = try resolveTab(id, at: step.at("tab"))
         guard info.sectionId == sectionId else {
@@ -249,11 +270,11 @@ public struct CustomizationEditor {
         value.sections[sectionId, default: .init()].tabOrder = Self.placing(fixedTabs(of: section), in: order)
     }
 
-    private func checkTabBarOrder(_ order: [String], at pointer: String) throws(RuleRefusal) {
+    private func checkTabBarOrder(_ order: [Identifier], at pointer: String) throws(RuleRefusal) {
         guard order.count <= Customization.maxOrderLength else {
             throw refuse(pointer, "too-many-entries", "a tab bar order holds at most \(Customization.maxOrderLength) ids")
         }
-        var seen = Set<String>()
+        var seen = Set<Identifier>()
         for (position, id) in order.enumerated() {
             let itemPointer = pointer + "/\(position)"
             guard seen.insert(id).inserted else { throw refuse(itemPointer, "invalid-tab-order", "tab \"\(id)\" appears twice") }

@@ -1,8 +1,8 @@
 extension Layout {
-    public func json(appId: String, userId: String, customization: Customization) -> JSONValue {
+    public func json(appId: Identifier, userId: Identifier, customization: Customization) -> JSONValue {
         var object = JSONObject()
-        object["appId"] = .string(appId)
-        object["userId"] = .string(userId)
+        object["appId"] = .string(appId.text)
+        object["userId"] = .string(userId.text)
         object["sizeClass"] = .string(sizeClass.rawValue)
         object["revision"] = .integer(customization.revision)
         object["schemaVersion"] = .integer(customization.schemaVersion)
@@ -11,7 +11,7 @@ extension Layout {
             case .tab(let tab): return Self.tabJSON(tab)
             case .section(let section):
                 return .object(JSONObject([
-                    ("kind", "section"), ("id", .string(section.section.id)), ("title", .string(section.section.title)),
+                    ("kind", "section"), ("id", .string(section.section.id.text)), ("title", .string(section.section.title)),
                     ("expanded", .bool(section.expanded)), ("tabs", .array(section.tabs.map(Self.tabJSON))),
                 ]))
             }
@@ -19,13 +19,13 @@ extension Layout {
         object["tabBar"] = .array(tabBar.map(Self.tabJSON))
         object["pinned"] = .array(pinned.map(Self.tabJSON))
         object["more"] = .array(more.map(Self.tabJSON))
-        object["hidden"] = .array(hidden.map { .string($0) })
+        object["hidden"] = .array(hidden.map { .string($0.text) })
         return .object(object)
     }
 
     /// A tab as a layout shows it: what a client needs to draw it.
     static func tabJSON(_ tab: SchemaTab) -> JSONValue {
-        var object = JSONObject([("kind", "tab"), ("id", .string(tab.id)), ("title", .string(tab.title))])
+        var object = JSONObject([("kind", "tab"), ("id", .string(tab.id.text)), ("title", .string(tab.title))])
         if let systemImage = tab.systemImage { object["systemImage"] = .string(systemImage) }
         if let image = tab.image { object["image"] = .string(image) }
         if let role = tab.role { object["role"] = .string(role.rawValue) }

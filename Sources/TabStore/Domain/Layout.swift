@@ -17,7 +17,7 @@ public struct Layout: Sendable, Equatable {
     public var tabBar: [SchemaTab] = []
     public var pinned: [SchemaTab] = []
     public var more: [SchemaTab] = []
-    public var hidden: [String] = []
+    public var hidden: [Identifier] = []
 
     /// Compact bars with this many items or more show the first four and a More list.
     public static let moreThreshold = 6
@@ -92,9 +92,9 @@ public struct Layout: Sendable, Equatable {
 
     /// Orders bar items by the user's `tabBarOrder`: items that cannot move keep their default index,
     /// listed items follow the user's order, unlisted ones go to the end.
-    static func order(_ items: [SchemaIndex.TabInfo], by userOrder: [String]?, index: SchemaIndex) -> [SchemaTab] {
+    static func order(_ items: [SchemaIndex.TabInfo], by userOrder: [Identifier]?, index: SchemaIndex) -> [SchemaTab] {
         guard let userOrder else { return items.map(\.tab) }
-        var fixed: [String: Int] = [:]
+        var fixed: [Identifier: Int] = [:]
         for (position, info) in items.enumerated() where !index.behavior(of: info, in: .tabBar).canMove {
             fixed[info.tab.id] = position
         }

@@ -83,6 +83,30 @@ struct ObjectReader {
         return strings
     }
 
+    /// An array of ids; with `checked` (request rules) at most `max` of them, each a valid client id.
+    func identifierArray(_ key: String, checked: Bool, max: Int) throws(MalformedDocument) -> [Identifier]? {
+        guard let items = try array(key) else { return nil }
+        if checked { try Customization.checkCount(items.count, max: max, at: path(key)) }
+        var ids: [Identifier] = []
+        ids.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            guard case .string(let text) = item else {
+                throw MalformedDocument(pointer: JSONPointer.append(path(key), index), detail: "expected a string, found \(item.typeName)")
+            }
+            let id = Identifier(text)
+            if checked { try Customization.checkId(id, at: JSONPointer.append(path(key), index)) }
+            ids.append(id)
+        }
+        return ids
+    }
+
+    /// A required id member, checked against the client id rules.
+    func requiredIdentifier(_ key: String) throws(MalformedDocument) -> Identifier {
+        let id = Identifier(try requiredString(key))
+        try Customization.checkId(id, at: path(key))
+        return id
+    }
+
     func nested(_ key: String) throws(MalformedDocument) -> ObjectReader? {
         guard let value = value(key) else { return nil }
         return try ObjectReader(value, at: path(key))

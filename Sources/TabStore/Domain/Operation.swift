@@ -4,13 +4,13 @@ public enum Operation: Sendable, Equatable {
         case sidebar, tabBar, all
     }
 
-    case setVisibility(Placement, tab: String, Visibility)
-    case setTabOrder(section: String, tabOrder: [String])
-    case moveTab(section: String, tab: String, toIndex: Int)
-    case setTabBarOrder([String])
-    case setSectionExpanded(section: String, expanded: Bool)
+    case setVisibility(Placement, tab: Identifier, Visibility)
+    case setTabOrder(section: Identifier, tabOrder: [Identifier])
+    case moveTab(section: Identifier, tab: Identifier, toIndex: Int)
+    case setTabBarOrder([Identifier])
+    case setSectionExpanded(section: Identifier, expanded: Bool)
     case resetVisibility(ResetScope)
-    case resetSectionOrder(section: String?)
+    case resetSectionOrder(section: Identifier?)
     case resetTabBarOrder
 
     public static let maxOperations = 1_000
@@ -42,22 +42,22 @@ public enum Operation: Sendable, Equatable {
             guard let visibility = try reader.strictEnum("visibility", Visibility.self) else {
                 throw MalformedDocument(pointer: reader.path("visibility"), code: "missing-field", detail: "\"visibility\" is required")
             }
-            return .setVisibility(op == "setSidebarVisibility" ? .sidebar : .tabBar, tab: try reader.requiredString("tab"), visibility)
+            return .setVisibility(op == "setSidebarVisibility" ? .sidebar : .tabBar, tab: try reader.requiredIdentifier("tab"), visibility)
         case "setTabOrder":
             try reader.rejectUnknown(["op", "section", "tabOrder"])
-            guard let order = try reader.stringArray("tabOrder") else {
+            guard let order = try reader.identifierArray("tabOrder", checked: true, max: Customization.maxOrderLength) else {
                 throw MalformedDocument(pointer: reader.path("tabOrder"), code: "missing-field", detail: "\"tabOrder\" is required")
             }
-            return .setTabOrder(section: try reader.requiredString("section"), tabOrder: order)
+            return .setTabOrder(section: try reader.requiredIdentifier("section"), tabOrder: order)
         case "moveTab":
             try reader.rejectUnknown(["op", "section", "tab", "toIndex"])
             guard let index = try reader.integer("toIndex") else {
                 throw MalformedDocument(pointer: reader.path("toIndex"), code: "missing-field", detail: "\"toIndex\" is required")
             }
-            return .moveTab(section: try reader.requiredString("section"), tab: try reader.requiredString("tab"), toIndex: index)
+            return .moveTab(section: try reader.requiredIdentifier("section"), tab: try reader.requiredIdentifier("tab"), toIndex: index)
         case "setTabBarOrder":
             try reader.rejectUnknown(["op", "tabBarOrder"])
-            guard let order = try reader.stringArray("tabBarOrder") else {
+            guard let order = try reader.identifierArray("tabBarOrder", checked: true, max: Customization.maxOrderLength) else {
                 throw MalformedDocument(pointer: reader.path("tabBarOrder"), code: "missing-field", detail: "\"tabBarOrder\" is required")
             }
             return .setTabBarOrder(order)
@@ -66,13 +66,15 @@ public enum Operation: Sendable, Equatable {
             guard let expanded = try reader.bool("expanded") else {
                 throw MalformedDocument(pointer: reader.path("expanded"), code: "missing-field", detail: "\"expanded\" is required")
             }
-            return .setSectionExpanded(section: try reader.requiredString("section"), expanded: expanded)
+            return .setSectionExpanded(section: try reader.requiredIdentifier("section"), expanded: expanded)
         case "resetVisibility":
             try reader.rejectUnknown(["op", "placement"])
             return .resetVisibility(try reader.strictEnum("placement", ResetScope.self) ?? .sidebar)
         case "resetSectionOrder":
             try reader.rejectUnknown(["op", "section"])
-            return .resetSectionOrder(section: try reader.string("section"))
+            let section = try reader.string("section").map { Identifier($0) }
+            if let section { try Customization.checkId(section, at: reader.path("section")) }
+            return .resetSectionOrder(section: section)
         case "resetTabBarOrder":
             try reader.rejectUnknown(["op"])
             return .resetTabBarOrder

@@ -36,8 +36,8 @@ public enum Reconciler {
 
     /// Keeps the ids still in the section, in the user's order; appends the section's new tabs;
     /// puts tabs that cannot move back at their builder index.
-    static func reconcileOrder(_ order: [String], of section: SchemaSection, index: SchemaIndex) -> [String] {
-        var seen = Set<String>()
+    static func reconcileOrder(_ order: [Identifier], of section: SchemaSection, index: SchemaIndex) -> [Identifier] {
+        var seen = Set<Identifier>()
         var kept = order.filter { id in
             guard seen.insert(id).inserted, let info = index.tab(id) else { return false }
             return info.sectionId == section.id
@@ -52,7 +52,7 @@ public enum Reconciler {
         public var customizationsChecked = 0
         public var customizationsAffected = 0
         /// Ids that stored customizations name and the new version no longer has.
-        public var droppedIds: Set<String> = []
+        public var droppedIds: Set<Identifier> = []
 
         public init() {}
 

@@ -4,25 +4,25 @@ public struct SchemaIndex: Sendable {
     public struct TabInfo: Sendable, Equatable {
         public let tab: SchemaTab
         /// The section holding the tab, nil for a top-level tab.
-        public let sectionId: String?
+        public let sectionId: Identifier?
         /// Whether the tab comes from data (a dynamic section's `idPrefix`).
         public let isDynamic: Bool
     }
 
     public let schema: TabSchema
     public let version: Int
-    private let tabs: [String: TabInfo]
-    private let sections: [String: SchemaSection]
-    private let dynamicSections: [(prefix: String, section: SchemaSection)]
+    private let tabs: [Identifier: TabInfo]
+    private let sections: [Identifier: SchemaSection]
+    private let dynamicSections: [(prefix: Identifier, section: SchemaSection)]
     /// Every static tab in builder order (top-level and in sections).
     public let allTabs: [TabInfo]
 
     public init(schema: TabSchema, version: Int) {
         self.schema = schema
         self.version = version
-        var tabs: [String: TabInfo] = [:]
-        var sections: [String: SchemaSection] = [:]
-        var dynamic: [(String, SchemaSection)] = []
+        var tabs: [Identifier: TabInfo] = [:]
+        var sections: [Identifier: SchemaSection] = [:]
+        var dynamic: [(Identifier, SchemaSection)] = []
         var all: [TabInfo] = []
         for item in schema.items {
             switch item {
@@ -46,22 +46,22 @@ public struct SchemaIndex: Sendable {
         self.allTabs = all
     }
 
-    public func section(_ id: String) -> SchemaSection? { sections[id] }
+    public func section(_ id: Identifier) -> SchemaSection? { sections[id] }
 
     /// A static tab, or a tab of a dynamic section whose id matches its prefix.
-    public func tab(_ id: String) -> TabInfo? {
+    public func tab(_ id: Identifier) -> TabInfo? {
         if let info = tabs[id] { return info }
-        for (prefix, section) in dynamicSections where id.hasPrefix(prefix) && id.count > prefix.count && Identifiers.isValidUserId(id) {
+        for (prefix, section) in dynamicSections where id.byteCount > prefix.byteCount && id.hasBytePrefix(prefix) && id.isValidId {
             // A dynamic tab has no declaration of its own: it takes its section's behavior (the modifier
             // the app puts on every tab of its ForEach) and defaults; its title comes from the app's data.
-            let tab = SchemaTab(id: id, title: String(id.dropFirst(prefix.count)), customizationBehavior: section.customizationBehavior)
+            let tab = SchemaTab(id: id, title: id.droppingBytes(prefix.byteCount), customizationBehavior: section.customizationBehavior)
             return TabInfo(tab: tab, sectionId: section.id, isDynamic: true)
         }
         return nil
     }
 
     /// Whether `id` names a static tab or section of this schema.
-    public func containsStatic(_ id: String) -> Bool { tabs[id] != nil || sections[id] != nil }
+    public func containsStatic(_ id: Identifier) -> Bool { tabs[id] != nil || sections[id] != nil }
 
     /// The behavior that governs a tab in a placement. A section's behavior governs its children
     /// (seed 000): `disabled` on the section fixes them (no hiding, no moving); `reorderable` lets them
@@ -84,5 +84,5 @@ public struct SchemaIndex: Sendable {
     }
 
     /// The builder order of a section's static tabs.
-    public func builderOrder(of section: SchemaSection) -> [String] { section.tabs.map(\.id) }
+    public func builderOrder(of section: SchemaSection) -> [Identifier] { section.tabs.map(\.id) }
 }

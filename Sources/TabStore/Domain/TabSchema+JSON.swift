@@ -78,7 +78,7 @@ extension TabSchema {
         // A search tab's label is the system's ("Search"); its title may be omitted (seed 002).
         let title = try reader.string("title") ?? (role == .search ? "Search" : "")
         return SchemaTab(
-            id: try reader.string("id") ?? "",
+            id: Identifier(try reader.string("id") ?? ""),
             title: title,
             systemImage: try reader.string("systemImage") ?? (role == .search && reader.value("image") == nil ? "magnifyingglass" : nil),
             image: try reader.string("image"),
@@ -91,10 +91,10 @@ extension TabSchema {
 
     private static func decodeSection(_ reader: ObjectReader, problems: inout [Violation]) throws(MalformedDocument) -> SchemaSection {
         try reader.rejectUnknown(["kind", "id", "title", "customizationBehavior", "defaultVisibility", "hiddenIn", "dynamicTabs", "tabs"])
-        var prefix: String?
+        var prefix: Identifier?
         if let dynamic = try reader.nested("dynamicTabs") {
             try dynamic.rejectUnknown(["idPrefix"])
-            prefix = try dynamic.requiredString("idPrefix")
+            prefix = Identifier(try dynamic.requiredString("idPrefix"))
         }
         var tabs: [SchemaTab] = []
         for (index, item) in (try reader.array("tabs") ?? []).enumerated() {
@@ -105,7 +105,7 @@ extension TabSchema {
             }
         }
         return SchemaSection(
-            id: try reader.string("id") ?? "",
+            id: Identifier(try reader.string("id") ?? ""),
             title: try reader.string("title") ?? "",
             customizationBehavior: try decodeBehavior(reader, problems: &problems),
             defaultVisibility: try decodeVisibility(reader, problems: &problems),
@@ -132,7 +132,7 @@ extension PerPlacement where Value: RawRepresentable, Value.RawValue == String {
 extension SchemaTab {
     /// The full schema form of the tab.
     public func json() -> JSONValue {
-        var object = JSONObject([("kind", "tab"), ("id", .string(id)), ("title", .string(title))])
+        var object = JSONObject([("kind", "tab"), ("id", .string(id.text)), ("title", .string(title))])
         if let systemImage { object["systemImage"] = .string(systemImage) }
         if let image { object["image"] = .string(image) }
         if let role { object["role"] = .string(role.rawValue) }
@@ -146,11 +146,11 @@ extension SchemaTab {
 
 extension SchemaSection {
     public func json() -> JSONValue {
-        var object = JSONObject([("kind", "section"), ("id", .string(id)), ("title", .string(title))])
+        var object = JSONObject([("kind", "section"), ("id", .string(id.text)), ("title", .string(title))])
         object["customizationBehavior"] = customizationBehavior.json()
         object["defaultVisibility"] = defaultVisibility.json()
         if !hiddenIn.isEmpty { object["hiddenIn"] = .array(hiddenIn.map { .string($0.rawValue) }) }
-        if let dynamicIdPrefix { object["dynamicTabs"] = ["idPrefix": .string(dynamicIdPrefix)] }
+        if let dynamicIdPrefix { object["dynamicTabs"] = ["idPrefix": .string(dynamicIdPrefix.text)] }
         object["tabs"] = .array(tabs.map { $0.json() })
         return .object(object)
     }

@@ -2,21 +2,21 @@ extension TabSchema {
     /// Every rule of DOMAIN.md section 1, all problems at once, each with a pointer and a stable code.
     public func validate() -> [Violation] {
         var problems: [Violation] = []
-        var seen: [String: String] = [:]  // id -> pointer of its first use
+        var seen: [Identifier: String] = [:]  // id -> pointer of its first use
         var searchTabs: [String] = []
         var itemCount = 0
-        var prefixes: [(prefix: String, pointer: String)] = []
+        var prefixes: [(prefix: Identifier, pointer: String)] = []
 
-        func checkId(_ id: String, at pointer: String) {
+        func checkId(_ id: Identifier, at pointer: String) {
             let idPointer = pointer + "/id"
-            if id.isEmpty {
+            if id.text.isEmpty {
                 problems.append(Violation(pointer: idPointer, code: "empty-id", detail: "an id must not be empty"))
                 return
             }
-            if id.count > Self.maxIdLength {
-                problems.append(Violation(pointer: idPointer, code: "id-too-long", detail: "an id has at most \(Self.maxIdLength) characters"))
+            if id.byteCount > Identifier.maxBytes {
+                problems.append(Violation(pointer: idPointer, code: "id-too-long", detail: "an id has at most \(Identifier.maxBytes) UTF-8 bytes"))
             }
-            if !Identifiers.isPrintable(id) {
+            if !Identifier.isPrintable(id.text) {
                 problems.append(Violation(pointer: idPointer, code: "invalid-id", detail: "an id must not contain control characters"))
             }
             if let first = seen[id] {
@@ -29,8 +29,8 @@ extension TabSchema {
         func checkTitle(_ title: String, at pointer: String) {
             if title.allSatisfy(\.isWhitespace) {
                 problems.append(Violation(pointer: pointer + "/title", code: "empty-title", detail: "a title must not be empty"))
-            } else if title.count > Self.maxTitleLength {
-                problems.append(Violation(pointer: pointer + "/title", code: "title-too-long", detail: "a title has at most \(Self.maxTitleLength) characters"))
+            } else if title.utf8.count > Self.maxTitleBytes {
+                problems.append(Violation(pointer: pointer + "/title", code: "title-too-long", detail: "a title has at most \(Self.maxTitleBytes) UTF-8 bytes"))
             }
         }
 
@@ -38,6 +38,9 @@ extension TabSchema {
             itemCount += 1
             checkId(tab.id, at: pointer)
             checkTitle(tab.title, at: pointer)
+            for (field, name) in [("systemImage", tab.systemImage), ("image", tab.image)] where (name?.utf8.count ?? 0) > Self.maxTitleBytes {
+                problems.append(Violation(pointer: pointer + "/" + field, code: "image-too-long", detail: "an image name has at most \(Self.maxTitleBytes) UTF-8 bytes"))
+            }
             if tab.systemImage != nil, tab.image != nil {
                 problems.append(Violation(pointer: pointer + "/image", code: "conflicting-image", detail: "give either systemImage or image, not both"))
             }
@@ -71,8 +74,8 @@ extension TabSchema {
                     }
                 }
                 if let prefix = section.dynamicIdPrefix {
-                    if prefix.isEmpty || !Identifiers.isPrintable(prefix) || prefix.count > Self.maxIdLength {
-                        problems.append(Violation(pointer: pointer + "/dynamicTabs/idPrefix", code: "invalid-id", detail: "idPrefix must be 1-\(Self.maxIdLength) printable characters"))
+                    if !prefix.isValidId {
+                        problems.append(Violation(pointer: pointer + "/dynamicTabs/idPrefix", code: "invalid-id", detail: "idPrefix must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters"))
                     } else {
                         prefixes.append((prefix, pointer + "/dynamicTabs/idPrefix"))
                     }
@@ -90,34 +93,13 @@ extension TabSchema {
         // A dynamic prefix must not claim another item's id, and prefixes must not overlap,
         // or one id would belong to two places.
         for (offset, entry) in prefixes.enumerated() {
-            for (id, pointer) in seen where id.hasPrefix(entry.prefix) {
+            for (id, pointer) in seen where id.hasBytePrefix(entry.prefix) {
                 problems.append(Violation(pointer: entry.pointer, code: "dynamic-prefix-conflict", detail: "idPrefix \"\(entry.prefix)\" also matches the id at \(pointer)"))
             }
-            for other in prefixes[(offset + 1)...] where other.prefix.hasPrefix(entry.prefix) || entry.prefix.hasPrefix(other.prefix) {
+            for other in prefixes[(offset + 1)...] where other.prefix.hasBytePrefix(entry.prefix) || entry.prefix.hasBytePrefix(other.prefix) {
                 problems.append(Violation(pointer: other.pointer, code: "dynamic-prefix-conflict", detail: "idPrefix \"\(other.prefix)\" overlaps \"\(entry.prefix)\""))
             }
         }
         return problems
-    }
-}
-
-/// Rules for identifiers that come from clients (API.md conventions).
-public enum Identifiers {
-    /// `appId`: 1-128 characters of `[A-Za-z0-9._-]`.
-    public static func isValidAppId(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 128 && id.utf8.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-        }
-    }
-
-    /// `userId` and tab/section ids: 1-256 printable characters.
-    public static func isValidUserId(_ id: String) -> Bool { !id.isEmpty && id.count <= 256 && isPrintable(id) }
-
-    /// No control characters (C0, DEL, C1).
-    public static func isPrintable(_ text: String) -> Bool {
-        text.unicodeScalars.allSatisfy { scalar in
-            !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value))
-        }
     }
 }

@@ -60,7 +60,7 @@ public struct PerPlacement<Value: Sendable & Equatable>: Sendable, Equatable {
 
 /// One `Tab` of the app's `TabView` builder.
 public struct SchemaTab: Sendable, Equatable {
-    public var id: String
+    public var id: Identifier
     public var title: String
     public var systemImage: String?
     public var image: String?
@@ -71,7 +71,7 @@ public struct SchemaTab: Sendable, Equatable {
     public var hiddenIn: [SizeClass]
 
     public init(
-        id: String, title: String, systemImage: String? = nil, image: String? = nil, role: TabRole? = nil,
+        id: Identifier, title: String, systemImage: String? = nil, image: String? = nil, role: TabRole? = nil,
         placement: TabPlacement = .automatic,
         customizationBehavior: PerPlacement<CustomizationBehavior> = .init(sidebar: .automatic, tabBar: .automatic),
         defaultVisibility: PerPlacement<Visibility> = .init(sidebar: .automatic, tabBar: .automatic),
@@ -94,20 +94,20 @@ public struct SchemaTab: Sendable, Equatable {
 
 /// One `TabSection`: tabs only, never nested sections.
 public struct SchemaSection: Sendable, Equatable {
-    public var id: String
+    public var id: Identifier
     public var title: String
     public var customizationBehavior: PerPlacement<CustomizationBehavior>
     public var defaultVisibility: PerPlacement<Visibility>
     public var hiddenIn: [SizeClass]
     /// Tabs that come from data (`ForEach`): their ids start with this prefix.
-    public var dynamicIdPrefix: String?
+    public var dynamicIdPrefix: Identifier?
     public var tabs: [SchemaTab]
 
     public init(
-        id: String, title: String,
+        id: Identifier, title: String,
         customizationBehavior: PerPlacement<CustomizationBehavior> = .init(sidebar: .automatic, tabBar: .automatic),
         defaultVisibility: PerPlacement<Visibility> = .init(sidebar: .automatic, tabBar: .automatic),
-        hiddenIn: [SizeClass] = [], dynamicIdPrefix: String? = nil, tabs: [SchemaTab]
+        hiddenIn: [SizeClass] = [], dynamicIdPrefix: Identifier? = nil, tabs: [SchemaTab]
     ) {
         self.id = id
         self.title = title
@@ -124,7 +124,7 @@ public enum SchemaItem: Sendable, Equatable {
     case tab(SchemaTab)
     case section(SchemaSection)
 
-    public var id: String {
+    public var id: Identifier {
         switch self {
         case .tab(let tab): tab.id
         case .section(let section): section.id
@@ -139,6 +139,6 @@ public struct TabSchema: Sendable, Equatable {
     public init(items: [SchemaItem]) { self.items = items }
 
     public static let maxItems = 500
-    public static let maxIdLength = 256
-    public static let maxTitleLength = 256
+    /// Longest title (and image name), in UTF-8 bytes.
+    public static let maxTitleBytes = 1024
 }

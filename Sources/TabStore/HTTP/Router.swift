@@ -8,6 +8,21 @@ public struct RouteContext: Sendable {
     public func parameter(_ name: String) -> String { parameters[name] ?? "" }
 }
 
+/// Who may call a route. Every route declares one (the builder requires it), and the API enforces it from the
+/// request head, before the body is read and before the handler runs, so no handler can forget a check.
+public enum RouteAccess: Sendable, Equatable, CaseIterable {
+    /// No credentials needed (probes, the API description).
+    case anyone
+    /// `/metrics`: anyone, or only the operator when configured so.
+    case metrics
+    /// Only the operator's token.
+    case operatorOnly
+    /// The operator, or any user of the app the path names (`{appId}`).
+    case appUsers
+    /// The operator, or exactly the user the path names (`{appId}` and `{userId}`).
+    case pathUser
+}
+
 /// Method + path pattern → handler. Built once, then immutable.
 public struct Router: Sendable {
     public typealias Handler = @Sendable (HTTPRequest, RouteContext) async throws -> HTTPResponse
@@ -22,6 +37,7 @@ public struct Router: Sendable {
     public struct Route: Sendable {
         public let method: String
         public let pattern: String
+        public let access: RouteAccess
         let segments: [Segment]
         let handler: Handler
         let inline: InlineHandler?
@@ -43,12 +59,12 @@ public struct Router: Sendable {
 
         public init() {}
 
-        public mutating func add(_ method: String, _ pattern: String, inline: InlineHandler? = nil, _ handler: @escaping Handler) {
+        public mutating func add(_ method: String, _ pattern: String, access: RouteAccess, inline: InlineHandler? = nil, _ handler: @escaping Handler) {
             let segments: [Segment] = pattern.split(separator: "/").map { part in
                 part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
             }
             precondition(!routes.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
-            routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler, inline: inline))
+            routes.append(Route(method: method, pattern: pattern, access: access, segments: segments, handler: handler, inline: inline))
         }
 
         public func build() -> Router { Router(routes: routes) }

@@ -24,6 +24,18 @@ final class ReadPool: Sendable {
         return try body(connection)
     }
 
+    /// Runs `body` when a connection is idle right now; nil (without running it) when every one is busy,
+    /// so an event loop never waits behind a long read.
+    func readNow<T>(_ body: (SQLiteConnection) throws -> T) throws -> T? {
+        guard available.wait(timeout: .now()) == .success else { return nil }
+        let connection = idle.withLock { $0.removeLast() }
+        defer {
+            idle.withLock { $0.append(connection) }
+            available.signal()
+        }
+        return try body(connection)
+    }
+
     /// Closes every connection (waits for those checked out).
     func drain(count: Int) {
         for _ in 0..<count { available.wait() }

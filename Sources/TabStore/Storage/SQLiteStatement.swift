@@ -28,7 +28,16 @@ public final class SQLiteStatement {
             switch value {
             case .null: rc = sqlite3_bind_null(handle, index)
             case .integer(let number): rc = sqlite3_bind_int64(handle, index, Int64(number))
-            case .text(let text): rc = sqlite3_bind_text(handle, index, text, -1, tabstore_sqlite_transient())
+            case .text(let text):
+                // With its byte length: a C string would end at the first NUL ("com.myApp\0x" binding as "com.myApp").
+                var copy = text
+                rc = copy.withUTF8 { bytes in
+                    guard bytes.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
+                    guard let base = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, tabstore_sqlite_transient()) }
+                    return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        sqlite3_bind_text(handle, index, $0, Int32(bytes.count), tabstore_sqlite_transient())
+                    }
+                }
             case .blob(let bytes):
                 rc = bytes.withUnsafeBytes { buffer in
                     sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), tabstore_sqlite_transient())

@@ -88,11 +88,18 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     public func app(_ id: String) async throws -> AppRecord? {
-        try readers.read { db in
-            let statement = try db.statement("SELECT \(Self.appColumns) FROM apps WHERE id = ?").bind([.text(id)])
-            defer { statement.reset() }
-            return try statement.step() ? Self.appRow(statement) : nil
-        }
+        try readers.read { db in try Self.appRow(db, id) }
+    }
+
+    public func appNow(_ id: String) throws -> AppRecord? {
+        guard let found = try readers.readNow({ db in try Self.appRow(db, id) }) else { throw ReadersBusy() }
+        return found
+    }
+
+    private static func appRow(_ db: SQLiteConnection, _ id: String) throws -> AppRecord? {
+        let statement = try db.statement("SELECT \(Self.appColumns) FROM apps WHERE id = ?").bind([.text(id)])
+        defer { statement.reset() }
+        return try statement.step() ? Self.appRow(statement) : nil
     }
 
     public func listApps(after cursor: String?, limit: Int) async throws -> [AppRecord] {
@@ -158,15 +165,18 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         "SELECT revision, schema_version, document, updated_at FROM customizations WHERE app_id = ? AND user_id = ?"
 
     public func customization(appId: String, userId: String) async throws -> CustomizationRecord? {
-        try customizationNow(appId: appId, userId: userId)
+        try readers.read { db in try Self.customizationRow(db, appId: appId, userId: userId) }
     }
 
     public func customizationNow(appId: String, userId: String) throws -> CustomizationRecord? {
-        try readers.read { db in
-            let statement = try db.statement(Self.selectCustomization).bind([.text(appId), .text(userId)])
-            defer { statement.reset() }
-            return try statement.step() ? Self.customizationRow(statement, appId: appId, userId: userId) : nil
-        }
+        guard let found = try readers.readNow({ db in try Self.customizationRow(db, appId: appId, userId: userId) }) else { throw ReadersBusy() }
+        return found
+    }
+
+    private static func customizationRow(_ db: SQLiteConnection, appId: String, userId: String) throws -> CustomizationRecord? {
+        let statement = try db.statement(Self.selectCustomization).bind([.text(appId), .text(userId)])
+        defer { statement.reset() }
+        return try statement.step() ? Self.customizationRow(statement, appId: appId, userId: userId) : nil
     }
 
     public func updateCustomization(

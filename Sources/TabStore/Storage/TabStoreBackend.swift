@@ -79,5 +79,13 @@ public protocol TabStoreBackend: Sendable {
 /// A backend whose point reads never wait (the embedded SQLite store: WAL readers beside the writer),
 /// so the API may answer a GET on the event loop.
 public protocol SynchronousPointReads: Sendable {
+    /// The customization, or nil when there is none.
+    /// - Throws: `ReadersBusy` when every reader is busy (the caller goes the waiting way instead), `StorageError`.
     func customizationNow(appId: String, userId: String) throws -> CustomizationRecord?
+    /// The app record without its schema (authentication before a body is read).
+    /// - Throws: `ReadersBusy`, `StorageError`.
+    func appNow(_ id: String) throws -> AppRecord?
 }
+
+/// Every reader is busy: a point read would have to wait, which an event loop never does.
+public struct ReadersBusy: Error, Sendable {}

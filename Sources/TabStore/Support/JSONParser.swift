@@ -66,7 +66,7 @@ public struct JSONParser {
         guard depth <= maxDepth else { throw failure("nesting deeper than \(maxDepth) levels") }
         index += 1
         var object = JSONObject()
-        var seen = Set<String>()
+        var seen = Set<Identifier>()  // by bytes: "K" and "\u{212A}" are two member names
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -76,7 +76,7 @@ public struct JSONParser {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a member name") }
             let key = try parseString()
-            guard seen.insert(key).inserted else { throw failure("duplicate member name \"\(key)\"") }
+            guard seen.insert(Identifier(key)).inserted else { throw failure("duplicate member name \"\(key)\"") }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1

@@ -37,10 +37,11 @@ public struct JSONObject: Sendable, Equatable {
 
     public var keys: [String] { members.map(\.key) }
 
+    /// Members are found by the exact bytes of their names (see `Identifier`), never by canonical equivalence.
     public subscript(key: String) -> JSONValue? {
-        get { members.first(where: { $0.key == key })?.value }
+        get { members.first(where: { Identifier($0.key) == Identifier(key) })?.value }
         set {
-            if let index = members.firstIndex(where: { $0.key == key }) {
+            if let index = members.firstIndex(where: { Identifier($0.key) == Identifier(key) }) {
                 if let newValue { members[index].value = newValue } else { members.remove(at: index) }
             } else if let newValue {
                 members.append((key, newValue))
@@ -53,7 +54,7 @@ public struct JSONObject: Sendable, Equatable {
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.members.count == rhs.members.count
-            && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+            && zip(lhs.members, rhs.members).allSatisfy { Identifier($0.key) == Identifier($1.key) && $0.value == $1.value }
     }
 }
 
