@@ -64,6 +64,15 @@ public struct APIError: Error, Sendable {
                  detail: "something went wrong on our side; quote request id \(requestId) when reporting it")
     }
 
+    /// The database cannot take writes (full, read-only, I/O error, corrupt): the client may retry later.
+    /// The detail names the condition by SQLite's primary result code only (no paths, no SQL).
+    public static func storageUnavailable(_ error: StorageError) -> APIError {
+        var problem = APIError(status: 503, slug: "storage-unavailable", title: "Service unavailable",
+                               detail: "the database cannot take writes now (\(error.conditionName)); retry later")
+        problem.headers.add("Retry-After", String(SQLiteStore.retryAfterSeconds))
+        return problem
+    }
+
     /// The problem document.
     public func response() -> HTTPResponse {
         var object = JSONObject([

@@ -45,7 +45,17 @@ public final class Metrics: Sendable, ServerObserver {
 
     public init() {}
 
+    /// The methods that get a label of their own; any other becomes `other`.
+    static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    /// A request method as a label or log field: one of `knownMethods`, else `other`. A client picks the
+    /// method, so using it raw let 2,000 junk methods grow /metrics to 8 MB (unbounded label cardinality).
+    public static func methodLabel(_ method: String) -> String {
+        knownMethods.contains(method) ? method : "other"
+    }
+
     public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
+        let method = Self.methodLabel(method)
         state.withLock { state in
             state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
             state.latency[route, default: Histogram(Self.latencyBuckets)].observe(seconds)

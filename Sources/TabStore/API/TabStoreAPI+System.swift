@@ -10,6 +10,9 @@ extension TabStoreAPI {
         guard await store.ping() else {
             throw APIError(status: 503, slug: "database-unavailable", title: "Service unavailable", detail: "the database does not answer")
         }
+        if let failure = await store.writeFailure() {
+            throw APIError.storageUnavailable(failure)
+        }
         return json(200, ["status": "ready"])
     }
 

@@ -134,7 +134,7 @@ public final class TabStoreAPI: HTTPResponder {
         metrics.recordRequest(route: pattern, method: request.method, status: response.status, seconds: seconds)
         if configuration.accessLog {
             logger.info("request", [
-                ("method", .string(request.method)), ("route", .string(pattern)), ("status", .integer(response.status)),
+                ("method", .string(Metrics.methodLabel(request.method))), ("route", .string(pattern)), ("status", .integer(response.status)),
                 ("bytes", .integer(response.body.count)), ("durationMs", .number((seconds * 1e6).rounded() / 1e3)),
                 ("requestId", .string(context.requestId)),
             ])
@@ -154,6 +154,11 @@ public final class TabStoreAPI: HTTPResponder {
             logger.error("stored_document_unreadable", [("requestId", .string(requestId)), ("offset", .integer(error.offset))])
             return APIError.internalError(requestId: requestId).response()
         case StoreConflict.alreadyExists: return APIError(status: 409, slug: "already-exists", title: "Conflict", detail: "it already exists").response()
+        case let error as StorageError where error.isUnavailable:
+            // Not our bug: the disk is full or read-only. 503 + Retry-After; /readyz reports it until a write succeeds.
+            logger.error("storage_unavailable", [("requestId", .string(requestId)), ("code", .integer(Int(error.extendedCode))),
+                                                 ("error", .string(error.message))])
+            return APIError.storageUnavailable(error).response()
         default:
             // Our bug or the disk's: the client gets a request id, the log gets the details (never bodies).
             logger.error("handler_failed", [("requestId", .string(requestId)), ("error", .string(String(describing: error)))])

@@ -16,9 +16,23 @@ public final class HTTPServer: Sendable {
         configuration: ServerConfiguration, responder: any HTTPResponder, state: ServerState = ServerState(),
         observer: (any ServerObserver)? = nil, logger: Logger = .silent
     ) throws -> HTTPServer {
+        let listener = try listen(configuration)
+        return try start(configuration: configuration, listener: listener, responder: responder, state: state, observer: observer, logger: logger)
+    }
+
+    /// Binds and listens only, so a caller can check the address before creating anything else.
+    /// - Throws: `SystemError` when the address is invalid or cannot be bound.
+    static func listen(_ configuration: ServerConfiguration) throws(SystemError) -> ListeningSocket {
+        try ListeningSocket(host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
+    }
+
+    /// Starts serving on a socket from `listen`; closes it when the event loops cannot start.
+    static func start(
+        configuration: ServerConfiguration, listener: ListeningSocket, responder: any HTTPResponder, state: ServerState,
+        observer: (any ServerObserver)?, logger: Logger
+    ) throws -> HTTPServer {
         Syscall.ignoreSIGPIPE()
         let context = ServerContext(configuration: configuration, responder: responder, state: state, observer: observer, logger: logger)
-        let listener = try ListeningSocket(host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
         var loops: [EventLoop] = []
         do {
             for _ in 0..<max(1, configuration.eventLoops) { loops.append(try EventLoop(context: context, listener: listener)) }

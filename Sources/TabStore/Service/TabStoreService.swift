@@ -7,20 +7,19 @@ public final class TabStoreService: Sendable {
     public let api: TabStoreAPI
     public let server: HTTPServer
     public let adminToken: String
+    /// Held while serving: a second server on the same database refuses to start.
+    let lock: DatabaseLock
 
-    /// Opens the database, resolves the admin token and starts listening.
+    /// Checks the options, listens, then opens the database, resolves the admin token and serves.
+    ///
+    /// The order is deliberate: everything that can fail without side effects (option checks, binding
+    /// the port) runs before anything is created on disk, so a bad `--host`, a busy port or a short
+    /// token leaves no data folder, database or token file behind. Then the data folder, the
+    /// one-server-per-database lock, the database (with a real write: a read-only one is refused here),
+    /// and only then the event loops start accepting.
     /// - Throws: `ServiceOptions.Invalid`, `StorageError`, `SystemError` with messages meant for the operator.
     public static func start(options: ServiceOptions, logger: Logger) throws -> TabStoreService {
-        let store = try openStore(options, onBatch: nil)
-        let adminToken = try resolveAdminToken(options, logger: logger)
-        let metrics = Metrics()
-        let state = ServerState()
-        var apiConfiguration = APIConfiguration(adminToken: adminToken)
-        apiConfiguration.allowedOrigins = options.corsOrigins
-        apiConfiguration.metricsRequireAuth = options.metricsRequireAuth
-        apiConfiguration.accessLog = options.accessLog
-        let api = TabStoreAPI(store: store, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
-        store.onBatch = { size, seconds in metrics.recordBatch(size: size, seconds: seconds) }
+        let configuredToken = try configuredAdminToken(options)
         var server = ServerConfiguration()
         server.host = options.host
         server.port = options.port
@@ -31,21 +30,59 @@ public final class TabStoreService: Sendable {
         server.headerTimeout = options.headerTimeout
         server.bodyTimeout = options.bodyTimeout
         server.idleTimeout = options.idleTimeout
-        let http: HTTPServer
+        let listener: ListeningSocket
         do {
-            http = try HTTPServer.start(configuration: server, responder: api, state: state, observer: metrics, logger: logger)
+            listener = try HTTPServer.listen(server)
         } catch {
             throw ServiceOptions.Invalid(description: "cannot listen on \(options.host):\(options.port): \(error)")
         }
-        return TabStoreService(options: options, store: store, api: api, server: http, adminToken: adminToken)
+        var lock: DatabaseLock?
+        var store: SQLiteStore?
+        var ownsListener = true
+        do {
+            lock = try lockDatabase(options)
+            let opened = try openStore(options, onBatch: nil)
+            store = opened
+            let adminToken = try configuredToken ?? resolveAdminToken(options, logger: logger)
+            let metrics = Metrics()
+            let state = ServerState()
+            var apiConfiguration = APIConfiguration(adminToken: adminToken)
+            apiConfiguration.allowedOrigins = options.corsOrigins
+            apiConfiguration.metricsRequireAuth = options.metricsRequireAuth
+            apiConfiguration.accessLog = options.accessLog
+            let api = TabStoreAPI(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
+            opened.onBatch = { size, seconds in metrics.recordBatch(size: size, seconds: seconds) }
+            ownsListener = false  // from here HTTPServer.start owns it (and closes it when it throws)
+            let http = try HTTPServer.start(configuration: server, listener: listener, responder: api, state: state, observer: metrics, logger: logger)
+            return TabStoreService(options: options, store: opened, lock: lock!, api: api, server: http, adminToken: adminToken)
+        } catch {
+            if ownsListener { listener.close() }
+            if let store { store.closeNow() }
+            lock?.release()
+            throw error
+        }
     }
 
-    private init(options: ServiceOptions, store: SQLiteStore, api: TabStoreAPI, server: HTTPServer, adminToken: String) {
+    private init(options: ServiceOptions, store: SQLiteStore, lock: DatabaseLock, api: TabStoreAPI, server: HTTPServer, adminToken: String) {
         self.options = options
         self.store = store
+        self.lock = lock
         self.api = api
         self.server = server
         self.adminToken = adminToken
+    }
+
+    /// Creates the data folder (owner-only) and takes the database's lock.
+    static func lockDatabase(_ options: ServiceOptions) throws -> DatabaseLock {
+        try createFolder(of: options.resolvedDatabasePath)
+        return try DatabaseLock(databasePath: options.resolvedDatabasePath)
+    }
+
+    private static func createFolder(of path: String) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
     }
 
     public var port: Int { server.port }
@@ -54,15 +91,13 @@ public final class TabStoreService: Sendable {
     public func shutdown() async {
         await server.shutdown(grace: options.shutdownGrace)
         await store.close()
+        lock.release()
     }
 
     /// Opens (creating its folder) the configured database.
     public static func openStore(_ options: ServiceOptions, onBatch: (@Sendable (Int, Double) -> Void)?) throws -> SQLiteStore {
         let path = options.resolvedDatabasePath
-        let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
+        try createFolder(of: path)
         // The database holds signing secrets: create it owner-only (SQLite gives -wal/-shm the same mode).
         if !FileManager.default.fileExists(atPath: path) {
             guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
@@ -81,6 +116,23 @@ public final class TabStoreService: Sendable {
     /// The operator token: the flag or variable, else the token file, else `<data-dir>/admin-token`,
     /// generated on first run (mode 0600). The token itself is never logged, only where it is.
     static func resolveAdminToken(_ options: ServiceOptions, logger: Logger) throws -> String {
+        if let token = try configuredAdminToken(options) { return token }
+        let path = (options.dataDirectory as NSString).appendingPathComponent("admin-token")
+        try FileManager.default.createDirectory(atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let token = Crypto.newSecret()
+        // Owner-only from creation (no window at the umask's mode); refuses a symlink or a file that appeared meanwhile.
+        do {
+            try OwnerOnlyFile.write(path, Array((token + "\n").utf8))
+        } catch {
+            throw ServiceOptions.Invalid(description: "cannot write the admin token to \(path): \(error)")
+        }
+        logger.info("admin_token_generated", [("path", .string(path)), ("hint", .string("read it with: cat \(path)"))])
+        return token
+    }
+
+    /// The token from the flag, the token file or an existing `<data-dir>/admin-token`; nil when one must be
+    /// generated. Only reads, so start-up checks it before creating anything.
+    static func configuredAdminToken(_ options: ServiceOptions) throws -> String? {
         if let token = options.adminToken {
             guard token.count >= 16 else { throw ServiceOptions.Invalid(description: "the admin token must be at least 16 characters") }
             return token
@@ -92,12 +144,6 @@ public final class TabStoreService: Sendable {
             return token
         }
         if options.adminTokenFile != nil { throw ServiceOptions.Invalid(description: "cannot read the admin token file \(path)") }
-        try FileManager.default.createDirectory(atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let token = Crypto.newSecret()
-        guard FileManager.default.createFile(atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw ServiceOptions.Invalid(description: "cannot write the admin token to \(path)")
-        }
-        logger.info("admin_token_generated", [("path", .string(path)), ("hint", .string("read it with: cat \(path)"))])
-        return token
+        return nil
     }
 }

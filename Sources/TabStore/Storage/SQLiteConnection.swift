@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// One SQLite connection. Owned by one thread at a time (the writer, or a reader checked out of the pool);
 /// that is why it is `@unchecked Sendable`: it moves between threads but is never used by two at once.
@@ -37,6 +38,9 @@ public final class SQLiteConnection: @unchecked Sendable {
         do {
             // Probe: a file that is not a database fails here, with a message that says so.
             try execute("SELECT count(*) FROM sqlite_schema")
+        } catch where error.code == SQLITE_CANTOPEN || error.code == SQLITE_READONLY || error.code == SQLITE_IOERR {
+            // Not the file's content: e.g. the folder does not let SQLite create the -wal/-shm files.
+            throw StorageError(extendedCode: error.extendedCode, message: "cannot use \(path): \(error.message); check that the file and its folder are readable and writable")
         } catch {
             throw StorageError(extendedCode: error.extendedCode, message: "\(path) is not a usable SQLite database: \(error.message)")
         }
@@ -110,9 +114,41 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Copies the whole database to `path` with SQLite's online backup API
     /// (https://www.sqlite.org/backup.html): consistent even while writers continue.
+    ///
+    /// The copy holds the apps' signing secrets, so it never exists with a wider mode than 0600: `path` is
+    /// first claimed exclusively (mode 0600, refusing an existing file or a symlink), the copy is written
+    /// into a second owner-only file beside it and renamed over the claim only once complete, so `path`
+    /// never holds half a backup. SQLite gives the copy's rollback journal the mode of the file it journals
+    /// (https://www.sqlite.org/tempfiles.html, "Rollback Journals").
     public func backup(to path: String) throws(StorageError) {
+        do throws(SystemError) {
+            Syscall.close(try OwnerOnlyFile.create(path))
+        } catch {
+            let reason = error.errno == EEXIST ? "it already exists; refusing to overwrite it (remove it or choose another path)" : "\(error)"
+            throw StorageError(extendedCode: SQLITE_CANTOPEN, message: "cannot write the backup to \(path): \(reason)")
+        }
+        let partial = path + ".partial-\(getpid())"
+        do throws(StorageError) {
+            do throws(SystemError) {
+                Syscall.close(try OwnerOnlyFile.create(partial))
+            } catch {
+                throw StorageError(extendedCode: SQLITE_CANTOPEN, message: "cannot create \(partial): \(error)")
+            }
+            try copy(into: partial)
+            guard rename(partial, path) == 0 else {
+                throw StorageError(extendedCode: SQLITE_IOERR, message: "cannot rename \(partial) to \(path): \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            unlink(partial)
+            unlink(path)  // the empty claim created above: ours, since O_EXCL succeeded
+            throw error
+        }
+    }
+
+    /// The backup API steps into an existing, empty, owner-only file.
+    private func copy(into path: String) throws(StorageError) {
         var destination: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &destination, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
+        let rc = sqlite3_open_v2(path, &destination, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE, nil)
         guard rc == SQLITE_OK, let destination else {
             let message = destination.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(destination)

@@ -26,6 +26,11 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     private let readers: ReadPool
     private let readerCount: Int
     public let path: String
+    /// Whether writes currently succeed (set by the writer; `/readyz` reports it).
+    public let health = StorageHealth()
+    /// Stored customizations (all apps): counted once at start, then kept by the writes that change the
+    /// count, applied only after their batch committed, so `/metrics` never scans the table.
+    private let customizationTotal: Locked<Int>
 
     /// Opens or creates the database, checks it, migrates it and starts the writer.
     /// - Throws: `StorageError` for a file that is not a database, a corrupt one, or one from a newer version.
@@ -38,6 +43,8 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
             throw StorageError(extendedCode: 11, message: "\(configuration.path) failed PRAGMA quick_check (\(check)); refusing to start: restore a backup")
         }
         try Migrations.migrate(db, now: Timestamp.now())
+        try Self.checkWritable(db)
+        customizationTotal = Locked(try db.scalarInt("SELECT count(*) FROM customizations") ?? 0)
         var readOnly = options
         readOnly.readOnly = true
         let count = max(1, configuration.readers)
@@ -52,10 +59,42 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         self.readerCount = count
         let observer = batchObserver
         let configured = configuration.onBatch
-        self.writer = WriteQueue(connection: db, maxBatch: configuration.groupCommit ? configuration.maxBatch : 1) { size, seconds in
+        self.writer = WriteQueue(connection: db, maxBatch: configuration.groupCommit ? configuration.maxBatch : 1, health: health) { size, seconds in
             configured(size, seconds)
             observer.callback.withLock { $0 }?(size, seconds)
         }
+    }
+
+    /// A read-only file, folder or mount opens, and even "migrates" when nothing is left to migrate, so
+    /// only a real write tells: rewriting the header's `user_version` with its own value dirties page 1,
+    /// which COMMIT must write to the WAL (https://www.sqlite.org/pragma.html#pragma_user_version).
+    /// - Throws: `StorageError` with a message that says what to check.
+    private static func checkWritable(_ db: SQLiteConnection) throws(StorageError) {
+        do throws(StorageError) {
+            let version = try db.scalarInt("PRAGMA user_version") ?? 0
+            try db.execute("BEGIN IMMEDIATE; PRAGMA user_version = \(version); COMMIT")
+        } catch {
+            try? db.execute("ROLLBACK")
+            throw StorageError(extendedCode: error.extendedCode, message: "cannot write to the database \(db.path) (\(error.message)); refusing to start: check that the file and its folder are writable (SQLite creates -wal and -shm files beside it) and the file system is not read-only or full")
+        }
+    }
+
+    /// A cheap real write on the writer (see `checkWritable`); clears `health` when it commits.
+    public func probeWrite() async -> Bool {
+        do {
+            try await writer.write { db in
+                let version = try db.scalarInt("PRAGMA user_version") ?? 0
+                try db.execute("PRAGMA user_version = \(version)")
+            }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Runs `sql` on the writer connection inside a batch (tests: `PRAGMA max_page_count` fills the database).
+    func executeOnWriter(_ sql: String) async throws {
+        try await writer.write { db in try db.execute(sql) }
     }
 
     /// Called after each committed batch with its size and duration.
@@ -64,7 +103,10 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         set { batchObserver.callback.withLock { $0 = newValue } }
     }
 
-    public func close() async {
+    public func close() async { closeNow() }
+
+    /// Finishes queued writes and closes every connection, blocking the calling thread (start-up failures).
+    public func closeNow() {
         writer.close()
         readers.drain(count: readerCount)
     }
@@ -114,10 +156,14 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     public func deleteApp(_ id: String) async throws -> Bool {
-        try await writer.write { db in
+        let (deleted, customizations) = try await writer.write { db in
+            // The cascade deletes these; counted first by the primary key's app_id prefix.
+            let customizations = try db.scalarInt("SELECT count(*) FROM customizations WHERE app_id = ?", [.text(id)]) ?? 0
             try db.run("DELETE FROM apps WHERE id = ?", [.text(id)])
-            return db.changes > 0
+            return db.changes > 0 ? (true, customizations) : (false, 0)
         }
+        adjustCustomizationTotal(-customizations)
+        return deleted
     }
 
     public func rotateSecret(appId: String, signingSecret: String) async throws {
@@ -183,14 +229,14 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         appId: String, userId: String, expectedRevision: Int?,
         change: @escaping @Sendable (CustomizationRecord?) throws -> CustomizationRecord?
     ) async throws -> CustomizationRecord? {
-        try await writer.write { db in
+        let (stored, added) = try await writer.write { db -> (CustomizationRecord?, Int) in
             let statement = try db.statement(Self.selectCustomization).bind([.text(appId), .text(userId)])
             let current = try statement.step() ? Self.customizationRow(statement, appId: appId, userId: userId) : nil
             statement.reset()
             if let expectedRevision, expectedRevision != (current?.revision ?? 0) {
                 throw StoreConflict.revisionMismatch(current: current?.revision ?? 0)
             }
-            guard let next = try change(current) else { return current }
+            guard let next = try change(current) else { return (current, 0) }
             do {
                 try db.run("""
                     INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at)
@@ -202,12 +248,14 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
             } catch let error as StorageError where error.isConstraintViolation {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
             }
-            return next
+            return (next, current == nil ? 1 : 0)
         }
+        adjustCustomizationTotal(added)
+        return stored
     }
 
     public func deleteCustomization(appId: String, userId: String, expectedRevision: Int?) async throws -> Bool {
-        try await writer.write { db in
+        let deleted = try await writer.write { db in
             if let expectedRevision {
                 let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)]) ?? 0
                 if current != expectedRevision { throw StoreConflict.revisionMismatch(current: current) }
@@ -215,6 +263,8 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
             try db.run("DELETE FROM customizations WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)])
             return db.changes > 0
         }
+        if deleted { adjustCustomizationTotal(-1) }
+        return deleted
     }
 
     public func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws {
@@ -228,12 +278,32 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         }
     }
 
+    /// From memory, never the table (a `count(*)` over 400,000 rows per scrape blocked a pool thread).
     public func customizationCount() async throws -> Int {
-        try readers.read { db in try db.scalarInt("SELECT count(*) FROM customizations") ?? 0 }
+        customizationTotal.withLock { $0 }
+    }
+
+    /// Called only after the write that changed the count returned, i.e. after its batch committed.
+    private func adjustCustomizationTotal(_ delta: Int) {
+        if delta != 0 { customizationTotal.withLock { $0 += delta } }
     }
 
     public func ping() async -> Bool {
         (try? readers.read { db in try db.scalarInt("SELECT 1") }) == 1
+    }
+
+    /// Seconds between write probes while writes fail; also the `Retry-After` the API sends then.
+    public static let retryAfterSeconds = 5
+
+    /// The writer's last failure that made the database unwritable, nil once a commit succeeded. While it
+    /// lasts, at most every `retryAfterSeconds` this runs a probe write, so a server that a load balancer
+    /// took out of rotation (no client writes reach it) still notices the disk has room again.
+    public func writeFailure() async -> StorageError? {
+        guard let failure = health.current else { return nil }
+        if DispatchTime.now().uptimeNanoseconds &- failure.at >= UInt64(Self.retryAfterSeconds) * 1_000_000_000 {
+            _ = await probeWrite()
+        }
+        return health.current?.error
     }
 
     public func backup(to path: String) async throws {

@@ -17,6 +17,30 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
 
     public var isConstraintViolation: Bool { code == SQLITE_CONSTRAINT }
 
+    /// The database cannot take writes now, for reasons outside the request: a full disk or
+    /// `max_page_count` (SQLITE_FULL), a read-only file, folder or mount (SQLITE_READONLY and its extended
+    /// codes), an I/O error (SQLITE_IOERR_*), a file that cannot be opened (SQLITE_CANTOPEN, e.g. the -wal or
+    /// -shm file) or corruption (SQLITE_CORRUPT). See https://www.sqlite.org/rescode.html.
+    /// The API answers these with 503 and `Retry-After`; `/readyz` reports them.
+    public var isUnavailable: Bool {
+        switch code {
+        case SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_CORRUPT: true
+        default: false
+        }
+    }
+
+    /// A short name of the condition for operators and clients (no paths, no SQL).
+    public var conditionName: String {
+        switch code {
+        case SQLITE_FULL: "database or disk is full"
+        case SQLITE_READONLY: "database is read-only"
+        case SQLITE_IOERR: "disk I/O error"
+        case SQLITE_CANTOPEN: "cannot open a database file"
+        case SQLITE_CORRUPT: "database is corrupt"
+        default: "SQLite error \(code)"
+        }
+    }
+
     public var description: String {
         var text = "SQLite error \(extendedCode): \(message)"
         if let sql { text += " (in \(sql))" }

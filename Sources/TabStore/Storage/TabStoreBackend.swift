@@ -70,10 +70,17 @@ public protocol TabStoreBackend: Sendable {
     func customizationCount() async throws -> Int
     /// Whether the database answers.
     func ping() async -> Bool
+    /// Why writes fail now (full, read-only, I/O error, corrupt), nil while they work.
+    func writeFailure() async -> StorageError?
     /// Writes a consistent copy of the database to `path`.
     func backup(to path: String) async throws
     /// Finishes queued writes and closes.
     func close() async
+}
+
+extension TabStoreBackend {
+    /// Backends that cannot tell report no write failure.
+    public func writeFailure() async -> StorageError? { nil }
 }
 
 /// A backend whose point reads never wait (the embedded SQLite store: WAL readers beside the writer),

@@ -8,12 +8,12 @@ final class WriteQueue: Sendable {
     /// One queued write. Created by the caller, then touched only by the writer thread until `complete`,
     /// which is why it is `@unchecked Sendable`.
     final class Job: @unchecked Sendable {
-        /// Runs the write; false when it failed and its savepoint must be rolled back.
-        let run: (SQLiteConnection) -> Bool
+        /// Runs the write; its error when it failed and its savepoint must be rolled back.
+        let run: (SQLiteConnection) -> (any Error)?
         /// Called once after the batch's commit (or its failure).
         let complete: (Error?) -> Void
 
-        init(run: @escaping (SQLiteConnection) -> Bool, complete: @escaping (Error?) -> Void) {
+        init(run: @escaping (SQLiteConnection) -> (any Error)?, complete: @escaping (Error?) -> Void) {
             self.run = run
             self.complete = complete
         }
@@ -31,10 +31,13 @@ final class WriteQueue: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let maxBatch: Int
     private let onBatch: @Sendable (_ size: Int, _ seconds: Double) -> Void
+    /// Told about every failure that means the database cannot take writes, and about every commit.
+    let health: StorageHealth
 
     /// Starts the writer thread, which owns `connection` from now on.
-    init(connection: SQLiteConnection, maxBatch: Int, onBatch: @escaping @Sendable (Int, Double) -> Void) {
+    init(connection: SQLiteConnection, maxBatch: Int, health: StorageHealth, onBatch: @escaping @Sendable (Int, Double) -> Void) {
         self.maxBatch = max(1, maxBatch)
+        self.health = health
         self.onBatch = onBatch
         let thread = Thread { [self] in self.loop(connection) }
         thread.name = "tabstore-writer"
@@ -50,8 +53,8 @@ final class WriteQueue: Sendable {
             let job = Job(
                 run: { db in
                     result = Result { try body(db) }
-                    if case .failure = result { return false }
-                    return true
+                    if case .failure(let error) = result { return error }
+                    return nil
                 },
                 complete: { commitError in
                     switch result {
@@ -107,18 +110,29 @@ final class WriteQueue: Sendable {
     private func commit(_ batch: [Job], on db: SQLiteConnection) {
         let started = DispatchTime.now().uptimeNanoseconds
         var failure: Error?
+        // A job that failed because the disk is full or read-only says the database is unwritable even
+        // when the rest of its batch commits.
+        var unavailable: (any Error)?
         do {
             // Prepared once per connection and reused: these run for every write.
             try db.run("BEGIN IMMEDIATE")
             for job in batch {
                 try db.run("SAVEPOINT job")
-                if !job.run(db) { try db.run("ROLLBACK TO job") }
+                if let error = job.run(db) {
+                    if (error as? StorageError)?.isUnavailable == true { unavailable = error }
+                    try db.run("ROLLBACK TO job")
+                }
                 try db.run("RELEASE job")
             }
             try db.run("COMMIT")
         } catch {
             failure = error
             try? db.execute("ROLLBACK")  // the batch failed as a whole; each caller gets `error` below
+        }
+        if let error = unavailable ?? failure {
+            health.record(error)
+        } else {
+            health.recovered()
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         onBatch(batch.count, seconds)

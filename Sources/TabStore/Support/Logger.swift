@@ -38,7 +38,7 @@ public final class Logger: Sendable {
     public func log(_ level: Level, _ event: String, _ fields: [(String, JSONValue)] = []) {
         guard level >= minimum, fd >= 0 else { return }
         var object = JSONObject([("ts", .string(Timestamp.now())), ("level", .string(level.name)), ("event", .string(event))])
-        for (key, value) in fields { object[key] = value }
+        for (key, value) in fields { object[key] = Self.bounded(value) }
         var line = JSONWriter.bytes(.object(object))
         line.append(0x0A)
         lock.withLock { _ in
@@ -54,6 +54,38 @@ public final class Logger: Sendable {
                 }
             }
         }
+    }
+
+    /// The most bytes of one logged string. Fields may carry what a client sent (a path, a header, a
+    /// method, an error message quoting input); bounding them here means no caller can forget, and a
+    /// client cannot make one request produce megabytes of log. JSON escaping keeps them on one line.
+    public static let maxValueBytes = 256
+
+    /// `value` with every string (also inside arrays and objects) cut to `maxValueBytes` UTF-8 bytes.
+    static func bounded(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .string(let text): .string(truncated(text))
+        case .array(let items): .array(items.map(bounded))
+        case .object(let object): .object(JSONObject(object.members.map { ($0.key, bounded($0.value)) }))
+        default: value
+        }
+    }
+
+    /// The longest prefix of `text` of at most `maxValueBytes` UTF-8 bytes that ends on a character
+    /// boundary (never half a UTF-8 sequence), followed by "…" when something was cut.
+    static func truncated(_ text: String) -> String {
+        guard text.utf8.count > maxValueBytes else { return text }
+        let ellipsis = "…"
+        let budget = maxValueBytes - ellipsis.utf8.count
+        var end = text.utf8.startIndex
+        var used = 0
+        for scalar in text.unicodeScalars {
+            let size = String(scalar).utf8.count
+            if used + size > budget { break }
+            used += size
+            end = text.utf8.index(end, offsetBy: size)
+        }
+        return String(text[..<end]) + ellipsis
     }
 
     public func info(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.info, event, fields) }

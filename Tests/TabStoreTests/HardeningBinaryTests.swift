@@ -1,0 +1,177 @@
+import Foundation
+import Glibc
+import Testing
+@testable import TabStore
+
+/// A `tab-server serve` running in the background until `stop`.
+final class ServingProcess: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+    private let reader: FileHandle
+
+    /// Starts `serve` with `arguments` and waits for its `listening` line.
+    init(_ arguments: [String], shell prefix: String = "") async throws {
+        let process = self.process
+        if prefix.isEmpty {
+            process.executableURL = TabServerProcess.binary
+            process.arguments = ["serve"] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", prefix + #" exec "$0" serve "$@""#, TabServerProcess.binary.path] + arguments
+        }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = Pipe()
+        try process.run()
+        let reader = err.fileHandleForReading
+        self.reader = reader
+        port = try await offPool { () throws -> Int in
+            var seen = ""
+            while true {
+                let chunk = reader.availableData
+                guard !chunk.isEmpty else { throw SystemError(call: "server exited early: \(seen)", errno: 0) }
+                seen += String(decoding: chunk, as: UTF8.self)
+                for line in seen.split(separator: "\n") where line.contains("\"event\":\"listening\"") {
+                    if case .object(let object)? = try? JSONParser.parse(Array(line.utf8)), case .integer(let port)? = object["port"] {
+                        return port
+                    }
+                }
+            }
+        }
+    }
+
+    func stop() async throws {
+        process.terminate()
+        let process = self.process
+        try await offPool { process.waitUntilExit() }
+    }
+}
+
+func mode(_ path: String) throws -> Int {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { throw SystemError(call: "lstat(\(path))", errno: errno) }
+    return Int(info.st_mode) & 0o777
+}
+
+@Suite("Start-up, files and locks of the real binary (security audit)", .serialized)
+struct HardeningBinaryTests {
+    @Test("under umask 0 the generated admin token and a backup are created 0600; a backup never overwrites or follows a symlink")
+    func secretsAreOwnerOnly() async throws {
+        let directory = TemporaryDirectory()
+        let data = directory.file("data")
+        let server = try await ServingProcess(["--port", "0", "--data-dir", data, "--threads", "1"], shell: "umask 0;")
+        #expect(try mode(data + "/admin-token") == 0o600)
+        #expect(try mode(data + "/tabstore.sqlite") == 0o600)
+
+        let copy = directory.file("copy.sqlite")
+        let umask0 = ["/bin/sh", "-c", #"umask 0; exec "$0" "$@""#, TabServerProcess.binary.path]
+        func backup(_ path: String) throws -> (Int32, String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: umask0[0])
+            process.arguments = Array(umask0.dropFirst()) + ["backup", path, "--data-dir", data]
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = Pipe()
+            try process.run()
+            let errors = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: errors, as: UTF8.self))
+        }
+        #expect(try backup(copy).0 == 0)
+        #expect(try mode(copy) == 0o600)
+        let reopened = try SQLiteConnection(path: copy)
+        #expect(try reopened.scalarInt("SELECT count(*) FROM tabstore_migrations") == Migrations.latestVersion)
+
+        // An existing file is refused, not overwritten.
+        let (again, message) = try backup(copy)
+        #expect(again != 0)
+        #expect(message.contains("already exists"))
+        // A symlink planted at the path is refused, and its target is left alone.
+        let target = directory.file("target")
+        FileManager.default.createFile(atPath: target, contents: Data("keep".utf8))
+        let link = directory.file("link.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        #expect(try backup(link).0 != 0)
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { !$0.contains(".partial-") })
+        try await server.stop()
+    }
+
+    @Test("a second server on the same database exits non-zero naming the lock; the first keeps serving")
+    func secondServerRefused() async throws {
+        let directory = TemporaryDirectory()
+        let first = try await ServingProcess(["--port", "0", "--data-dir", directory.path, "--threads", "1"])
+        let (status, _, errors) = try TabServerProcess.run(["serve", "--port", "0", "--data-dir", directory.path, "--threads", "1"])
+        #expect(status != 0)
+        #expect(errors.contains(directory.file("tabstore.sqlite.lock")))
+        #expect(errors.contains("already serving"))
+        #expect(try TabServerProcess.run(["healthcheck", "--port", String(first.port)]).0 == 0)
+        try await first.stop()
+        // The lock dies with its process: a new server starts on the same folder.
+        let next = try await ServingProcess(["--port", "0", "--data-dir", directory.path, "--threads", "1"])
+        try await next.stop()
+    }
+
+    @Test("a busy port, a bad host or a short token stop start-up before any file or folder is created")
+    func nothingCreatedOnBadConfiguration() async throws {
+        let directory = TemporaryDirectory()
+        let busy = try ListeningSocket(host: "127.0.0.1", port: 0, backlog: 1)
+        defer { busy.close() }
+        let data = directory.file("data")
+        let cases: [([String], String)] = [
+            (["--port", String(busy.port)], "cannot listen"),
+            (["--host", "999.1.2.3", "--port", "0"], "cannot listen"),
+            (["--port", "0", "--admin-token", "short"], "at least 16 characters"),
+            (["--port", "0", "--admin-token-file", directory.file("missing-token")], "cannot read the admin token file"),
+        ]
+        for (arguments, message) in cases {
+            let (status, _, errors) = try TabServerProcess.run(["serve", "--data-dir", data] + arguments)
+            #expect(status != 0, "\(arguments)")
+            #expect(errors.contains(message), "\(arguments): \(errors)")
+            #expect(!FileManager.default.fileExists(atPath: data), "\(arguments) left \(data) behind")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    /// Tests run as root, and root ignores permission bits (a chmod 0444 file is still writable for it).
+    /// So the binary runs as the unprivileged user `nobody` through util-linux `setpriv`, for which a
+    /// root-owned 0444 file really is read-only; without root it runs as the current user.
+    @Test("a read-only database file stops start-up with a clear message")
+    func readOnlyDatabaseRefused() async throws {
+        let directory = TemporaryDirectory()
+        let database = directory.file("tabstore.sqlite")
+        let store = try SQLiteStore(configuration: SQLiteStore.Configuration(path: database))
+        await store.close()
+        #expect(chmod(database, 0o444) == 0)
+        #expect(chmod(directory.path, 0o777) == 0)  // the -wal/-shm and lock files may be created: only the file is read-only
+        let arguments = ["serve", "--port", "0", "--data-dir", directory.path, "--admin-token", "an-operator-token-0123456789", "--threads", "1"]
+        let process = Process()
+        if getuid() == 0 {
+            let setpriv = "/usr/bin/setpriv"
+            try #require(FileManager.default.isExecutableFile(atPath: setpriv), "needs util-linux setpriv to drop root")
+            process.executableURL = URL(fileURLWithPath: setpriv)
+            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", TabServerProcess.binary.path] + arguments
+        } else {
+            process.executableURL = TabServerProcess.binary
+            process.arguments = arguments
+        }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = Pipe()
+        try process.run()
+        // The old binary started and served here; give it a bounded time, then stop it.
+        let finished = try await offPool { () -> Bool in
+            for _ in 0..<100 where process.isRunning { usleep(50_000) }
+            return !process.isRunning
+        }
+        if !finished { process.terminate() }
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(finished)
+        #expect(process.terminationStatus != 0)
+        #expect(errors.contains("cannot write to the database \(database)"), "\(errors)")
+        #expect(errors.contains("readonly") || errors.contains("read-only"), "\(errors)")
+    }
+}

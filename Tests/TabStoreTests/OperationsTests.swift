@@ -1,0 +1,170 @@
+import Foundation
+import Glibc
+import Testing
+@testable import TabStore
+
+@Suite("Operations: storage health, metrics cardinality, bounded logs, customization gauge (security audit)")
+struct OperationsTests {
+    @Test("a full database answers writes 503 + Retry-After + storage-unavailable and fails /readyz until a write succeeds")
+    func fullDatabase() async throws {
+        let live = try LiveService()
+        let secret = try await live.makeApp("app", schema: Seeds.behaviorAllAutomatic)
+        #expect(try await live.call("GET", "/readyz").status == 200)
+        // SQLITE_FULL without filling a disk: the writer may not grow the file past its current size
+        // (https://www.sqlite.org/pragma.html#pragma_max_page_count).
+        try await live.service.store.executeOnWriter("PRAGMA max_page_count = 1")
+        var full: RawClient.Response?
+        for user in 0..<500 {
+            let token = live.userToken(app: "app", user: "u\(user)", secret: secret)
+            let response = try await live.call("PUT", "/v1/apps/app/users/u\(user)/customization", token: token,
+                                               json: #"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#)
+            if response.status != 200 {
+                full = response
+                break
+            }
+        }
+        let refused = try #require(full)
+        #expect(refused.status == 503)
+        #expect(refused.headers["Retry-After"] == String(SQLiteStore.retryAfterSeconds))
+        #expect(refused.headers["Content-Type"] == "application/problem+json")
+        #expect(refused.field("type") == .string("urn:tabstore:problem:storage-unavailable"))
+        let notReady = try await live.call("GET", "/readyz")
+        #expect(notReady.status == 503)
+        #expect(notReady.field("type") == .string("urn:tabstore:problem:storage-unavailable"))
+        #expect(live.service.store.health.current?.error.code == 13)  // SQLITE_FULL
+
+        try await live.service.store.executeOnWriter("PRAGMA max_page_count = 1073741823")
+        let token = live.userToken(app: "app", user: "after", secret: secret)
+        let recovered = try await live.call("PUT", "/v1/apps/app/users/after/customization", token: token,
+                                            json: #"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#)
+        #expect(recovered.status == 200)
+        #expect(try await live.call("GET", "/readyz").status == 200)
+        await live.stop()
+    }
+
+    @Test("2,000 requests with distinct junk methods leave /metrics small, with methods from a fixed set")
+    func junkMethods() async throws {
+        let live = try LiveService()
+        let port = live.port
+        let statuses = try await offPool { () throws -> Set<Int> in
+            var statuses: Set<Int> = []
+            var client = try RawClient(port: port)
+            for index in 0..<2_000 {
+                if let response = client.request("JUNK\(index)X", "/healthz") {
+                    statuses.insert(response.status)
+                } else {
+                    client = try RawClient(port: port)  // the server closed the connection: carry on with a new one
+                }
+            }
+            return statuses
+        }
+        #expect(!statuses.isEmpty)
+        let metrics = try await live.call("GET", "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.body.count < 16 * 1024, "/metrics is \(metrics.body.count) bytes")
+        let allowed: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"]
+        var methods: Set<String> = []
+        for line in metrics.text.split(separator: "\n") where line.hasPrefix("tabstore_http_requests_total{") {
+            if let start = line.range(of: "method=\"")?.upperBound, let end = line[start...].firstIndex(of: "\"") {
+                methods.insert(String(line[start..<end]))
+            }
+        }
+        #expect(methods.contains("other"))
+        #expect(methods.isSubset(of: allowed), "\(methods)")
+        await live.stop()
+    }
+
+    @Test("the logger bounds every string to 256 UTF-8 bytes without splitting a character; methods log as a fixed set")
+    func boundedLogs() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let logger = Logger(minimum: .info, fd: fds[1])
+        let long = String(repeating: "a", count: 252) + "é" + String(repeating: "x", count: 10_000)
+        logger.info("request", [("path", .string(long)), ("nested", .array([.string(String(repeating: "€", count: 500))])),
+                                ("method", .string(Metrics.methodLabel("J\u{1b}[31mUNK")))])
+        close(fds[1])
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        close(fds[0])
+        #expect(bytes.count < 1_024, "one line of \(bytes.count) bytes")
+        #expect(bytes.filter { $0 == 0x0A }.count == 1)
+        guard case .object(let line)? = try? JSONParser.parse(Array(bytes.dropLast())) else {
+            Issue.record("not one JSON line: \(String(decoding: bytes, as: UTF8.self))")
+            return
+        }
+        guard case .string(let path)? = line["path"], case .array(let nested)? = line["nested"], case .string(let euros)? = nested.first else {
+            Issue.record("fields missing")
+            return
+        }
+        #expect(path.utf8.count <= Logger.maxValueBytes)
+        // 252 + 2 bytes of "é" + 3 of "…" would cross 256: a byte cut would have split "é".
+        #expect(path == String(repeating: "a", count: 252) + "…")
+        #expect(euros.utf8.count <= Logger.maxValueBytes && euros.hasSuffix("…"))
+        #expect(euros.dropLast().allSatisfy { $0 == "€" })
+        #expect(line["method"] == .string("other"))
+        #expect(Logger.truncated("short") == "short")
+    }
+
+    @Test("the customization gauge follows inserts, updates, deletes and app deletion without reading the table; equals count(*) after a restart")
+    func customizationGauge() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("tabstore.sqlite")
+        @Sendable func record(_ app: String, _ user: String, _ revision: Int) -> CustomizationRecord {
+            CustomizationRecord(appId: app, userId: user, revision: revision, schemaVersion: 1, document: Array("{}".utf8), updatedAt: "t")
+        }
+        do {
+            let store = try SQLiteStore(configuration: SQLiteStore.Configuration(path: path))
+            _ = try await store.createApp(id: "a", name: "A", signingSecret: "s", createdAt: "t")
+            _ = try await store.createApp(id: "b", name: "B", signingSecret: "s", createdAt: "t")
+            for user in 0..<5 { _ = try await store.updateCustomization(appId: "a", userId: "u\(user)", expectedRevision: nil) { _ in record("a", "u\(user)", 1) } }
+            for user in 0..<3 { _ = try await store.updateCustomization(appId: "b", userId: "u\(user)", expectedRevision: nil) { _ in record("b", "u\(user)", 1) } }
+            #expect(try await store.customizationCount() == 8)
+            _ = try await store.updateCustomization(appId: "a", userId: "u0", expectedRevision: 1) { _ in record("a", "u0", 2) }  // an update
+            _ = try await store.updateCustomization(appId: "a", userId: "u1", expectedRevision: nil) { _ in nil }  // no change
+            await #expect(throws: StoreConflict.self) {  // refused: nothing stored
+                _ = try await store.updateCustomization(appId: "a", userId: "new", expectedRevision: 5) { _ in record("a", "new", 1) }
+            }
+            await #expect(throws: StoreConflict.self) {  // the app does not exist: the insert is rolled back
+                _ = try await store.updateCustomization(appId: "zz", userId: "u", expectedRevision: nil) { _ in record("zz", "u", 1) }
+            }
+            #expect(try await store.customizationCount() == 8)
+            #expect(try await store.deleteCustomization(appId: "a", userId: "u4", expectedRevision: nil))
+            #expect(try await !store.deleteCustomization(appId: "a", userId: "u4", expectedRevision: nil))
+            #expect(try await store.customizationCount() == 7)
+            #expect(try await store.deleteApp("a"))
+            #expect(try await store.customizationCount() == 3)
+
+            // A row written behind the store's back (another connection) does not move the gauge: /metrics
+            // reads memory, not the table. It is counted at the next start.
+            let other = try SQLiteConnection(path: path)
+            try other.run("INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at) VALUES ('b', 'x', 1, 1, x'7b7d', 't')")
+            #expect(try await store.customizationCount() == 3)
+            await store.close()
+        }
+        let reopened = try SQLiteStore(configuration: SQLiteStore.Configuration(path: path))
+        let check = try SQLiteConnection(path: path)
+        #expect(try await reopened.customizationCount() == check.scalarInt("SELECT count(*) FROM customizations"))
+        #expect(try await reopened.customizationCount() == 4)
+        await reopened.close()
+    }
+
+    @Test("a second service on the same database in the same process is refused by the lock")
+    func lockInProcess() async throws {
+        let live = try LiveService()
+        var options = ServiceOptions()
+        options.port = 0
+        options.dataDirectory = live.directory.path
+        options.adminToken = live.admin
+        #expect {
+            _ = try TabStoreService.start(options: options, logger: .silent)
+        } throws: { error in
+            "\(error)".contains("tabstore.sqlite.lock")
+        }
+        await live.stop()
+    }
+}
