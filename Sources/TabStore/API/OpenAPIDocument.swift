@@ -14,6 +14,16 @@ info:
     Errors are `application/problem+json` (RFC 9457) with `type` `urn:tabstore:problem:<slug>`; rule
     refusals list `errors` with a JSON pointer, a stable `code` and a sentence. Every response carries
     `X-Request-ID` (echoed when the client sends a sane one: 1-128 characters of `A-Z a-z 0-9 - _ . :`).
+
+    Ids are exact byte strings: two ids are the same only when their UTF-8 bytes are equal (no Unicode
+    normalization anywhere, so `Kate` and `\u212Aate`, or precomposed and decomposed `café`, are different
+    ids). Limits are in UTF-8 bytes: an `appId` is 1-128 bytes of `A-Z a-z 0-9 . _ -`; a `userId` and tab or
+    section ids are 1-256 bytes without control characters; titles and names at most 1024 bytes. A stored
+    customization document is at most 64 KiB by default (`--max-customization-bytes`): a write that would
+    store more is refused with 422 and code `customization-too-large`.
+
+    Access is declared per route (`security`) and checked from the request head, before any body byte is
+    read: a request that would get 401, 403, 404 or 405 is answered at once and its body never read.
   license:
     name: Proprietary
     identifier: LicenseRef-Proprietary
@@ -121,6 +131,7 @@ paths:
         '413': {$ref: '#/components/responses/TooLarge'}
         '415': {$ref: '#/components/responses/UnsupportedMediaType'}
         '422': {$ref: '#/components/responses/Unprocessable'}
+        '503': {$ref: '#/components/responses/Unavailable'}
     get:
       tags: [apps]
       operationId: listApps
@@ -174,6 +185,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '503': {$ref: '#/components/responses/Unavailable'}
   /v1/apps/{appId}/signing-secret:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -195,6 +207,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '503': {$ref: '#/components/responses/Unavailable'}
   /v1/apps/{appId}/schema:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -272,6 +285,7 @@ paths:
         '413': {$ref: '#/components/responses/TooLarge'}
         '415': {$ref: '#/components/responses/UnsupportedMediaType'}
         '422': {$ref: '#/components/responses/Unprocessable'}
+        '503': {$ref: '#/components/responses/Unavailable'}
     get:
       tags: [schema]
       operationId: getSchema
@@ -315,7 +329,7 @@ paths:
     get:
       tags: [apps]
       operationId: getStats
-      summary: Users with a customization, and per tab how many hid it in each placement
+      summary: Users with a customization, and per tab of the current schema how many hid it in each placement
       responses:
         '200':
           description: Statistics over the stored customizations (reconciled with the current schema).
@@ -383,6 +397,7 @@ paths:
         '413': {$ref: '#/components/responses/TooLarge'}
         '415': {$ref: '#/components/responses/UnsupportedMediaType'}
         '422': {$ref: '#/components/responses/Unprocessable'}
+        '503': {$ref: '#/components/responses/Unavailable'}
     patch:
       tags: [customization]
       operationId: patchCustomization
@@ -416,6 +431,7 @@ paths:
         '413': {$ref: '#/components/responses/TooLarge'}
         '415': {$ref: '#/components/responses/UnsupportedMediaType'}
         '422': {$ref: '#/components/responses/Unprocessable'}
+        '503': {$ref: '#/components/responses/Unavailable'}
     delete:
       tags: [customization]
       operationId: deleteCustomization
@@ -431,6 +447,7 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
+        '503': {$ref: '#/components/responses/Unavailable'}
   /v1/apps/{appId}/users/{userId}/layout:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -487,6 +504,7 @@ components:
       name: userId
       in: path
       required: true
+      description: 1-256 UTF-8 bytes without control characters, compared byte for byte (else 400 `invalid-user-id`).
       schema: {type: string, minLength: 1, maxLength: 256}
     IfMatch:
       name: If-Match
@@ -543,7 +561,7 @@ components:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     Unprocessable:
-      description: Well-formed but refused by the tab schema's rules.
+      description: Well-formed but refused by the tab schema's rules (also `customization-too-large` and `too-many-entries` for a result over the document limits).
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
@@ -555,7 +573,7 @@ components:
             errors:
               - {pointer: /operations/0/visibility, code: not-hideable, detail: tab "com.myApp.home" has customization behavior "disabled" in the sidebar and cannot be hidden}
     Unavailable:
-      description: Not ready, or shutting down.
+      description: Not ready, shutting down, the database cannot take writes (`storage-unavailable`, with `Retry-After`), or too many bodies in flight.
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
@@ -591,7 +609,7 @@ components:
       required: [id, name]
       properties:
         id: {type: string, pattern: '^[A-Za-z0-9._-]{1,128}$'}
-        name: {type: string, minLength: 1, maxLength: 256}
+        name: {type: string, minLength: 1, maxLength: 1024, description: At most 1024 UTF-8 bytes without control characters.}
     App:
       type: object
       required: [id, name, createdAt, schemaVersion]
@@ -625,7 +643,7 @@ components:
       properties:
         kind: {type: string, const: tab, default: tab}
         id: {type: string, minLength: 1, maxLength: 256}
-        title: {type: string, maxLength: 256, description: Optional for a search tab (its label is the system's "Search").}
+        title: {type: string, maxLength: 1024, description: 'Optional for a search tab (its label is the system''s "Search"). At most 1024 UTF-8 bytes.'}
         systemImage: {type: string}
         image: {type: string}
         role: {type: string, enum: [search]}
@@ -642,7 +660,7 @@ components:
       properties:
         kind: {type: string, const: section}
         id: {type: string, minLength: 1, maxLength: 256}
-        title: {type: string, minLength: 1, maxLength: 256}
+        title: {type: string, minLength: 1, maxLength: 1024, description: At most 1024 UTF-8 bytes.}
         customizationBehavior: {$ref: '#/components/schemas/Behavior'}
         defaultVisibility: {$ref: '#/components/schemas/DefaultVisibility'}
         hiddenIn:
@@ -653,7 +671,7 @@ components:
           additionalProperties: false
           required: [idPrefix]
           properties:
-            idPrefix: {type: string, minLength: 1}
+            idPrefix: {type: string, minLength: 1, maxLength: 256, description: 1-256 UTF-8 bytes; compared byte for byte.}
         tabs:
           type: array
           items: {$ref: '#/components/schemas/Tab'}
@@ -681,7 +699,7 @@ components:
           items: {type: object}
     DryRunReport:
       type: object
-      required: [dryRun, identical, currentVersion, wouldCreateVersion, addedIds, removedIds, customizationsChecked, customizationsAffected, droppedIds]
+      required: [dryRun, identical, currentVersion, wouldCreateVersion, addedIds, removedIds, customizationsChecked, customizationsAffected, customizationsUnreadable, droppedIds]
       properties:
         dryRun: {type: boolean, const: true}
         identical: {type: boolean}
@@ -691,15 +709,17 @@ components:
         removedIds: {type: array, items: {type: string}}
         customizationsChecked: {type: integer}
         customizationsAffected: {type: integer, description: Stored customizations whose choices the new version would change.}
-        droppedIds: {type: array, items: {type: string}, description: Ids stored customizations name that the new version no longer has.}
+        customizationsUnreadable: {type: integer, description: Stored documents that do not decode (damaged); skipped and logged, never failing the report.}
+        droppedIds: {type: array, items: {type: string}, description: 'Ids stored customizations name that the new version no longer has (at most 1000 listed, in byte order).'}
     Stats:
       type: object
-      required: [appId, schemaVersion, usersWithCustomization, storedCustomizations, tabs]
+      required: [appId, schemaVersion, usersWithCustomization, storedCustomizations, unreadableCustomizations, tabs]
       properties:
         appId: {type: string}
         schemaVersion: {type: integer}
         usersWithCustomization: {type: integer}
         storedCustomizations: {type: integer}
+        unreadableCustomizations: {type: integer, description: Stored documents that do not decode; skipped and logged.}
         tabs:
           type: object
           additionalProperties:

@@ -14,6 +14,7 @@ public struct ServiceOptions: Sendable {
     public var groupCommit = true
     public var maxBodyBytes = 1024 * 1024
     public var maxHeaderBytes = 64 * 1024
+    public var maxCustomizationBytes = 64 * 1024
     public var maxConnections = 16_384
     public var headerTimeout = 10.0
     public var bodyTimeout = 30.0
@@ -83,6 +84,9 @@ public struct ServiceOptions: Sendable {
         Setting(flag: "group-commit", help: "commit concurrent writes together (default true)") { $0.groupCommit = try boolean("group-commit", $1) },
         Setting(flag: "max-body-bytes", help: "largest request body (default 1048576)") { $0.maxBodyBytes = try integer("max-body-bytes", 1024...(64 << 20), $1) },
         Setting(flag: "max-header-bytes", help: "largest request header section (default 65536)") { $0.maxHeaderBytes = try integer("max-header-bytes", 1024...(1 << 20), $1) },
+        Setting(flag: "max-customization-bytes", help: "largest stored customization document (default 65536)") {
+            $0.maxCustomizationBytes = try integer("max-customization-bytes", 4096...(8 << 20), $1)
+        },
         Setting(flag: "max-connections", help: "open connections before new ones get 503 (default 16384)") { $0.maxConnections = try integer("max-connections", 1...1_000_000, $1) },
         Setting(flag: "header-timeout", help: "seconds to receive a request head (default 10)") { $0.headerTimeout = try seconds("header-timeout", $1) },
         Setting(flag: "body-timeout", help: "seconds to receive a request body (default 30)") { $0.bodyTimeout = try seconds("body-timeout", $1) },

@@ -50,6 +50,7 @@ public final class TabStoreService: Sendable {
             apiConfiguration.allowedOrigins = options.corsOrigins
             apiConfiguration.metricsRequireAuth = options.metricsRequireAuth
             apiConfiguration.accessLog = options.accessLog
+            apiConfiguration.maxCustomizationBytes = options.maxCustomizationBytes
             let api = TabStoreAPI(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
             opened.onBatch = { size, seconds in metrics.recordBatch(size: size, seconds: seconds) }
             ownsListener = false  // from here HTTPServer.start owns it (and closes it when it throws)
