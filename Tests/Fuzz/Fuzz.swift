@@ -51,12 +51,18 @@ func fuzzJSON(_ bytes: [UInt8]) {
     }
     if let operations = try? Operation.decodeList(json), let applied = try? CustomizationEditor.apply(operations, to: .empty, index: fixture) {
         _ = Layout(customization: applied, index: fixture, sizeClass: .regular)
+        // An accepted write stays readable: what would be stored decodes under storage and request rules alike.
+        let stored = JSONWriter.bytes(applied.json(appId: "com.myApp", userId: "fuzz"))
+        precondition((try? Customization.decodeStored(stored))?.sameChoices(as: applied) == true, "an accepted write does not read back")
+        precondition((try? JSONParser.parse(stored)).flatMap { try? Customization.decode($0) } != nil, "an accepted write breaks the request limits")
     }
 }
 
 /// Token parsing never crashes, and nothing but the real secret verifies.
 func fuzzJWT(_ bytes: [UInt8]) {
     guard let token = String(validating: bytes, as: UTF8.self) else { return }
+    // Claims never make the time checks trap, whatever the clock says.
+    for now in [Int.min, -1, 0, Int.max] { _ = try? JWT.verify(token, secret: "fuzz-secret", now: now) }
     if (try? JWT.verify(token, secret: "fuzz-secret", now: 1_000)) != nil {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         let input = Array("\(parts[0]).\(parts[1])".utf8)
