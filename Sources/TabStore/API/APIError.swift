@@ -28,7 +28,9 @@ public struct APIError: Error, Sendable {
 
     public static func refused(_ refusal: RuleRefusal) -> APIError {
         APIError(status: 422, slug: "rule-violation", title: "Refused by the tab schema's rules",
-                 detail: refusal.violations.map(\.detail).joined(separator: "; "), violations: refusal.violations)
+                 detail: refusal.violations.prefix(3).map(\.detail).joined(separator: "; ")
+                    + (refusal.violations.count > 3 ? "; and \(refusal.violations.count - 3) more" : ""),
+                 violations: refusal.violations)
     }
 
     public static func notFound(_ slug: String, _ detail: String) -> APIError {
@@ -73,6 +75,9 @@ public struct APIError: Error, Sendable {
         return problem
     }
 
+    /// The most entries a problem's `errors` lists.
+    public static let maxListedErrors = 100
+
     /// The problem document.
     public func response() -> HTTPResponse {
         var object = JSONObject([
@@ -80,7 +85,8 @@ public struct APIError: Error, Sendable {
             ("status", .integer(status)), ("detail", .string(detail)),
         ])
         if !violations.isEmpty {
-            object["errors"] = .array(violations.map {
+            // At most `maxListedErrors`: a hostile document could otherwise make one answer list thousands.
+            object["errors"] = .array(violations.prefix(Self.maxListedErrors).map {
                 .object(JSONObject([("pointer", .string($0.pointer)), ("code", .string($0.code)), ("detail", .string($0.detail))]))
             })
         }

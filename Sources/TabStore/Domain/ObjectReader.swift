@@ -20,7 +20,7 @@ struct ObjectReader {
         let unknown = object.keys.filter { !allowed.contains($0) }
         guard unknown.isEmpty else {
             throw MalformedDocument(unknown.map {
-                Violation(pointer: path($0), code: "unknown-field", detail: "unknown field \"\($0)\"")
+                Violation(pointer: path($0), code: "unknown-field", detail: "unknown field \(ClientText.quoted($0))")
             })
         }
     }
@@ -119,7 +119,7 @@ struct ObjectReader {
         guard let raw = try string(key) else { return nil }
         guard let value = E(rawValue: raw) else {
             let allowed = E.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            problems.append(Violation(pointer: path(key), code: "invalid-value", detail: "\"\(raw)\" is not one of \(allowed)"))
+            problems.append(Violation(pointer: path(key), code: "invalid-value", detail: "\(ClientText.quoted(raw)) is not one of \(allowed)"))
             return nil
         }
         return value

@@ -79,7 +79,7 @@ public enum Operation: Sendable, Equatable {
             try reader.rejectUnknown(["op"])
             return .resetTabBarOrder
         default:
-            throw MalformedDocument(pointer: reader.path("op"), code: "invalid-value", detail: "unknown op \"\(op)\"")
+            throw MalformedDocument(pointer: reader.path("op"), code: "invalid-value", detail: "unknown op \(ClientText.quoted(op))")
         }
     }
 }

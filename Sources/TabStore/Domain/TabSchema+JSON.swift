@@ -65,7 +65,7 @@ extension TabSchema {
             } else {
                 problems.append(Violation(
                     pointer: JSONPointer.append(reader.path("hiddenIn"), index), code: "invalid-value",
-                    detail: "\"\(raw)\" is not one of \"compact\", \"regular\""))
+                    detail: "\(ClientText.quoted(raw)) is not one of \"compact\", \"regular\""))
             }
         }
         return classes

@@ -20,7 +20,7 @@ extension TabSchema {
                 problems.append(Violation(pointer: idPointer, code: "invalid-id", detail: "an id must not contain control characters"))
             }
             if let first = seen[id] {
-                problems.append(Violation(pointer: idPointer, code: "duplicate-id", detail: "id \"\(id)\" is already used at \(first)"))
+                problems.append(Violation(pointer: idPointer, code: "duplicate-id", detail: "id \(ClientText.quoted(id.text)) is already used at \(first)"))
             } else {
                 seen[id] = pointer
             }

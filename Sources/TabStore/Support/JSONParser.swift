@@ -76,7 +76,7 @@ public struct JSONParser {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a member name") }
             let key = try parseString()
-            guard seen.insert(Identifier(key)).inserted else { throw failure("duplicate member name \"\(key)\"") }
+            guard seen.insert(Identifier(key)).inserted else { throw failure("duplicate member name \(ClientText.quoted(key))") }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1

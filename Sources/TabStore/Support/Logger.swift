@@ -73,20 +73,7 @@ public final class Logger: Sendable {
 
     /// The longest prefix of `text` of at most `maxValueBytes` UTF-8 bytes that ends on a character
     /// boundary (never half a UTF-8 sequence), followed by "…" when something was cut.
-    static func truncated(_ text: String) -> String {
-        guard text.utf8.count > maxValueBytes else { return text }
-        let ellipsis = "…"
-        let budget = maxValueBytes - ellipsis.utf8.count
-        var end = text.utf8.startIndex
-        var used = 0
-        for scalar in text.unicodeScalars {
-            let size = String(scalar).utf8.count
-            if used + size > budget { break }
-            used += size
-            end = text.utf8.index(end, offsetBy: size)
-        }
-        return String(text[..<end]) + ellipsis
-    }
+    static func truncated(_ text: String) -> String { ClientText.excerpt(text, maxBytes: maxValueBytes) }
 
     public func info(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.info, event, fields) }
     public func warning(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.warning, event, fields) }
