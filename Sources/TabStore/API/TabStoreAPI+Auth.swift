@@ -41,7 +41,13 @@ extension TabStoreAPI {
         let (appId, parsed) = try audience(token)
         if let entry = apps.cached(appId) { return try verifyUser(token, parsed, app: entry.app) }
         guard let reads = pointReads else { return nil }
-        return try verifyUser(token, parsed, app: try reads.appNow(appId.text))
+        let app: AppRecord?
+        do {
+            app = try reads.appNow(appId.text)
+        } catch is ReadersBusy {
+            return nil  // every reader is busy: decide later, off the event loop
+        }
+        return try verifyUser(token, parsed, app: app)
     }
 
     /// Compared as SHA-256 digests in constant time, so neither content nor length leaks through timing.
