@@ -19,16 +19,31 @@ struct TestResponder: HTTPResponder {
     }
 }
 
+/// The test responder behind an admission gate: heads without `Authorization` get 401; it remembers the
+/// request ids `admit` saw so a test can compare them with the response's.
+struct GateResponder: HTTPResponder {
+    let admitted = Locked<[String]>([])
+
+    func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse? {
+        admitted.withLock { $0.append(context.requestId) }
+        return head.headers["Authorization"] == nil ? HTTPResponse(status: 401, body: Array("no credentials".utf8)) : nil
+    }
+
+    func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {
+        await TestResponder().respond(to: request, context: context)
+    }
+}
+
 @Suite("Live HTTP server on 127.0.0.1 port 0", .serialized)
 struct HTTPServerTests {
-    func startServer(_ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
+    func startServer(responder: any HTTPResponder = TestResponder(), _ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.eventLoops = 2
         configuration.limits.maxBodyBytes = 1024
         configuration.limits.maxHeaderBytes = 4096
         adjust(&configuration)
-        return try HTTPServer.start(configuration: configuration, responder: TestResponder())
+        return try HTTPServer.start(configuration: configuration, responder: responder)
     }
 
     @Test("keep-alive reuse, Date, Content-Length, request id echo, no header injection")
@@ -113,6 +128,49 @@ struct HTTPServerTests {
             #expect(expect.readResponse()?.status == 100)
             expect.send("hi")
             #expect(expect.readResponse()?.text == "hi")
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("admit refuses from the head: 401 at once, body never awaited, no 100 Continue, connection closed, one request id")
+    func admission() async throws {
+        let gate = GateResponder()
+        let server = try startServer(responder: gate) { $0.limits.maxBodyBytes = 2 << 20 }
+        try await offPool {
+            // The head of a 1 MB upload and not one body byte: the refusal must not wait for the body.
+            let upload = try RawClient(port: server.port, timeout: 3)
+            let started = Date()
+            upload.send("PUT /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n")
+            let refused = upload.readResponse()
+            #expect(refused?.status == 401)
+            #expect(refused?.text == "no credentials")
+            #expect(refused?.headers["Connection"] == "close")
+            #expect(refused?.headers["X-Request-ID"]?.isEmpty == false)
+            #expect(upload.isClosedByServer())
+            #expect(Date().timeIntervalSince(started) < 2)
+
+            // Expect: 100-continue gets the refusal, not an invitation to send the body.
+            let expecting = try RawClient(port: server.port, timeout: 3)
+            expecting.send("PUT /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\nExpect: 100-continue\r\n\r\n")
+            #expect(expecting.readResponse()?.status == 401)
+            #expect(expecting.isClosedByServer())
+
+            // A request without a body is admitted from its head too.
+            let plain = try RawClient(port: server.port, timeout: 3)
+            #expect(plain.request("GET", "/a")?.status == 401)
+            #expect(plain.isClosedByServer())
+
+            // Admitted requests go on; admit and the response see the same request id.
+            let allowed = try RawClient(port: server.port, timeout: 3)
+            let echoed = allowed.request("POST", "/echo", headers: [("Authorization", "Bearer x")], body: "hi")
+            #expect(echoed?.text == "hi")
+            let made = allowed.request("GET", "/b", headers: [("Authorization", "Bearer x")])
+            #expect(made?.status == 200)
+            let given = allowed.request("GET", "/c", headers: [("Authorization", "Bearer x"), ("X-Request-ID", "client-id-1")])
+            #expect(given?.headers["X-Request-ID"] == "client-id-1")
+            let ids = gate.admitted.withLock { $0 }
+            #expect(ids.suffix(3) == [echoed?.headers["X-Request-ID"], made?.headers["X-Request-ID"], "client-id-1"].compactMap { $0 })
+            #expect(ids.count == 6)
         }
         await server.shutdown(grace: 1)
     }

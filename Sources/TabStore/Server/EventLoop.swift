@@ -274,24 +274,44 @@ final class EventLoop: @unchecked Sendable {
             case .head(let head):
                 connection.inRequest = true
                 connection.deadline = now + nanoseconds(context.configuration.bodyTimeout)
+                // Admission before `100 Continue` and before a body byte is read (RFC 9110 §10.1.1 lets a server
+                // answer a 100-continue request with a final status instead).
+                guard admit(head, on: connection, at: now) else { return }
                 if head.expectsContinue {
                     connection.output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
                     flush(connection)
                     guard connections[connection.token] != nil else { return }
                 }
             case .request(let request):
+                // A request without a body comes whole, with no `.head` first: admit it from its head now.
+                if connection.requestId == nil, !admit(request.head, on: connection, at: now) { return }
+                let requestId = connection.requestId ?? context.makeRequestId()
+                connection.requestId = nil
                 connection.inRequest = false
                 connection.state = .processing
                 connection.deadline = 0
                 connection.compactInput()
-                dispatch(request, on: connection, receivedAt: now)
+                dispatch(request, requestId: requestId, on: connection, receivedAt: now)
             }
         }
         if connections[connection.token] != nil { updateInterest(connection) }
     }
 
-    private func dispatch(_ request: HTTPRequest, on connection: Connection, receivedAt: UInt64) {
-        let requestId = ServerContext.saneRequestId(request.headers["X-Request-ID"]) ?? context.makeRequestId()
+    /// Makes the request's id and asks the responder to admit its head. On a refusal, sends it with
+    /// `Connection: close` and closes (lingering, as after `fail`) without reading the body; returns false then.
+    private func admit(_ head: HTTPRequestHead, on connection: Connection, at now: UInt64) -> Bool {
+        let requestId = ServerContext.saneRequestId(head.headers["X-Request-ID"]) ?? context.makeRequestId()
+        connection.requestId = requestId
+        guard var refusal = context.responder.admit(head, context: RequestContext(requestId: requestId, receivedAt: now)) else { return true }
+        refusal.headers.set("X-Request-ID", requestId)
+        connection.discardRequest()
+        ResponseEncoder.encode(refusal, keepAlive: false, includeBody: head.method != "HEAD", date: httpDate(), into: &connection.output)
+        connection.state = .closing
+        flush(connection)
+        return false
+    }
+
+    private func dispatch(_ request: HTTPRequest, requestId: String, on connection: Connection, receivedAt: UInt64) {
         let requestContext = RequestContext(requestId: requestId, receivedAt: receivedAt)
         let token = connection.token
         let keepAlive = request.head.keepAlive
@@ -339,7 +359,9 @@ final class EventLoop: @unchecked Sendable {
     /// Answers a request the server itself refuses, then closes (RFC 9112 §9.6 after a framing error).
     private func fail(_ connection: Connection, status: Int, reason: String) {
         context.observer?.serverResponded(status: status, reason: reason)
-        let requestId = context.makeRequestId()
+        let requestId = connection.requestId ?? context.makeRequestId()
+        connection.requestId = nil
+        connection.discardRequest()
         // The access log line of a request that never reached a handler (its method and path are unknown or untrusted).
         context.logger.info("request", [("route", "unparsed"), ("status", .integer(status)), ("reason", .string(reason)),
                                         ("requestId", .string(requestId))])
