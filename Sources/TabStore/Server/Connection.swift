@@ -26,6 +26,9 @@ final class Connection {
     var peerClosed = false
     /// The current request's id, made once from its head so `admit`, the handler, the log and the response agree.
     var requestId: String?
+    /// Bytes of the server's body budget held for the current request's body; released exactly once
+    /// (response written, refusal, or close) by the loop.
+    var reservedBodyBytes = 0
 
     init(fd: Int32, token: UInt64, limits: HTTPLimits) {
         self.fd = fd

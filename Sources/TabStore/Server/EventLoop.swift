@@ -277,6 +277,14 @@ final class EventLoop: @unchecked Sendable {
                 // Admission before `100 Continue` and before a body byte is read (RFC 9110 §10.1.1 lets a server
                 // answer a 100-continue request with a final status instead).
                 guard admit(head, on: connection, at: now) else { return }
+                // The body's bytes come out of the budget shared by all connections before any is read, so
+                // many concurrent uploads cannot together hold more memory than configured.
+                let announced = head.chunked ? limits.maxBodyBytes : head.contentLength ?? 0
+                guard context.reserveBodyBytes(announced) else {
+                    fail(connection, status: 503, reason: "too many request bodies in flight; retry later", retryAfter: 1)
+                    return
+                }
+                connection.reservedBodyBytes = announced
                 if head.expectsContinue {
                     connection.output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
                     flush(connection)
@@ -349,6 +357,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Writes a handler's response; the connection then reads its next request, or closes.
     private func complete(_ connection: Connection, with delivery: Delivery) {
+        releaseBody(connection)
         let keepAlive = delivery.keepAlive && !context.state.isDraining && !connection.peerClosed
         ResponseEncoder.encode(delivery.response, keepAlive: keepAlive, includeBody: delivery.includeBody, date: httpDate(), into: &connection.output)
         connection.state = keepAlive ? .reading : .closing
@@ -357,15 +366,17 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Answers a request the server itself refuses, then closes (RFC 9112 §9.6 after a framing error).
-    private func fail(_ connection: Connection, status: Int, reason: String) {
+    private func fail(_ connection: Connection, status: Int, reason: String, retryAfter: Int? = nil) {
         context.observer?.serverResponded(status: status, reason: reason)
         let requestId = connection.requestId ?? context.makeRequestId()
         connection.requestId = nil
         connection.discardRequest()
+        releaseBody(connection)
         // The access log line of a request that never reached a handler (its method and path are unknown or untrusted).
         context.logger.info("request", [("route", "unparsed"), ("status", .integer(status)), ("reason", .string(reason)),
                                         ("requestId", .string(requestId))])
         var response = ServerProblem.response(status, reason)
+        if let retryAfter { response.headers.add("Retry-After", String(retryAfter)) }
         response.headers.add("X-Request-ID", requestId)
         ResponseEncoder.encode(response, keepAlive: false, includeBody: true, date: httpDate(), into: &connection.output)
         connection.state = .closing
@@ -455,11 +466,20 @@ final class EventLoop: @unchecked Sendable {
 
     private func close(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.token) != nil else { return }
+        releaseBody(connection)
         lingering.remove(connection.token)
         _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, connection.fd, 0, 0)
         Syscall.close(connection.fd)
         context.openConnections.subtract(1, ordering: .relaxed)
         context.observer?.connectionClosed()
+    }
+
+    /// Returns the connection's body reservation to the shared budget: its body is no longer held here
+    /// (handed back in a response, refused, or the connection is gone).
+    private func releaseBody(_ connection: Connection) {
+        guard connection.reservedBodyBytes > 0 else { return }
+        context.releaseBodyBytes(connection.reservedBodyBytes)
+        connection.reservedBodyBytes = 0
     }
 
     private func httpDate() -> String {

@@ -50,6 +50,9 @@ public final class HTTPServer: Sendable {
 
     public var openConnections: Int { context.openConnections.load(ordering: .relaxed) }
 
+    /// Bytes of request bodies reserved right now (0 when no body is being received or handled).
+    public var bodyBytesInFlight: Int { context.bodyBytesInFlight.load(ordering: .relaxed) }
+
     /// Graceful shutdown: stop accepting, let in-flight requests finish (their responses say
     /// `Connection: close`), close idle connections; after `grace` seconds close whatever is left.
     public func shutdown(grace: Double) async {

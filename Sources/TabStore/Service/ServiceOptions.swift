@@ -14,6 +14,7 @@ public struct ServiceOptions: Sendable {
     public var groupCommit = true
     public var maxBodyBytes = 1024 * 1024
     public var maxHeaderBytes = 64 * 1024
+    public var maxBodyBytesInFlight = 64 << 20
     public var maxConnections = 16_384
     public var headerTimeout = 10.0
     public var bodyTimeout = 30.0
@@ -28,6 +29,14 @@ public struct ServiceOptions: Sendable {
 
     /// The SQLite file: `--database`, else `tabstore.sqlite` in the data directory.
     public var resolvedDatabasePath: String { databasePath ?? (dataDirectory as NSString).appendingPathComponent("tabstore.sqlite") }
+
+    /// Checks settings against each other.
+    /// - Throws: `Invalid` naming the settings that disagree.
+    public func validate() throws {
+        guard maxBodyBytesInFlight >= maxBodyBytes else {
+            throw Invalid(description: "--max-body-bytes-in-flight (\(maxBodyBytesInFlight)) must be at least --max-body-bytes (\(maxBodyBytes))")
+        }
+    }
 
     /// A configuration problem that stops start-up with a clear message.
     public struct Invalid: Error, Sendable, CustomStringConvertible {
@@ -82,6 +91,9 @@ public struct ServiceOptions: Sendable {
         },
         Setting(flag: "group-commit", help: "commit concurrent writes together (default true)") { $0.groupCommit = try boolean("group-commit", $1) },
         Setting(flag: "max-body-bytes", help: "largest request body (default 1048576)") { $0.maxBodyBytes = try integer("max-body-bytes", 1024...(64 << 20), $1) },
+        Setting(flag: "max-body-bytes-in-flight", help: "request body bytes received or handled at once, over all connections; more gets 503 (default 67108864, at least max-body-bytes)") {
+            $0.maxBodyBytesInFlight = try integer("max-body-bytes-in-flight", 1024...(1 << 40), $1)
+        },
         Setting(flag: "max-header-bytes", help: "largest request header section (default 65536)") { $0.maxHeaderBytes = try integer("max-header-bytes", 1024...(1 << 20), $1) },
         Setting(flag: "max-connections", help: "open connections before new ones get 503 (default 16384)") { $0.maxConnections = try integer("max-connections", 1...1_000_000, $1) },
         Setting(flag: "header-timeout", help: "seconds to receive a request head (default 10)") { $0.headerTimeout = try seconds("header-timeout", $1) },
@@ -140,6 +152,7 @@ public struct ServiceOptions: Sendable {
             }
             try setting.apply(&options, value!)
         }
+        try options.validate()
         return (options, rest)
     }
 

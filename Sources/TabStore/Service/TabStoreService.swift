@@ -11,6 +11,7 @@ public final class TabStoreService: Sendable {
     /// Opens the database, resolves the admin token and starts listening.
     /// - Throws: `ServiceOptions.Invalid`, `StorageError`, `SystemError` with messages meant for the operator.
     public static func start(options: ServiceOptions, logger: Logger) throws -> TabStoreService {
+        try options.validate()
         let store = try openStore(options, onBatch: nil)
         let adminToken = try resolveAdminToken(options, logger: logger)
         let metrics = Metrics()
@@ -27,6 +28,7 @@ public final class TabStoreService: Sendable {
         server.eventLoops = options.threads
         server.limits.maxBodyBytes = options.maxBodyBytes
         server.limits.maxHeaderBytes = options.maxHeaderBytes
+        server.maxBodyBytesInFlight = options.maxBodyBytesInFlight
         server.maxConnections = options.maxConnections
         server.headerTimeout = options.headerTimeout
         server.bodyTimeout = options.bodyTimeout
