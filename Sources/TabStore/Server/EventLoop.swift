@@ -32,7 +32,10 @@ final class EventLoop: @unchecked Sendable {
     private var connections: [UInt64: Connection] = [:]
     private var lingering: Set<UInt64> = []
     private var nextToken: UInt64 = 2
+    /// Whether the loop still accepts (false once draining).
     private var listening = true
+    /// Whether the listener is registered with this loop's epoll (not during an accept backoff).
+    private var listenerArmed = false
     private var lastSweep: UInt64 = 0
     private var dateSecond: time_t = 0
     private var dateText = ""
@@ -69,12 +72,21 @@ final class EventLoop: @unchecked Sendable {
     // MARK: - Loop
 
     private func run() {
-        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, listener.fd, TABSTORE_EPOLLIN | TABSTORE_EPOLLEXCLUSIVE, Self.listenerToken)
+        armListener()
         _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, wakeFd, TABSTORE_EPOLLIN, Self.wakeToken)
         var events = [UInt32](repeating: 0, count: 256)
         var tokens = [UInt64](repeating: 0, count: 256)
         while true {
-            let count = tabstore_epoll_wait(epfd, &events, &tokens, 256, 200)
+            var timeout: Int32 = 200
+            if listening, !listenerArmed {
+                let now = ServerContext.monotonicNow()
+                timeout = context.acceptBackoff.withLock { $0.millisecondsToResume(now: now, cap: timeout) }
+                if timeout == 0 {
+                    armListener()
+                    timeout = 200
+                }
+            }
+            let count = tabstore_epoll_wait(epfd, &events, &tokens, 256, timeout)
             if count < 0 {
                 if errno == EINTR { continue }
                 context.logger.error("epoll_wait_failed", [("errno", .integer(Int(errno)))])
@@ -101,7 +113,7 @@ final class EventLoop: @unchecked Sendable {
                 if connections.isEmpty { break }
             }
         }
-        if listening { _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, listener.fd, 0, 0) }
+        disarmListener()
         Syscall.close(wakeFd)
         Syscall.close(epfd)
         finished.signal()
@@ -117,7 +129,7 @@ final class EventLoop: @unchecked Sendable {
     private func drain() {
         if listening {
             listening = false
-            _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, listener.fd, 0, 0)
+            disarmListener()
         }
         for connection in Array(connections.values)
         where connection.state == .reading && !connection.inRequest && !connection.hasPendingOutput {
@@ -127,16 +139,37 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: - Accepting
 
+    /// Watches the listener. EPOLLEXCLUSIVE: one loop is woken per connection, not all (no thundering herd);
+    /// such a registration cannot be modified, only deleted and added again.
+    private func armListener() {
+        guard !listenerArmed else { return }
+        listenerArmed = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, listener.fd, TABSTORE_EPOLLIN | TABSTORE_EPOLLEXCLUSIVE, Self.listenerToken) == 0
+    }
+
+    private func disarmListener() {
+        guard listenerArmed else { return }
+        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, listener.fd, 0, 0)
+        listenerArmed = false
+    }
+
     private func acceptConnections() {
-        guard listening else { return }
+        guard listening, listenerArmed else { return }
         for _ in 0..<256 {
             let accepted: Int?
             do {
                 accepted = try Syscall.nonBlocking("accept4") { Int(tabstore_accept4(listener.fd)) }
             } catch {
-                // EMFILE/ENFILE and friends: log and try again on the next readiness.
-                context.logger.warning("accept_failed", [("error", .string(error.description))])
-                return
+                // Out of descriptors the listener stays readable: back off instead of spinning (see AcceptBackoff).
+                let decision = context.acceptBackoff.withLock { $0.failed(errno: error.errno, now: ServerContext.monotonicNow()) }
+                if decision.log {
+                    context.logger.warning("accept_failed", [("error", .string(error.description)), ("suppressed", .integer(decision.suppressed)),
+                                                             ("pauseMs", .integer(decision.pause ? Int(AcceptBackoff.pause / 1_000_000) : 0))])
+                }
+                if decision.pause {
+                    disarmListener()
+                    return
+                }
+                continue
             }
             guard let accepted else { return }
             let fd = Int32(accepted)

@@ -12,6 +12,8 @@ final class ServerContext: Sendable {
     /// Bytes reserved for request bodies, over every loop; at most `bodyBudget`.
     let bodyBytesInFlight = Atomic<Int>(0)
     let bodyBudget: Int
+    /// When the loops may watch the listener again after accept(2) failed, and the warning's rate limit.
+    let acceptBackoff = Locked(AcceptBackoff())
     /// Set when the shutdown deadline passed: loops close everything and exit.
     let forceStop = Atomic<Bool>(false)
     private let requestCounter = Atomic<UInt64>(0)
