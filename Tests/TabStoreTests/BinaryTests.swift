@@ -106,6 +106,85 @@ struct BinaryTests {
     }
 }
 
+extension BinaryTests {
+    /// User plus system CPU time of a process so far, in seconds (/proc/<pid>/stat fields 14 and 15).
+    static func cpuSeconds(_ pid: Int32) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let paren = stat.lastIndex(of: ")") else { return nil }
+        // After "pid (comm)" the fields start at field 3 (state): utime is field 14, stime 15.
+        let fields = stat[stat.index(after: paren)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    @Test("under a low open-file limit: the connection cap is lowered to fit, a flood past it neither spins nor floods the log, the server serves after")
+    func descriptorExhaustion() async throws {
+        let directory = TemporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // `ulimit -n` sets the soft and hard limit: the server cannot raise it; 128 descriptors, 26 used at rest.
+        process.arguments = ["-c", "ulimit -n 128 && exec \"$0\" serve --port 0 --data-dir \"$1\" --threads 1 --access-log false",
+                             TabServerProcess.binary.path, directory.path]
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = Pipe()
+        try process.run()
+        // Whatever fails below, the server does not outlive the test.
+        defer { if process.isRunning { process.terminate() } }
+        // Collect the log on a thread of its own so a chatty server never blocks on a full pipe.
+        let log = Locked("")
+        let reader = err.fileHandleForReading
+        let collector = Thread {
+            while case let chunk = reader.availableData, !chunk.isEmpty { log.withLock { $0 += String(decoding: chunk, as: UTF8.self) } }
+        }
+        collector.start()
+        let pid = process.processIdentifier
+        let port = try await offPool { () throws -> Int in
+            var port: Int?
+            _ = eventually(10) {
+                for line in log.withLock({ $0 }).split(separator: "\n") where line.contains("\"event\":\"listening\"") {
+                    if case .object(let object)? = try? JSONParser.parse(Array(line.utf8)), case .integer(let found)? = object["port"] { port = found }
+                }
+                return port != nil
+            }
+            guard let port else { throw SystemError(call: "no listening line: \(log.withLock { $0 })", errno: 0) }
+            return port
+        }
+        let startLog = log.withLock { $0 }
+        #expect(startLog.contains("\"event\":\"max_connections_lowered\""))
+        #expect(startLog.contains("\"effective\":\(128 - DescriptorLimit.reserve)"))
+
+        let (cpu, refused) = try await offPool { () throws -> (Double, Int) in
+            // More connections than descriptors: the old server hit EMFILE here and spun on the readable listener.
+            let flood = (0..<150).compactMap { _ in try? RawClient(port: port, timeout: 2) }
+            guard flood.count == 150 else { throw SystemError(call: "connect", errno: 0) }
+            // Past the cap of 64: a prompt 503 (a few sampled; a read waits at most 2 s).
+            let refused = flood[140...].filter { $0.readResponse()?.status == 503 }.count
+            let before = Self.cpuSeconds(pid) ?? 0
+            usleep(1_000_000)
+            let cpu = (Self.cpuSeconds(pid) ?? 100) - before
+            return (cpu, refused)
+        }
+        #expect(refused == 10)
+        #expect(cpu < 0.3)
+        // The connections are closed: the server serves again.
+        let served = try await offPool { () throws -> Int? in
+            var status: Int?
+            _ = eventually(3) {
+                status = (try? RawClient(port: port, timeout: 2))?.request("GET", "/healthz")?.status
+                return status == 200
+            }
+            return status
+        }
+        #expect(served == 200)
+        process.terminate()
+        try await offPool { process.waitUntilExit() }
+        #expect(process.terminationStatus == 0)
+        let lines = log.withLock { $0 }.split(separator: "\n")
+        #expect(lines.filter { $0.contains("accept_failed") }.count <= 3)
+    }
+}
+
 extension TabServerProcess {
     static var binaryExists: Bool { FileManager.default.isExecutableFile(atPath: binary.path) }
 }

@@ -19,16 +19,51 @@ struct TestResponder: HTTPResponder {
     }
 }
 
+/// The test responder behind an admission gate: heads without `Authorization` get 401; it remembers the
+/// request ids `admit` saw so a test can compare them with the response's.
+struct GateResponder: HTTPResponder {
+    let admitted = Locked<[String]>([])
+
+    func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse? {
+        admitted.withLock { $0.append(context.requestId) }
+        return head.headers["Authorization"] == nil ? HTTPResponse(status: 401, body: Array("no credentials".utf8)) : nil
+    }
+
+    func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {
+        await TestResponder().respond(to: request, context: context)
+    }
+}
+
+/// Remembers what the server reported.
+final class RecordingObserver: ServerObserver {
+    let responses = Locked<[(status: Int, reason: String)]>([])
+
+    func serverResponded(status: Int, reason: String) { responses.withLock { $0.append((status, reason)) } }
+    func connectionOpened() {}
+    func connectionClosed() {}
+}
+
+/// Polls `condition` every 10 ms for up to `seconds`.
+func eventually(_ seconds: Double = 3, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
 @Suite("Live HTTP server on 127.0.0.1 port 0", .serialized)
 struct HTTPServerTests {
-    func startServer(_ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
+    func startServer(responder: any HTTPResponder = TestResponder(), observer: (any ServerObserver)? = nil,
+                     _ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.eventLoops = 2
         configuration.limits.maxBodyBytes = 1024
         configuration.limits.maxHeaderBytes = 4096
         adjust(&configuration)
-        return try HTTPServer.start(configuration: configuration, responder: TestResponder())
+        return try HTTPServer.start(configuration: configuration, responder: responder, observer: observer)
     }
 
     @Test("keep-alive reuse, Date, Content-Length, request id echo, no header injection")
@@ -113,6 +148,131 @@ struct HTTPServerTests {
             #expect(expect.readResponse()?.status == 100)
             expect.send("hi")
             #expect(expect.readResponse()?.text == "hi")
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("admit refuses from the head: 401 at once, body never awaited, no 100 Continue, connection closed, one request id")
+    func admission() async throws {
+        let gate = GateResponder()
+        let server = try startServer(responder: gate) { $0.limits.maxBodyBytes = 2 << 20 }
+        try await offPool {
+            // The head of a 1 MB upload and not one body byte: the refusal must not wait for the body.
+            let upload = try RawClient(port: server.port, timeout: 3)
+            let started = Date()
+            upload.send("PUT /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n")
+            let refused = upload.readResponse()
+            #expect(refused?.status == 401)
+            #expect(refused?.text == "no credentials")
+            #expect(refused?.headers["Connection"] == "close")
+            #expect(refused?.headers["X-Request-ID"]?.isEmpty == false)
+            #expect(upload.isClosedByServer())
+            #expect(Date().timeIntervalSince(started) < 2)
+
+            // Expect: 100-continue gets the refusal, not an invitation to send the body.
+            let expecting = try RawClient(port: server.port, timeout: 3)
+            expecting.send("PUT /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\nExpect: 100-continue\r\n\r\n")
+            #expect(expecting.readResponse()?.status == 401)
+            #expect(expecting.isClosedByServer())
+
+            // A request without a body is admitted from its head too.
+            let plain = try RawClient(port: server.port, timeout: 3)
+            #expect(plain.request("GET", "/a")?.status == 401)
+            #expect(plain.isClosedByServer())
+
+            // Admitted requests go on; admit and the response see the same request id.
+            let allowed = try RawClient(port: server.port, timeout: 3)
+            let echoed = allowed.request("POST", "/echo", headers: [("Authorization", "Bearer x")], body: "hi")
+            #expect(echoed?.text == "hi")
+            let made = allowed.request("GET", "/b", headers: [("Authorization", "Bearer x")])
+            #expect(made?.status == 200)
+            let given = allowed.request("GET", "/c", headers: [("Authorization", "Bearer x"), ("X-Request-ID", "client-id-1")])
+            #expect(given?.headers["X-Request-ID"] == "client-id-1")
+            let ids = gate.admitted.withLock { $0 }
+            #expect(ids.suffix(3) == [echoed?.headers["X-Request-ID"], made?.headers["X-Request-ID"], "client-id-1"].compactMap { $0 })
+            #expect(ids.count == 6)
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("body bytes in flight are bounded over all connections: a second large upload gets 503 while the first goes on")
+    func bodyBudget() async throws {
+        let observer = RecordingObserver()
+        let server = try startServer(observer: observer) { $0.maxBodyBytesInFlight = 1500 }
+        try await offPool {
+            let first = try RawClient(port: server.port, timeout: 3)
+            first.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "a", count: 10))
+            #expect(eventually { server.bodyBytesInFlight == 1000 })
+
+            let second = try RawClient(port: server.port, timeout: 3)
+            second.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n")
+            let refused = second.readResponse()
+            #expect(refused?.status == 503)
+            #expect(refused?.headers["Retry-After"] == "1")
+            #expect(refused?.headers["Content-Type"] == "application/problem+json")
+            #expect(refused?.headers["Connection"] == "close")
+            #expect(second.isClosedByServer())
+            // Chunked bodies reserve the whole body limit (1024): does not fit next to the first either.
+            let chunked = try RawClient(port: server.port, timeout: 3)
+            chunked.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            #expect(chunked.readResponse()?.status == 503)
+            // A small body still fits beside the first.
+            let small = try RawClient(port: server.port, timeout: 3)
+            #expect(small.request("POST", "/echo", body: String(repeating: "b", count: 400))?.status == 200)
+
+            first.send(String(repeating: "a", count: 990))
+            #expect(first.readResponse()?.text == String(repeating: "a", count: 1000))
+            #expect(eventually { server.bodyBytesInFlight == 0 })
+            // With the budget back, the same upload goes through.
+            let again = try RawClient(port: server.port, timeout: 3)
+            #expect(again.request("POST", "/echo", body: String(repeating: "c", count: 1000))?.status == 200)
+        }
+        let refusals = observer.responses.withLock { $0 }.filter { $0.status == 503 }
+        #expect(refusals.count == 2)
+        #expect(refusals.allSatisfy { $0.reason.contains("in flight") })
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("the body budget returns to 0 after refused, aborted, timed-out, malformed and completed uploads")
+    func bodyBudgetNoLeak() async throws {
+        let server = try startServer {
+            $0.maxBodyBytesInFlight = 4096
+            $0.bodyTimeout = 0.3
+        }
+        try await offPool {
+            for round in 0..<10 {
+                var clients: [RawClient] = []
+                // Aborted mid-body: the client goes away.
+                do {
+                    let client = try RawClient(port: server.port, timeout: 3)
+                    client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nhalf")
+                }
+                // Stalls mid-body until the body timeout (408).
+                let stalled = try RawClient(port: server.port, timeout: 3)
+                stalled.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nsome")
+                clients.append(stalled)
+                // A malformed chunked body (400) and a chunk over the body limit (413).
+                let malformed = try RawClient(port: server.port, timeout: 3)
+                malformed.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXX")
+                let oversized = try RawClient(port: server.port, timeout: 3)
+                oversized.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n801\r\n")
+                clients += [malformed, oversized]
+                // Over the budget by now, or not: 503 or a normal answer, both must release.
+                let extra = try RawClient(port: server.port, timeout: 3)
+                extra.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "d", count: 1000))
+                clients.append(extra)
+                // Completed, and a client that leaves while its handler still works.
+                let done = try RawClient(port: server.port, timeout: 3)
+                _ = done.request("POST", "/echo", body: "ok")
+                do {
+                    let leaving = try RawClient(port: server.port, timeout: 3)
+                    leaving.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+                }
+                if round == 0 { #expect(server.bodyBytesInFlight > 0) }
+                for client in clients { _ = client.readResponse() }
+            }
+            #expect(eventually(5) { server.bodyBytesInFlight == 0 })
+            #expect(eventually(5) { server.openConnections == 0 })
         }
         await server.shutdown(grace: 1)
     }

@@ -69,4 +69,15 @@ struct JSONAndJWTTests {
         #expect(throws: ServiceOptions.Invalid.self) { try ServiceOptions.parse(["--port"], environment: [:]) }
         #expect(throws: ServiceOptions.Invalid.self) { try ServiceOptions.parse([], environment: ["TAB_SERVER_LOG_LEVEL": "chatty"]) }
     }
+
+    @Test("configuration: the body bytes in flight, 64 MiB by default, never below the body limit")
+    func bodyBytesInFlightOption() throws {
+        #expect(try ServiceOptions.parse([], environment: [:]).0.maxBodyBytesInFlight == 67_108_864)
+        let (options, _) = try ServiceOptions.parse(["--max-body-bytes-in-flight", "2097152"], environment: ["TAB_SERVER_MAX_BODY_BYTES_IN_FLIGHT": "1048576"])
+        #expect(options.maxBodyBytesInFlight == 2_097_152)
+        #expect(try ServiceOptions.parse([], environment: ["TAB_SERVER_MAX_BODY_BYTES_IN_FLIGHT": "1048576"]).0.maxBodyBytesInFlight == 1_048_576)
+        #expect(throws: ServiceOptions.Invalid.self) { try ServiceOptions.parse(["--max-body-bytes-in-flight", "1048575"], environment: [:]) }
+        #expect(throws: ServiceOptions.Invalid.self) { try ServiceOptions.parse(["--max-body-bytes", "4096", "--max-body-bytes-in-flight", "2048"], environment: [:]) }
+        #expect(ServiceOptions.helpText.contains("TAB_SERVER_MAX_BODY_BYTES_IN_FLIGHT"))
+    }
 }

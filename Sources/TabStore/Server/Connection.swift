@@ -24,6 +24,11 @@ final class Connection {
     var interest: UInt32 = 0
     /// The client closed its sending side while a request was being handled: close after the response.
     var peerClosed = false
+    /// The current request's id, made once from its head so `admit`, the handler, the log and the response agree.
+    var requestId: String?
+    /// Bytes of the server's body budget held for the current request's body; released exactly once
+    /// (response written, refusal, or close) by the loop.
+    var reservedBodyBytes = 0
 
     init(fd: Int32, token: UInt64, limits: HTTPLimits) {
         self.fd = fd
@@ -33,6 +38,14 @@ final class Connection {
 
     var hasPendingOutput: Bool { outputOffset < output.count }
     var bufferedInput: Int { input.count - inputOffset }
+
+    /// Forgets a refused request: its partial body in the parser and any buffered input (the connection
+    /// closes; lingering reads what still comes into the loop's scratch buffer, never into these).
+    func discardRequest() {
+        parser = HTTPParser(limits: parser.limits)
+        input = []
+        inputOffset = 0
+    }
 
     /// Drops consumed input so the buffer never grows with the number of requests served.
     func compactInput() {

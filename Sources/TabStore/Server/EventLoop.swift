@@ -32,7 +32,10 @@ final class EventLoop: @unchecked Sendable {
     private var connections: [UInt64: Connection] = [:]
     private var lingering: Set<UInt64> = []
     private var nextToken: UInt64 = 2
+    /// Whether the loop still accepts (false once draining).
     private var listening = true
+    /// Whether the listener is registered with this loop's epoll (not during an accept backoff).
+    private var listenerArmed = false
     private var lastSweep: UInt64 = 0
     private var dateSecond: time_t = 0
     private var dateText = ""
@@ -69,12 +72,21 @@ final class EventLoop: @unchecked Sendable {
     // MARK: - Loop
 
     private func run() {
-        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, listener.fd, TABSTORE_EPOLLIN | TABSTORE_EPOLLEXCLUSIVE, Self.listenerToken)
+        armListener()
         _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, wakeFd, TABSTORE_EPOLLIN, Self.wakeToken)
         var events = [UInt32](repeating: 0, count: 256)
         var tokens = [UInt64](repeating: 0, count: 256)
         while true {
-            let count = tabstore_epoll_wait(epfd, &events, &tokens, 256, 200)
+            var timeout: Int32 = 200
+            if listening, !listenerArmed {
+                let now = ServerContext.monotonicNow()
+                timeout = context.acceptBackoff.withLock { $0.millisecondsToResume(now: now, cap: timeout) }
+                if timeout == 0 {
+                    armListener()
+                    timeout = 200
+                }
+            }
+            let count = tabstore_epoll_wait(epfd, &events, &tokens, 256, timeout)
             if count < 0 {
                 if errno == EINTR { continue }
                 context.logger.error("epoll_wait_failed", [("errno", .integer(Int(errno)))])
@@ -101,7 +113,7 @@ final class EventLoop: @unchecked Sendable {
                 if connections.isEmpty { break }
             }
         }
-        if listening { _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, listener.fd, 0, 0) }
+        disarmListener()
         Syscall.close(wakeFd)
         Syscall.close(epfd)
         finished.signal()
@@ -117,7 +129,7 @@ final class EventLoop: @unchecked Sendable {
     private func drain() {
         if listening {
             listening = false
-            _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, listener.fd, 0, 0)
+            disarmListener()
         }
         for connection in Array(connections.values)
         where connection.state == .reading && !connection.inRequest && !connection.hasPendingOutput {
@@ -127,16 +139,37 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: - Accepting
 
+    /// Watches the listener. EPOLLEXCLUSIVE: one loop is woken per connection, not all (no thundering herd);
+    /// such a registration cannot be modified, only deleted and added again.
+    private func armListener() {
+        guard !listenerArmed else { return }
+        listenerArmed = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, listener.fd, TABSTORE_EPOLLIN | TABSTORE_EPOLLEXCLUSIVE, Self.listenerToken) == 0
+    }
+
+    private func disarmListener() {
+        guard listenerArmed else { return }
+        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, listener.fd, 0, 0)
+        listenerArmed = false
+    }
+
     private func acceptConnections() {
-        guard listening else { return }
+        guard listening, listenerArmed else { return }
         for _ in 0..<256 {
             let accepted: Int?
             do {
                 accepted = try Syscall.nonBlocking("accept4") { Int(tabstore_accept4(listener.fd)) }
             } catch {
-                // EMFILE/ENFILE and friends: log and try again on the next readiness.
-                context.logger.warning("accept_failed", [("error", .string(error.description))])
-                return
+                // Out of descriptors the listener stays readable: back off instead of spinning (see AcceptBackoff).
+                let decision = context.acceptBackoff.withLock { $0.failed(errno: error.errno, now: ServerContext.monotonicNow()) }
+                if decision.log {
+                    context.logger.warning("accept_failed", [("error", .string(error.description)), ("suppressed", .integer(decision.suppressed)),
+                                                             ("pauseMs", .integer(decision.pause ? Int(AcceptBackoff.pause / 1_000_000) : 0))])
+                }
+                if decision.pause {
+                    disarmListener()
+                    return
+                }
+                continue
             }
             guard let accepted else { return }
             let fd = Int32(accepted)
@@ -274,24 +307,52 @@ final class EventLoop: @unchecked Sendable {
             case .head(let head):
                 connection.inRequest = true
                 connection.deadline = now + nanoseconds(context.configuration.bodyTimeout)
+                // Admission before `100 Continue` and before a body byte is read (RFC 9110 §10.1.1 lets a server
+                // answer a 100-continue request with a final status instead).
+                guard admit(head, on: connection, at: now) else { return }
+                // The body's bytes come out of the budget shared by all connections before any is read, so
+                // many concurrent uploads cannot together hold more memory than configured.
+                let announced = head.chunked ? limits.maxBodyBytes : head.contentLength ?? 0
+                guard context.reserveBodyBytes(announced) else {
+                    fail(connection, status: 503, reason: "too many request bodies in flight; retry later", retryAfter: 1)
+                    return
+                }
+                connection.reservedBodyBytes = announced
                 if head.expectsContinue {
                     connection.output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
                     flush(connection)
                     guard connections[connection.token] != nil else { return }
                 }
             case .request(let request):
+                // A request without a body comes whole, with no `.head` first: admit it from its head now.
+                if connection.requestId == nil, !admit(request.head, on: connection, at: now) { return }
+                let requestId = connection.requestId ?? context.makeRequestId()
+                connection.requestId = nil
                 connection.inRequest = false
                 connection.state = .processing
                 connection.deadline = 0
                 connection.compactInput()
-                dispatch(request, on: connection, receivedAt: now)
+                dispatch(request, requestId: requestId, on: connection, receivedAt: now)
             }
         }
         if connections[connection.token] != nil { updateInterest(connection) }
     }
 
-    private func dispatch(_ request: HTTPRequest, on connection: Connection, receivedAt: UInt64) {
-        let requestId = ServerContext.saneRequestId(request.headers["X-Request-ID"]) ?? context.makeRequestId()
+    /// Makes the request's id and asks the responder to admit its head. On a refusal, sends it with
+    /// `Connection: close` and closes (lingering, as after `fail`) without reading the body; returns false then.
+    private func admit(_ head: HTTPRequestHead, on connection: Connection, at now: UInt64) -> Bool {
+        let requestId = ServerContext.saneRequestId(head.headers["X-Request-ID"]) ?? context.makeRequestId()
+        connection.requestId = requestId
+        guard var refusal = context.responder.admit(head, context: RequestContext(requestId: requestId, receivedAt: now)) else { return true }
+        refusal.headers.set("X-Request-ID", requestId)
+        connection.discardRequest()
+        ResponseEncoder.encode(refusal, keepAlive: false, includeBody: head.method != "HEAD", date: httpDate(), into: &connection.output)
+        connection.state = .closing
+        flush(connection)
+        return false
+    }
+
+    private func dispatch(_ request: HTTPRequest, requestId: String, on connection: Connection, receivedAt: UInt64) {
         let requestContext = RequestContext(requestId: requestId, receivedAt: receivedAt)
         let token = connection.token
         let keepAlive = request.head.keepAlive
@@ -329,6 +390,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Writes a handler's response; the connection then reads its next request, or closes.
     private func complete(_ connection: Connection, with delivery: Delivery) {
+        releaseBody(connection)
         let keepAlive = delivery.keepAlive && !context.state.isDraining && !connection.peerClosed
         ResponseEncoder.encode(delivery.response, keepAlive: keepAlive, includeBody: delivery.includeBody, date: httpDate(), into: &connection.output)
         connection.state = keepAlive ? .reading : .closing
@@ -337,13 +399,17 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Answers a request the server itself refuses, then closes (RFC 9112 §9.6 after a framing error).
-    private func fail(_ connection: Connection, status: Int, reason: String) {
+    private func fail(_ connection: Connection, status: Int, reason: String, retryAfter: Int? = nil) {
         context.observer?.serverResponded(status: status, reason: reason)
-        let requestId = context.makeRequestId()
+        let requestId = connection.requestId ?? context.makeRequestId()
+        connection.requestId = nil
+        connection.discardRequest()
+        releaseBody(connection)
         // The access log line of a request that never reached a handler (its method and path are unknown or untrusted).
         context.logger.info("request", [("route", "unparsed"), ("status", .integer(status)), ("reason", .string(reason)),
                                         ("requestId", .string(requestId))])
         var response = ServerProblem.response(status, reason)
+        if let retryAfter { response.headers.add("Retry-After", String(retryAfter)) }
         response.headers.add("X-Request-ID", requestId)
         ResponseEncoder.encode(response, keepAlive: false, includeBody: true, date: httpDate(), into: &connection.output)
         connection.state = .closing
@@ -433,11 +499,20 @@ final class EventLoop: @unchecked Sendable {
 
     private func close(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.token) != nil else { return }
+        releaseBody(connection)
         lingering.remove(connection.token)
         _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, connection.fd, 0, 0)
         Syscall.close(connection.fd)
         context.openConnections.subtract(1, ordering: .relaxed)
         context.observer?.connectionClosed()
+    }
+
+    /// Returns the connection's body reservation to the shared budget: its body is no longer held here
+    /// (handed back in a response, refused, or the connection is gone).
+    private func releaseBody(_ connection: Connection) {
+        guard connection.reservedBodyBytes > 0 else { return }
+        context.releaseBodyBytes(connection.reservedBodyBytes)
+        connection.reservedBodyBytes = 0
     }
 
     private func httpDate() -> String {

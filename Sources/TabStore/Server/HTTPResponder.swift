@@ -4,7 +4,7 @@ import Synchronization
 public struct RequestContext: Sendable {
     /// The client's `X-Request-ID` when sane, else one the server made; echoed on the response.
     public let requestId: String
-    /// When the request was complete, in monotonic nanoseconds (for durations).
+    /// When the request was complete, in monotonic nanoseconds (for durations); for `admit`, when its head was.
     public let receivedAt: UInt64
 }
 
@@ -15,10 +15,17 @@ public protocol HTTPResponder: Sendable {
     /// An answer made on the event loop without waiting, or nil to go through `respond`. Only for work
     /// that never blocks: in-memory answers and point reads on the embedded database.
     func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse?
+
+    /// Decides from the request head alone, before any body byte is read, whether the request may go on:
+    /// a response here (401, 403, 404, 405, 413, ...) is sent at once and the connection is closed, its body never read.
+    func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse?
 }
 
 extension HTTPResponder {
     public func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? { nil }
+
+    /// Admits every request: the full request decides.
+    public func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse? { nil }
 }
 
 /// Hooks the server reports to (metrics, logs).

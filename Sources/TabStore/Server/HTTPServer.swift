@@ -32,6 +32,19 @@ public final class HTTPServer: Sendable {
         observer: (any ServerObserver)?, logger: Logger
     ) throws -> HTTPServer {
         Syscall.ignoreSIGPIPE()
+        var configuration = configuration
+        if let softLimit = DescriptorLimit.raiseSoftLimit() {
+            let fitting = DescriptorLimit.connectionsThatFit(requested: configuration.maxConnections, softLimit: softLimit)
+            if fitting < configuration.maxConnections {
+                // Past the descriptor limit accept(2) fails instead of the polite 503 at the cap.
+                logger.warning("max_connections_lowered", [
+                    ("requested", .integer(configuration.maxConnections)), ("effective", .integer(fitting)),
+                    ("openFileLimit", .integer(softLimit)), ("reservedDescriptors", .integer(DescriptorLimit.reserve)),
+                    ("hint", "raise the open-file limit (ulimit -n, LimitNOFILE=, docker --ulimit nofile=)"),
+                ])
+                configuration.maxConnections = fitting
+            }
+        }
         let context = ServerContext(configuration: configuration, responder: responder, state: state, observer: observer, logger: logger)
         var loops: [EventLoop] = []
         do {
@@ -63,6 +76,12 @@ public final class HTTPServer: Sendable {
     }
 
     public var openConnections: Int { context.openConnections.load(ordering: .relaxed) }
+
+    /// The connection cap in force: the configured one, lowered at start to fit the open-file limit.
+    public var maxConnections: Int { context.configuration.maxConnections }
+
+    /// Bytes of request bodies reserved right now (0 when no body is being received or handled).
+    public var bodyBytesInFlight: Int { context.bodyBytesInFlight.load(ordering: .relaxed) }
 
     /// Graceful shutdown: stop accepting, let in-flight requests finish (their responses say
     /// `Connection: close`), close idle connections; after `grace` seconds close whatever is left.

@@ -8,8 +8,13 @@ public struct ServerConfiguration: Sendable {
     /// Event-loop threads; one per core by default.
     public var eventLoops = max(1, System.coreCount)
     public var limits = HTTPLimits()
-    /// Open connections beyond this are answered 503 and closed.
+    /// Open connections beyond this are answered 503 and closed. Lowered at start when it does not fit under
+    /// the open-file limit with `DescriptorLimit.reserve` descriptors to spare (see `HTTPServer.maxConnections`).
     public var maxConnections = 16_384
+    /// Bytes of request bodies being received or handled at once, over all connections: a head announcing
+    /// a body that does not fit gets 503 before the body is read. A chunked body counts as `limits.maxBodyBytes`.
+    /// Never less than `limits.maxBodyBytes`, so one maximal request always fits.
+    public var maxBodyBytesInFlight = 64 << 20
     /// Time to receive a whole request head once its first byte arrived.
     public var headerTimeout = 10.0
     /// Time to receive a body once its head arrived.

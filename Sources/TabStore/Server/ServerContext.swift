@@ -9,6 +9,11 @@ final class ServerContext: Sendable {
     let observer: (any ServerObserver)?
     let logger: Logger
     let openConnections = Atomic<Int>(0)
+    /// Bytes reserved for request bodies, over every loop; at most `bodyBudget`.
+    let bodyBytesInFlight = Atomic<Int>(0)
+    let bodyBudget: Int
+    /// When the loops may watch the listener again after accept(2) failed, and the warning's rate limit.
+    let acceptBackoff = Locked(AcceptBackoff())
     /// Set when the shutdown deadline passed: loops close everything and exit.
     let forceStop = Atomic<Bool>(false)
     private let requestCounter = Atomic<UInt64>(0)
@@ -20,9 +25,26 @@ final class ServerContext: Sendable {
         self.state = state
         self.observer = observer
         self.logger = logger
+        self.bodyBudget = max(configuration.maxBodyBytesInFlight, configuration.limits.maxBodyBytes)
         var prefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         while prefix.count < 8 { prefix = "0" + prefix }
         self.idPrefix = prefix
+    }
+
+    /// Reserves `bytes` of the shared body budget; false (nothing reserved) when they do not fit.
+    func reserveBodyBytes(_ bytes: Int) -> Bool {
+        var current = bodyBytesInFlight.load(ordering: .relaxed)
+        while true {
+            guard bytes <= bodyBudget - current else { return false }
+            let (exchanged, original) = bodyBytesInFlight.compareExchange(expected: current, desired: current + bytes, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+    }
+
+    func releaseBodyBytes(_ bytes: Int) {
+        let left = bodyBytesInFlight.subtract(bytes, ordering: .relaxed).newValue
+        precondition(left >= 0, "released more body bytes than were reserved")
     }
 
     /// A request id unique within this process run: a random prefix and a counter.

@@ -15,6 +15,7 @@ public struct ServiceOptions: Sendable {
     public var maxBodyBytes = 1024 * 1024
     public var maxHeaderBytes = 64 * 1024
     public var maxCustomizationBytes = 64 * 1024
+    public var maxBodyBytesInFlight = 64 << 20
     public var maxConnections = 16_384
     public var headerTimeout = 10.0
     public var bodyTimeout = 30.0
@@ -29,6 +30,14 @@ public struct ServiceOptions: Sendable {
 
     /// The SQLite file: `--database`, else `tabstore.sqlite` in the data directory.
     public var resolvedDatabasePath: String { databasePath ?? (dataDirectory as NSString).appendingPathComponent("tabstore.sqlite") }
+
+    /// Checks settings against each other.
+    /// - Throws: `Invalid` naming the settings that disagree.
+    public func validate() throws {
+        guard maxBodyBytesInFlight >= maxBodyBytes else {
+            throw Invalid(description: "--max-body-bytes-in-flight (\(maxBodyBytesInFlight)) must be at least --max-body-bytes (\(maxBodyBytes))")
+        }
+    }
 
     /// A configuration problem that stops start-up with a clear message.
     public struct Invalid: Error, Sendable, CustomStringConvertible {
@@ -83,6 +92,9 @@ public struct ServiceOptions: Sendable {
         },
         Setting(flag: "group-commit", help: "commit concurrent writes together (default true)") { $0.groupCommit = try boolean("group-commit", $1) },
         Setting(flag: "max-body-bytes", help: "largest request body (default 1048576)") { $0.maxBodyBytes = try integer("max-body-bytes", 1024...(64 << 20), $1) },
+        Setting(flag: "max-body-bytes-in-flight", help: "request body bytes received or handled at once, over all connections; more gets 503 (default 67108864, at least max-body-bytes)") {
+            $0.maxBodyBytesInFlight = try integer("max-body-bytes-in-flight", 1024...(1 << 40), $1)
+        },
         Setting(flag: "max-header-bytes", help: "largest request header section (default 65536)") { $0.maxHeaderBytes = try integer("max-header-bytes", 1024...(1 << 20), $1) },
         Setting(flag: "max-customization-bytes", help: "largest stored customization document (default 65536)") {
             $0.maxCustomizationBytes = try integer("max-customization-bytes", 4096...(8 << 20), $1)
@@ -144,6 +156,7 @@ public struct ServiceOptions: Sendable {
             }
             try setting.apply(&options, value!)
         }
+        try options.validate()
         return (options, rest)
     }
 

@@ -19,6 +19,7 @@ public final class TabStoreService: Sendable {
     /// and only then the event loops start accepting.
     /// - Throws: `ServiceOptions.Invalid`, `StorageError`, `SystemError` with messages meant for the operator.
     public static func start(options: ServiceOptions, logger: Logger) throws -> TabStoreService {
+        try options.validate()
         let configuredToken = try configuredAdminToken(options)
         var server = ServerConfiguration()
         server.host = options.host
@@ -26,6 +27,7 @@ public final class TabStoreService: Sendable {
         server.eventLoops = options.threads
         server.limits.maxBodyBytes = options.maxBodyBytes
         server.limits.maxHeaderBytes = options.maxHeaderBytes
+        server.maxBodyBytesInFlight = options.maxBodyBytesInFlight
         server.maxConnections = options.maxConnections
         server.headerTimeout = options.headerTimeout
         server.bodyTimeout = options.bodyTimeout
