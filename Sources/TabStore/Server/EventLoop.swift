@@ -256,7 +256,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func readInput(_ connection: Connection) {
         var peerClosed = false
-        reading: while connection.bufferedInput < inputCap {
+        reading: while connection.bufferedInput < inputCap(connection) {
             switch readChunk(connection) {
             case .data(let count):
                 connection.input.append(contentsOf: readBuffer[0..<count])
@@ -447,14 +447,23 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Largest amount of unparsed input a connection may buffer: one maximal request plus one read.
-    private var inputCap: Int { limits.maxHeaderBytes + limits.maxBodyBytes + readBuffer.count }
+    /// Largest amount of unparsed input a connection may buffer before it is parsed: a head, plus the body
+    /// bytes its admission reserved from the shared budget, plus one read. Before a head is admitted nothing
+    /// of a body is buffered beyond one read; while a request is handled, pipelined input waits in the kernel
+    /// once a head's worth is buffered. So memory per connection never exceeds the header limit plus what the
+    /// body budget (bounded across all connections) granted it.
+    private func inputCap(_ connection: Connection) -> Int {
+        switch connection.state {
+        case .reading: limits.maxHeaderBytes + connection.reservedBodyBytes + readBuffer.count
+        case .processing, .closing: limits.maxHeaderBytes
+        }
+    }
 
     /// Keeps reading while a request is being handled (pipelined bytes wait in the buffer, up to the cap),
     /// so a keep-alive request/response cycle needs no epoll_ctl at all.
     private func updateInterest(_ connection: Connection) {
         var wanted: UInt32 = 0
-        if connection.state != .closing, !connection.peerClosed, connection.bufferedInput < inputCap {
+        if connection.state != .closing, !connection.peerClosed, connection.bufferedInput < inputCap(connection) {
             wanted |= TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP
         }
         if connection.hasPendingOutput { wanted |= TABSTORE_EPOLLOUT }
