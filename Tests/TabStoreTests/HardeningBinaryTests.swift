@@ -98,14 +98,24 @@ struct HardeningBinaryTests {
         try await server.stop()
     }
 
-    @Test("a second server on the same database exits non-zero naming the lock; the first keeps serving")
+    @Test("a second server on the same database (also through a symlink or a hard link) exits non-zero; the first keeps serving")
     func secondServerRefused() async throws {
         let directory = TemporaryDirectory()
         let first = try await ServingProcess(["--port", "0", "--data-dir", directory.path, "--threads", "1"])
         let (status, _, errors) = try TabServerProcess.run(["serve", "--port", "0", "--data-dir", directory.path, "--threads", "1"])
         #expect(status != 0)
-        #expect(errors.contains(directory.file("tabstore.sqlite.lock")))
+        #expect(errors.contains(directory.file("tabstore.sqlite")))
         #expect(errors.contains("already serving"))
+        // The same file under other names is the same database.
+        let elsewhere = TemporaryDirectory()
+        try FileManager.default.createSymbolicLink(atPath: elsewhere.file("symlink.sqlite"), withDestinationPath: directory.file("tabstore.sqlite"))
+        #expect(link(directory.file("tabstore.sqlite"), elsewhere.file("hard.sqlite")) == 0)
+        for name in ["symlink.sqlite", "hard.sqlite"] {
+            let (linked, _, message) = try TabServerProcess.run(["serve", "--port", "0", "--data-dir", elsewhere.file("data-" + name),
+                                                                 "--database", elsewhere.file(name), "--threads", "1"])
+            #expect(linked != 0, "\(name)")
+            #expect(message.contains("already serving"), "\(name)")
+        }
         #expect(try TabServerProcess.run(["healthcheck", "--port", String(first.port)]).0 == 0)
         try await first.stop()
         // The lock dies with its process: a new server starts on the same folder.

@@ -163,7 +163,7 @@ struct OperationsTests {
         #expect {
             _ = try TabStoreService.start(options: options, logger: .silent)
         } throws: { error in
-            "\(error)".contains("tabstore.sqlite.lock")
+            "\(error)".contains("already serving")
         }
         await live.stop()
     }

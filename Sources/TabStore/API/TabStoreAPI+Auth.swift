@@ -138,7 +138,23 @@ extension TabStoreAPI {
         guard let principal = try authenticateNow(head) else { return false }
         try Self.checkPathIds(context)
         try permit(principal, access, context)
+        // The operator may name any app: one that does not exist is a 404 now, before its body is read.
+        // (A user's token was verified with its app's secret, and `permit` matched it to the path.)
+        if principal == .admin, context.parameters["appId"] != nil, try appExistsNow(try Self.appId(context)) == false {
+            throw APIError.notFound("app-not-found", "no app \"\(try Self.appId(context))\"")
+        }
         return true
+    }
+
+    /// Whether the app exists, from memory or one point read; nil when every reader is busy.
+    private func appExistsNow(_ appId: Identifier) throws -> Bool? {
+        if apps.cached(appId) != nil { return true }
+        guard let reads = pointReads else { return nil }
+        do {
+            return try reads.appNow(appId.text) != nil
+        } catch is ReadersBusy {
+            return nil
+        }
     }
 
     private func requiresCredentials(_ access: RouteAccess) -> Bool {

@@ -190,17 +190,21 @@ public struct CustomizationEditor {
                 if scope != .tabBar { value.tabs[id]?.sidebarVisibility = .automatic }
                 if scope != .sidebar { value.tabs[id]?.tabBarVisibility = .automatic }
             }
+            value.compact()
         case .resetSectionOrder(let sectionId):
             if let sectionId {
                 _ = try resolveSection(sectionId, at: step.at("section"))
                 value.sections[sectionId]?.tabOrder = nil
+                if value.sections[sectionId]?.isDefault == true { value.sections[sectionId] = nil }
             } else {
                 for id in value.sections.keys { value.sections[id]?.tabOrder = nil }
+                value.compact()
             }
         case .resetTabBarOrder:
             value.tabBarOrder = nil
         }
-        value.compact()
+        // Entries that say nothing are dropped where they arise (not by a pass over every entry after each
+        // step, which made a document of n entries cost n² to validate).
     }
 
     private mutating func setVisibility(_ placement: Placement, _ id: Identifier, _ visibility: Visibility, _ step: Step) throws(RuleRefusal) {
@@ -220,6 +224,7 @@ public struct CustomizationEditor {
             throw refuse(step.at("tab"), "too-many-entries", "a customization holds at most \(Customization.maxTabEntries) tab entries")
         }
         value.tabs[id, default: .init()][placement] = visibility
+        if value.tabs[id]?.isDefault == true { value.tabs[id] = nil }
     }
 
     private func checkSectionReorderable(_ section: SchemaSection, _ step: Step) throws(RuleRefusal) {

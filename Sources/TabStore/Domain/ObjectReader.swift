@@ -17,7 +17,9 @@ struct ObjectReader {
 
     /// Refuses any member whose name is not in `allowed`.
     func rejectUnknown(_ allowed: Set<String>) throws(MalformedDocument) {
-        let unknown = object.keys.filter { !allowed.contains($0) }
+        // By bytes, like every member lookup: a name canonically equivalent to an allowed one is unknown.
+        let names = Set(allowed.map { Identifier($0) })
+        let unknown = object.keys.filter { !names.contains(Identifier($0)) }
         guard unknown.isEmpty else {
             throw MalformedDocument(unknown.map {
                 Violation(pointer: path($0), code: "unknown-field", detail: "unknown field \(ClientText.quoted($0))")

@@ -31,8 +31,20 @@ public struct JSONObject: Sendable, Equatable {
 
     public init() {}
 
+    /// Members in order; a repeated key keeps its first position and its last value. Linear in the member
+    /// count (a subscript assignment per member would be quadratic for the thousands of entries a document has).
     public init(_ members: [(String, JSONValue)]) {
-        for (key, value) in members { self[key] = value }
+        var positions: [Identifier: Int] = [:]
+        positions.reserveCapacity(members.count)
+        self.members.reserveCapacity(members.count)
+        for (key, value) in members {
+            if let position = positions[Identifier(key)] {
+                self.members[position].value = value
+            } else {
+                positions[Identifier(key)] = self.members.count
+                self.members.append((key, value))
+            }
+        }
     }
 
     public var keys: [String] { members.map(\.key) }
