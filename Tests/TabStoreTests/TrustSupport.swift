@@ -1,0 +1,137 @@
+import Foundation
+@testable import TabStore
+
+/// Helpers for `TrustTests`: byte-exact reads of responses, hand-built tokens, percent-encoding, random spellings.
+enum Trust {
+    static func now() -> Int { Int(Date().timeIntervalSince1970) }
+
+    /// Percent-encodes every byte outside RFC 3986's unreserved set, so a path carries an id's exact bytes.
+    static func pct(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF")
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out.append("%")
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return out
+    }
+
+    /// An HS256 JWT whose header and payload are exactly the given texts (no re-encoding of hostile claims).
+    static func jwt(payload: String, secret: String, header: String = #"{"alg":"HS256","typ":"JWT"}"#) -> String {
+        let input = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(payload.utf8))
+        return input + "." + Base64URL.encode(Crypto.hmacSHA256(key: Array(secret.utf8), message: Array(input.utf8)))
+    }
+
+    static func text(_ value: JSONValue) -> String { JSONWriter.string(value) }
+
+    static func patch(_ operations: [JSONValue]) -> String { text(["operations": .array(operations)]) }
+
+    static func hide(_ tab: String) -> JSONValue { ["op": "setSidebarVisibility", "tab": .string(tab), "visibility": "hidden"] }
+
+    /// A string member of a JSON body as an `Identifier` (so comparisons are by bytes, not canonical equivalence).
+    static func id(_ response: RawClient.Response, _ key: String) -> Identifier? { id(response.body, key) }
+    static func id(_ response: HTTPResponse, _ key: String) -> Identifier? { id(response.body, key) }
+
+    private static func id(_ body: [UInt8], _ key: String) -> Identifier? {
+        guard case .object(let object)? = try? JSONParser.parse(body), case .string(let text)? = object[key] else { return nil }
+        return Identifier(text)
+    }
+
+    /// The member names of an object member of a JSON body, as `Identifier`s.
+    static func keys(_ response: RawClient.Response, _ key: String) -> [Identifier] {
+        guard case .object(let object)? = response.field(key) else { return [] }
+        return object.keys.map { Identifier($0) }
+    }
+
+    static func field(_ response: HTTPResponse, _ key: String) -> JSONValue? {
+        guard case .object(let object)? = try? JSONParser.parse(response.body) else { return nil }
+        return object[key]
+    }
+
+    // MARK: Random spellings
+
+    /// Pieces of ids, each with its canonically equivalent spellings (single-spelling pieces add noise).
+    static let pieces: [[String]] = [
+        ["K", "\u{212A}"], ["\u{3A9}", "\u{2126}"], ["\u{C5}", "\u{212B}", "A\u{30A}"], ["\u{E9}", "e\u{301}"],
+        [";", "\u{37E}"], ["\u{AC00}", "\u{1100}\u{1161}"], ["\u{1E69}", "s\u{323}\u{307}", "s\u{307}\u{323}"],
+        ["\u{F6}", "o\u{308}"], ["\u{1F80}", "\u{1F00}\u{345}", "\u{3B1}\u{313}\u{345}"],
+        ["a"], ["b"], ["z"], ["0"], ["-"], ["."], ["~"], ["\u{301}"], ["\u{308}"], ["\u{212A}"], ["%"], ["/"],
+    ]
+
+    /// Two distinct valid ids: usually the same pieces spelled differently (equal as Swift Strings), sometimes
+    /// one piece more or less, sometimes unrelated.
+    static func randomPair(_ rng: inout SeededGenerator) -> (String, String) {
+        let groups = (0..<Int.random(in: 1...10, using: &rng)).map { _ in Int.random(in: 0..<pieces.count, using: &rng) }
+        var parts = groups.map { pieces[$0].randomElement(using: &rng)! }
+        let a = parts.joined()
+        var b: String
+        switch Int.random(in: 0..<8, using: &rng) {
+        case 0: b = a + pieces.randomElement(using: &rng)!.randomElement(using: &rng)!
+        case 1: b = (0..<Int.random(in: 1...10, using: &rng)).map { _ in pieces.randomElement(using: &rng)!.randomElement(using: &rng)! }.joined()
+        default: b = groups.map { pieces[$0].randomElement(using: &rng)! }.joined()
+        }
+        if Array(a.utf8) == Array(b.utf8) {
+            // Respell the first piece that has another spelling; else append one.
+            if let position = groups.firstIndex(where: { pieces[$0].count > 1 }) {
+                let current = Array(parts[position].utf8)
+                parts[position] = pieces[groups[position]].first { Array($0.utf8) != current }!
+                b = parts.joined()
+            } else {
+                b = a + "\u{212A}"
+            }
+        }
+        return (a, b)
+    }
+}
+
+/// The API without a server: requests built by hand and answered by `respond` (fast, for property tests).
+final class InProcessAPI: @unchecked Sendable {
+    let directory = TemporaryDirectory()
+    let store: SQLiteStore
+    let api: TabStoreAPI
+    let admin = "in-process-admin-token-0123456789"
+
+    init(metricsRequireAuth: Bool = false) throws {
+        store = try SQLiteStore(configuration: .init(path: directory.file("trust.sqlite")))
+        var configuration = APIConfiguration(adminToken: admin)
+        configuration.accessLog = false
+        configuration.metricsRequireAuth = metricsRequireAuth
+        api = TabStoreAPI(store: store, configuration: configuration)
+    }
+
+    func close() async { await store.close() }
+
+    static func head(_ method: String, _ target: String, token: String?, contentLength: Int? = nil, expectsContinue: Bool = false) -> HTTPRequestHead {
+        var headers = HTTPHeaders([("Host", "x")])
+        if let token { headers.add("Authorization", "Bearer \(token)") }
+        if contentLength != nil { headers.add("Content-Type", "application/json") }
+        return HTTPRequestHead(method: method, target: target, version: .http11, headers: headers, keepAlive: true,
+                               contentLength: contentLength, chunked: false, expectsContinue: expectsContinue)
+    }
+
+    static let context = RequestContext(requestId: "trust", receivedAt: 0)
+
+    func call(_ method: String, _ target: String, token: String?, json: String? = nil) async -> HTTPResponse {
+        let body = json.map { Array($0.utf8) } ?? []
+        let head = Self.head(method, target, token: token, contentLength: json == nil ? nil : body.count)
+        return await api.respond(to: HTTPRequest(head: head, body: body), context: Self.context)
+    }
+
+    /// Creates an app with a schema; returns its signing secret.
+    func makeApp(_ id: String, schema: String) async throws -> String {
+        let created = await call("POST", "/v1/apps", token: admin, json: #"{"id": "\#(id)", "name": "Trust \#(id)"}"#)
+        guard created.status == 201, case .string(let secret)? = Trust.field(created, "signingSecret") else {
+            throw SystemError(call: "create app: \(created.status)", errno: 0)
+        }
+        let registered = await call("PUT", "/v1/apps/\(id)/schema", token: admin, json: schema)
+        guard registered.status == 201 else { throw SystemError(call: "register schema: \(registered.status)", errno: 0) }
+        return secret
+    }
+}
