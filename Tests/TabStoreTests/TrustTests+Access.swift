@@ -215,6 +215,15 @@ extension TrustTests {
             let badId = InProcessAPI.head(method, "/v1/apps/app/users/alice%00/customization", token: owner, contentLength: 10)
             #expect(harness.api.admit(badId, context: InProcessAPI.context)?.status == 400, "\(method) NUL user id")
             #expect(harness.api.admit(InProcessAPI.head(method, path, token: owner, contentLength: 10), context: InProcessAPI.context) == nil, "\(method) owner admitted")
+            // The operator may name any app; one that does not exist is answered before its body too.
+            let missing = InProcessAPI.head(method, "/v1/apps/no.such/users/alice/customization", token: harness.admin, contentLength: 50_000_000)
+            #expect(harness.api.admit(missing, context: InProcessAPI.context)?.status == 404, "\(method) operator, missing app")
+            #expect(harness.api.admit(InProcessAPI.head(method, path, token: harness.admin, contentLength: 10), context: InProcessAPI.context) == nil,
+                    "\(method) operator admitted")
+        }
+        for (method, missingPath) in [("PUT", "/v1/apps/no.such/schema"), ("POST", "/v1/apps/no.such/signing-secret")] {
+            let head = InProcessAPI.head(method, missingPath, token: harness.admin, contentLength: 1_000)
+            #expect(harness.api.admit(head, context: InProcessAPI.context)?.status == 404, "\(method) \(missingPath)")
         }
         #expect(await harness.call("GET", "/metrics", token: nil).status == 401)
         #expect(await harness.call("GET", "/metrics", token: owner).status == 403)
