@@ -7,6 +7,8 @@ import Testing
 final class ServingProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
+    /// What the server logged up to its `listening` line.
+    let startupLog: String
     private let reader: FileHandle
 
     /// Starts `serve` with `arguments` and waits for its `listening` line.
@@ -26,7 +28,7 @@ final class ServingProcess: @unchecked Sendable {
         try process.run()
         let reader = err.fileHandleForReading
         self.reader = reader
-        port = try await offPool { () throws -> Int in
+        (port, startupLog) = try await offPool { () throws -> (Int, String) in
             var seen = ""
             while true {
                 let chunk = reader.availableData
@@ -34,7 +36,7 @@ final class ServingProcess: @unchecked Sendable {
                 seen += String(decoding: chunk, as: UTF8.self)
                 for line in seen.split(separator: "\n") where line.contains("\"event\":\"listening\"") {
                     if case .object(let object)? = try? JSONParser.parse(Array(line.utf8)), case .integer(let port)? = object["port"] {
-                        return port
+                        return (port, seen)
                     }
                 }
             }
@@ -98,6 +100,20 @@ struct HardeningBinaryTests {
         try await server.stop()
     }
 
+    @Test("a token file others can read is used, and the log says so; an owner-only one is not mentioned")
+    func sharedTokenFileIsLogged() async throws {
+        let directory = TemporaryDirectory()
+        let token = directory.file("token")
+        #expect(FileManager.default.createFile(atPath: token, contents: Data("a-token-of-enough-bytes".utf8), attributes: [.posixPermissions: 0o644]))
+        let shared = try await ServingProcess(["--port", "0", "--data-dir", directory.file("a"), "--admin-token-file", token, "--threads", "1"])
+        #expect(shared.startupLog.contains("admin_token_file_shared"))
+        try await shared.stop()
+        #expect(chmod(token, 0o600) == 0)
+        let owned = try await ServingProcess(["--port", "0", "--data-dir", directory.file("b"), "--admin-token-file", token, "--threads", "1"])
+        #expect(!owned.startupLog.contains("admin_token_file_shared"))
+        try await owned.stop()
+    }
+
     @Test("a second server on the same database (also through a symlink or a hard link) exits non-zero; the first keeps serving")
     func secondServerRefused() async throws {
         let directory = TemporaryDirectory()
@@ -132,7 +148,7 @@ struct HardeningBinaryTests {
         let cases: [([String], String)] = [
             (["--port", String(busy.port)], "cannot listen"),
             (["--host", "999.1.2.3", "--port", "0"], "cannot listen"),
-            (["--port", "0", "--admin-token", "short"], "at least 16 characters"),
+            (["--port", "0", "--admin-token", "short"], "at least 16 bytes"),
             (["--port", "0", "--admin-token-file", directory.file("missing-token")], "cannot read the admin token file"),
         ]
         for (arguments, message) in cases {

@@ -21,6 +21,7 @@ public final class TabStoreService: Sendable {
     public static func start(options: ServiceOptions, logger: Logger) throws -> TabStoreService {
         try options.validate()
         let configuredToken = try configuredAdminToken(options)
+        warnIfTokenFileIsShared(options, logger: logger)
         var server = ServerConfiguration()
         server.host = options.host
         server.port = options.port
@@ -135,15 +136,25 @@ public final class TabStoreService: Sendable {
 
     /// The token from the flag, the token file or an existing `<data-dir>/admin-token`; nil when one must be
     /// generated. Only reads, so start-up checks it before creating anything.
+    /// A token file others can read is accepted (mounted secrets are often 0444), but said in the log.
+    private static func warnIfTokenFileIsShared(_ options: ServiceOptions, logger: Logger) {
+        guard options.adminToken == nil else { return }
+        let path = options.adminTokenFile ?? (options.dataDirectory as NSString).appendingPathComponent("admin-token")
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & 0o077 != 0 else { return }
+        logger.warning("admin_token_file_shared", [("path", .string(path)), ("mode", .string(String(status.st_mode & 0o777, radix: 8))),
+                                                    ("advice", "make it readable by the server's user only (chmod 600)")])
+    }
+
     static func configuredAdminToken(_ options: ServiceOptions) throws -> String? {
         if let token = options.adminToken {
-            guard token.count >= 16 else { throw ServiceOptions.Invalid(description: "the admin token must be at least 16 characters") }
+            guard token.utf8.count >= 16 else { throw ServiceOptions.Invalid(description: "the admin token must be at least 16 bytes") }
             return token
         }
         let path = options.adminTokenFile ?? (options.dataDirectory as NSString).appendingPathComponent("admin-token")
         if let data = FileManager.default.contents(atPath: path) {
             let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard token.count >= 16 else { throw ServiceOptions.Invalid(description: "the admin token in \(path) must be at least 16 characters") }
+            guard token.utf8.count >= 16 else { throw ServiceOptions.Invalid(description: "the admin token in \(path) must be at least 16 bytes") }
             return token
         }
         if options.adminTokenFile != nil { throw ServiceOptions.Invalid(description: "cannot read the admin token file \(path)") }
