@@ -29,6 +29,7 @@ func run() async {
     let command = rest.first.map { $0.hasPrefix("--") ? "serve" : $0 } ?? "serve"
     if !rest.isEmpty, rest.first == command { rest.removeFirst() }
     let logger = Logger(minimum: options.logLevel)
+    if command != "serve" { ShutdownSignals.restoreDefaults() }
     do {
         switch command {
         case "serve":
@@ -98,27 +99,16 @@ func serve(_ options: ServiceOptions, logger: Logger) async throws {
         ("threads", .integer(options.threads)), ("durability", .string(options.durabilityFull ? "full" : "normal")),
         ("version", .string(TabStoreVersion.current)),
     ])
-    let stopped = DispatchSemaphore(value: 0)
-    var sources: [DispatchSourceSignal] = []
-    for signalNumber in [SIGTERM, SIGINT] {
-        signal(signalNumber, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-        source.setEventHandler {
-            logger.info("shutdown_started", [("signal", .integer(Int(signalNumber))), ("graceSeconds", .number(options.shutdownGrace))])
-            Task {
-                await service.shutdown()
-                logger.info("shutdown_complete")
-                stopped.signal()
-            }
-        }
-        source.resume()
-        sources.append(source)
+    // The signal may already be pending (sent while starting): then this returns at once.
+    let signalNumber = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+        Thread { continuation.resume(returning: ShutdownSignals.wait()) }.start()
     }
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        Thread { stopped.wait(); continuation.resume() }.start()
-    }
-    _ = sources
+    logger.info("shutdown_started", [("signal", .integer(Int(signalNumber))), ("graceSeconds", .number(options.shutdownGrace))])
+    await service.shutdown()
+    logger.info("shutdown_complete")
 }
 
+// First, so no signal can arrive before its handler (see ShutdownSignals).
+ShutdownSignals.install()
 await run()
 exit(0)

@@ -33,29 +33,8 @@ struct BinaryTests {
     @Test("serve on port 0: log says where, requests work, SIGTERM drains and exits 0, no secret in the logs")
     func serveAndStop() async throws {
         let directory = TemporaryDirectory()
-        let process = Process()
-        process.executableURL = TabServerProcess.binary
-        process.arguments = ["serve", "--port", "0", "--data-dir", directory.path, "--threads", "1"]
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = Pipe()
-        try process.run()
-        let reader = err.fileHandleForReading
-        // Read log lines until the "listening" event names the port.
-        let (port, startLog) = try await offPool { () throws -> (Int, String) in
-            var seen = ""
-            while true {
-                let chunk = reader.availableData
-                guard !chunk.isEmpty else { throw SystemError(call: "server exited early: \(seen)", errno: 0) }
-                seen += String(decoding: chunk, as: UTF8.self)
-                for line in seen.split(separator: "\n") where line.contains("\"event\":\"listening\"") {
-                    if case .object(let object)? = try? JSONParser.parse(Array(line.utf8)), case .integer(let port)? = object["port"] {
-                        return (port, seen)
-                    }
-                }
-            }
-        }
+        let server = try await ServingProcess(["--port", "0", "--data-dir", directory.path, "--threads", "1"])
+        let (port, startLog) = (server.port, server.startupLog)
         let token = try String(contentsOfFile: directory.file("admin-token"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(startLog.contains("admin_token_generated"))
         #expect(!startLog.contains(token))
@@ -81,10 +60,8 @@ struct BinaryTests {
         #expect(FileManager.default.fileExists(atPath: directory.file("copy.sqlite")))
         #expect(try TabServerProcess.run(["healthcheck", "--port", String(port)]).0 == 0)
 
-        process.terminate()  // SIGTERM
-        try await offPool { process.waitUntilExit() }
-        #expect(process.terminationStatus == 0)
-        let rest = String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+        let (exitStatus, rest) = try await server.stop()  // SIGTERM
+        #expect(exitStatus == 0)
         #expect(rest.contains("shutdown_complete"))
         #expect(rest.contains("\"route\":\"/v1/apps\""))
         #expect(!rest.contains(token) && !rest.contains("signingSecret"))

@@ -43,10 +43,14 @@ final class ServingProcess: @unchecked Sendable {
         }
     }
 
-    func stop() async throws {
+    /// SIGTERM, then waits for the exit.
+    /// - Returns: the exit status and what the server logged after its `listening` line.
+    @discardableResult
+    func stop() async throws -> (status: Int32, log: String) {
         process.terminate()
         let process = self.process
         try await offPool { process.waitUntilExit() }
+        return (process.terminationStatus, String(decoding: reader.readDataToEndOfFile(), as: UTF8.self))
     }
 }
 
@@ -112,6 +116,17 @@ struct HardeningBinaryTests {
         let owned = try await ServingProcess(["--port", "0", "--data-dir", directory.file("b"), "--admin-token-file", token, "--threads", "1"])
         #expect(!owned.startupLog.contains("admin_token_file_shared"))
         try await owned.stop()
+    }
+
+    @Test("SIGTERM right after the listening line still drains and exits 0 (the signal is never lost)")
+    func immediateStop() async throws {
+        let directory = TemporaryDirectory()
+        for round in 0..<5 {
+            let server = try await ServingProcess(["--port", "0", "--data-dir", directory.path, "--threads", "1"])
+            let (status, log) = try await server.stop()
+            #expect(status == 0, "round \(round)")
+            #expect(log.contains("shutdown_complete"), "round \(round)")
+        }
     }
 
     @Test("a second server on the same database (also through a symlink or a hard link) exits non-zero; the first keeps serving")
