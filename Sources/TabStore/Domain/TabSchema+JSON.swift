@@ -14,6 +14,9 @@ extension TabSchema {
         let root = try ObjectReader(json, at: "")
         // `version` and `createdAt` are what GET answers with; accepting them lets a client PUT back what it read.
         try root.rejectUnknown(["items", "version", "createdAt"])
+        // Ignored, but type-checked like PUT customization's echo fields: `"version": "abc"` is a typo worth a 400.
+        _ = try root.integer("version")
+        _ = try root.string("createdAt")
         guard let items = try root.array("items") else {
             throw MalformedDocument(pointer: "/items", code: "missing-field", detail: "\"items\" is required")
         }
