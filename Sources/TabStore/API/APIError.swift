@@ -47,11 +47,18 @@ public struct APIError: Error, Sendable {
         APIError(status: 403, slug: "forbidden", title: "Forbidden", detail: detail)
     }
 
-    public static func preconditionFailed(current: Int) -> APIError {
-        var error = APIError(status: 412, slug: "revision-mismatch", title: "Precondition failed",
-                             detail: "the customization is at revision \(current); read it again and retry")
-        error.headers.add("ETag", "\"\(current)\"")
+    /// 412: a precondition (`If-Match`, `If-None-Match`, a `revision` in a body) does not hold. Carries the
+    /// current representation's ETag when there is one, so the client knows what it would have to name.
+    public static func preconditionFailed(current etag: EntityTag?, detail: String) -> APIError {
+        var error = APIError(status: 412, slug: "revision-mismatch", title: "Precondition failed", detail: detail)
+        if let etag { error.headers.add("ETag", etag.text) }
         return error
+    }
+
+    /// 501: a request method this server implements for no resource (RFC 9110 §15.6.2).
+    public static func notImplemented(_ method: String) -> APIError {
+        APIError(status: 501, slug: "not-implemented", title: "Not implemented",
+                 detail: "this server implements GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS")
     }
 
     public static func methodNotAllowed(_ allowed: [String]) -> APIError {

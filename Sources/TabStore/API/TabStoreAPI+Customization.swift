@@ -3,8 +3,6 @@ extension TabStoreAPI {
     struct CurrentCustomization {
         let value: Customization
         let document: [UInt8]
-        /// The stored document was served as-is (its schema version is current), so its ETag also names its content.
-        let isStoredForm: Bool
     }
 
     /// Whose customization a request is about: both ids checked, compared as bytes.
@@ -19,45 +17,32 @@ extension TabStoreAPI {
         guard let record else {
             var empty = Customization.empty
             empty.schemaVersion = schema.version
-            return CurrentCustomization(value: empty, document: JSONWriter.bytes(empty.json(appId: appId, userId: userId)), isStoredForm: true)
+            return CurrentCustomization(value: empty, document: JSONWriter.bytes(empty.json(appId: appId, userId: userId)))
         }
         var value = try Customization.decodeStored(record.document)
         if record.schemaVersion == schema.version {
-            return CurrentCustomization(value: value, document: record.document, isStoredForm: true)
+            return CurrentCustomization(value: value, document: record.document)
         }
         // Written under an older schema: ids that are gone are ignored now, and pruned on the next write.
         value = Reconciler.reconcile(value, with: schema)
-        return CurrentCustomization(value: value, document: JSONWriter.bytes(value.json(appId: appId, userId: userId)), isStoredForm: false)
+        return CurrentCustomization(value: value, document: JSONWriter.bytes(value.json(appId: appId, userId: userId)))
     }
 
-    private func etag(_ revision: Int) -> String { "\"\(revision)\"" }
-
-    /// Whether `If-None-Match` names this revision (or `*`).
-    private func notModified(_ request: HTTPRequest, revision: Int) -> Bool {
-        let tags = request.headers.values("If-None-Match").flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS() }
-        return tags.contains { $0 == "*" || $0 == etag(revision) || $0 == "W/" + etag(revision) }
+    /// The ETag of a customization: its revision and the schema version it was reconciled with, which together
+    /// determine its content (revisions never repeat for a user; reconciling is a function of both).
+    static func customizationTag(revision: Int, schemaVersion: Int) -> EntityTag {
+        EntityTag("\(revision).\(schemaVersion)")
     }
 
-    /// The revision `If-Match` requires, if any.
-    /// - Throws: 400 for a value that is not one of our ETags.
-    private func expectedRevision(_ request: HTTPRequest) throws -> Int? {
-        guard let value = request.headers["If-Match"]?.trimmingOWS() else { return nil }
-        if value == "*" { return nil }
-        let digits = value.utf8.dropFirst().dropLast()
-        guard value.utf8.count >= 3, value.utf8.count <= 20, value.hasPrefix("\""), value.hasSuffix("\""),
-              digits.allSatisfy({ (0x30...0x39).contains($0) }), let revision = Int(String(decoding: digits, as: UTF8.self))
-        else {
-            throw APIError.badRequest("invalid-if-match", "If-Match must be an ETag this API issued, like \"3\"")
-        }
-        return revision
+    /// The ETag of a layout: everything that shapes it (the customization's tag and the size class).
+    static func layoutTag(revision: Int, schemaVersion: Int, sizeClass: SizeClass) -> EntityTag {
+        EntityTag("\(revision).\(schemaVersion).\(sizeClass.rawValue)")
     }
 
-    private func customizationResponse(_ status: Int = 200, document: [UInt8], revision: Int) -> HTTPResponse {
-        json(status, document, headers: HTTPHeaders([("ETag", etag(revision)), ("Cache-Control", "private, no-cache")]))
-    }
+    private static let userCacheControl = "private, no-cache"
 
-    private func notModifiedResponse(_ revision: Int) -> HTTPResponse {
-        HTTPResponse(status: 304, headers: HTTPHeaders([("ETag", etag(revision)), ("Cache-Control", "private, no-cache")]))
+    private func customizationResponse(_ status: Int = 200, document: [UInt8], etag: EntityTag) -> HTTPResponse {
+        json(status, document, headers: Self.validatorHeaders(etag, cacheControl: Self.userCacheControl))
     }
 
     private func userKey(_ context: RouteContext) throws -> UserKey {
@@ -70,15 +55,16 @@ extension TabStoreAPI {
         let entry = try await requireApp(context)
         let key = try userKey(context)
         let record = try await store.customization(appId: key.appId.text, userId: key.userId.text)
-        return try customizationAnswer(request, key, entry: entry, record: record)
+        return try customizationAnswer(request, key, entry: entry, record: record)!
     }
 
     /// `getCustomization` from memory and one point read, on the event loop; nil when something would have to
     /// wait (the app is not cached, every reader is busy) or a large stored document would need reconciling.
     func getCustomizationInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
         guard let (key, entry, record) = try inlineRead(context) else { return nil }
-        if let record, record.schemaVersion != entry.schema?.version, record.document.count > configuration.inlineDocumentBytes { return nil }
-        return try customizationAnswer(request, key, entry: entry, record: record)
+        // Reconciling a large document would hold the event loop: the pool does that (a 304 or 412 needs no document).
+        let reconcileLater = record.map { $0.schemaVersion != entry.schema?.version && $0.document.count > configuration.inlineDocumentBytes } ?? false
+        return try customizationAnswer(request, key, entry: entry, record: record, reconcileLater: reconcileLater)
     }
 
     /// Reads without waiting, or nil when something is not in memory or no reader is idle.
@@ -93,16 +79,21 @@ extension TabStoreAPI {
         }
     }
 
-    private func customizationAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?) throws -> HTTPResponse {
+    /// The customization, or 304/412 from its preconditions; nil when `reconcileLater` and a document is needed.
+    private func customizationAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?,
+                                     reconcileLater: Bool = false) throws -> HTTPResponse? {
         let schema = try requireSchema(entry)
+        let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schema.version)
+        if let early = try conditionalGET(request, etag: etag, headers: Self.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
+            return early
+        }
         // The hot path: a document stored under the current schema is served as stored, not decoded and re-encoded.
         if let record, record.schemaVersion == schema.version {
-            if notModified(request, revision: record.revision) { return notModifiedResponse(record.revision) }
-            return customizationResponse(document: record.document, revision: record.revision)
+            return customizationResponse(document: record.document, etag: etag)
         }
+        if reconcileLater { return nil }
         let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
-        if current.isStoredForm, notModified(request, revision: current.value.revision) { return notModifiedResponse(current.value.revision) }
-        return customizationResponse(document: current.document, revision: current.value.revision)
+        return customizationResponse(document: current.document, etag: etag)
     }
 
     func layout(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
@@ -110,16 +101,16 @@ extension TabStoreAPI {
         let entry = try await requireApp(context)
         let key = try userKey(context)
         let record = try await store.customization(appId: key.appId.text, userId: key.userId.text)
-        return try layoutAnswer(request, key, entry: entry, record: record, sizeClass: sizeClass)
+        return try layoutAnswer(request, key, entry: entry, record: record, sizeClass: sizeClass)!
     }
 
     /// `layout` on the event loop when everything is at hand and the document is small; nil otherwise.
     func layoutInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
         let sizeClass = try Self.sizeClass(request)
         guard let (key, entry, record) = try inlineRead(context) else { return nil }
-        // Decoding and laying out a large document would hold the event loop: the pool does that.
-        if let record, record.document.count > configuration.inlineDocumentBytes { return nil }
-        return try layoutAnswer(request, key, entry: entry, record: record, sizeClass: sizeClass)
+        // Decoding and laying out a large document would hold the event loop: the pool does that (not a 304 or 412).
+        let layOutLater = record.map { $0.document.count > configuration.inlineDocumentBytes } ?? false
+        return try layoutAnswer(request, key, entry: entry, record: record, sizeClass: sizeClass, layOutLater: layOutLater)
     }
 
     private static func sizeClass(_ request: HTTPRequest) throws -> SizeClass {
@@ -129,13 +120,19 @@ extension TabStoreAPI {
         return sizeClass
     }
 
-    private func layoutAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?, sizeClass: SizeClass) throws -> HTTPResponse {
+    /// The layout, or 304/412 from its preconditions; nil when `layOutLater` and the layout is needed.
+    private func layoutAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?, sizeClass: SizeClass,
+                              layOutLater: Bool = false) throws -> HTTPResponse? {
         let schema = try requireSchema(entry)
+        let etag = Self.layoutTag(revision: record?.revision ?? 0, schemaVersion: schema.version, sizeClass: sizeClass)
+        if let early = try conditionalGET(request, etag: etag, headers: Self.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
+            return early
+        }
+        if layOutLater { return nil }
         let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
-        if current.isStoredForm, notModified(request, revision: current.value.revision) { return notModifiedResponse(current.value.revision) }
         let layout = Layout(customization: current.value, index: schema, sizeClass: sizeClass)
         return customizationResponse(document: JSONWriter.bytes(layout.json(appId: key.appId, userId: key.userId, customization: current.value)),
-                                     revision: current.value.revision)
+                                     etag: etag)
     }
 
     // MARK: - Writes
@@ -157,12 +154,18 @@ extension TabStoreAPI {
         let entry = try await requireApp(context)
         let schema = try requireSchema(entry)
         let key = try userKey(context)
-        let expected = try expectedRevision(request)
+        let preconditions = try Preconditions(request)
         let stored = try await userLocks.withLock(key) { () async throws -> CustomizationRecord? in
             for _ in 0..<Self.writeAttempts {
                 let record = try await store.customization(appId: key.appId.text, userId: key.userId.text)
                 let base = record?.revision ?? 0
-                if let expected, expected != base { throw StoreConflict.revisionMismatch(current: base) }
+                // Against what was read, named as a GET would name it now (the revision and the current schema
+                // version): a tag from before a schema change no longer matches. The set below compares revisions,
+                // so what was checked here is what gets replaced. A customization "exists" once it has a revision.
+                let current = Self.customizationTag(revision: base, schemaVersion: schema.version)
+                if preconditions.evaluate(current, exists: base > 0, safe: false) == .failed {
+                    throw APIError.preconditionFailed(current: current, detail: "the customization is now \(current.text); read it again and retry")
+                }
                 guard let candidate = try next(record, schema, key) else { return record }
                 guard candidate.document.count <= configuration.maxCustomizationBytes else {
                     throw RuleRefusal([Violation(pointer: "", code: "customization-too-large",
@@ -170,8 +173,8 @@ extension TabStoreAPI {
                 }
                 do {
                     return try await store.updateCustomization(appId: key.appId.text, userId: key.userId.text, expectedRevision: base) { _ in candidate }
-                } catch StoreConflict.revisionMismatch where expected == nil {
-                    continue  // changed meanwhile by another server: compute again from the new revision
+                } catch StoreConflict.revisionMismatch {
+                    continue  // changed meanwhile by another server: read again, check the preconditions again, compute again
                 } catch StoreConflict.notFound {
                     throw APIError.notFound("app-not-found", "no app \"\(key.appId)\"")
                 }
@@ -180,11 +183,12 @@ extension TabStoreAPI {
                            detail: "the customization kept changing while this write was computed; retry")
         }
         // The stored bytes are the answer; no decode and re-encode after the write.
+        let etag = Self.customizationTag(revision: stored?.revision ?? 0, schemaVersion: schema.version)
         if let stored, stored.schemaVersion == schema.version {
-            return customizationResponse(document: stored.document, revision: stored.revision)
+            return customizationResponse(document: stored.document, etag: etag)
         }
         let current = try Self.current(stored, appId: key.appId, userId: key.userId, schema: schema)
-        return customizationResponse(document: current.document, revision: current.value.revision)
+        return customizationResponse(document: current.document, etag: etag)
     }
 
     /// The record that stores `value` as the revision after `record`'s.
@@ -224,7 +228,10 @@ extension TabStoreAPI {
         let bodyRevision = echo.revision
         return try await edit(request, context) { current, schema in
             // A `revision` in the body works like If-Match: a stale one is refused.
-            if let bodyRevision, bodyRevision != current.revision { throw StoreConflict.revisionMismatch(current: current.revision) }
+            if let bodyRevision, bodyRevision != current.revision {
+                let etag = Self.customizationTag(revision: current.revision, schemaVersion: schema.version)
+                throw APIError.preconditionFailed(current: etag, detail: "the customization is at revision \(current.revision), not \(bodyRevision); read it again and retry")
+            }
             return try CustomizationEditor.replace(with: document, index: schema)
         }
     }

@@ -99,13 +99,18 @@ extension TabStoreAPI {
         return unreadable
     }
 
+    /// A schema version's ETag: its number names its content (versions are never rewritten).
+    static func schemaTag(_ version: Int) -> EntityTag { EntityTag("v\(version)") }
+
     func getSchema(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let entry = try await requireApp(context)
         let schema = try requireSchema(entry)
+        let headers = Self.validatorHeaders(Self.schemaTag(schema.version), cacheControl: "private, no-cache")
+        if let early = try conditionalGET(request, etag: Self.schemaTag(schema.version), headers: headers) { return early }
         guard let record = try await store.schemaVersion(appId: entry.app.id, version: schema.version) else {
             throw APIError.notFound("no-schema", "schema version \(schema.version) is gone")
         }
-        return json(200, record.document, headers: HTTPHeaders([("ETag", "\"v\(record.version)\""), ("Cache-Control", "private, no-cache")]))
+        return json(200, record.document, headers: Self.validatorHeaders(Self.schemaTag(record.version), cacheControl: "private, no-cache"))
     }
 
     func getSchemaVersion(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
@@ -113,7 +118,9 @@ extension TabStoreAPI {
         guard let version = Self.schemaVersionNumber(context.parameter("version")),
               let record = try await store.schemaVersion(appId: entry.app.id, version: version)
         else { throw APIError.notFound("schema-version-not-found", "app \"\(entry.app.id)\" has no schema version \(context.parameter("version"))") }
-        return json(200, record.document, headers: HTTPHeaders([("ETag", "\"v\(record.version)\""), ("Cache-Control", "private, max-age=86400, immutable")]))
+        let headers = Self.validatorHeaders(Self.schemaTag(record.version), cacheControl: "private, max-age=86400, immutable")
+        if let early = try conditionalGET(request, etag: Self.schemaTag(record.version), headers: headers) { return early }
+        return json(200, record.document, headers: headers)
     }
 
     func stats(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {

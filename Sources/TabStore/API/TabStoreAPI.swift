@@ -147,7 +147,8 @@ public final class TabStoreAPI: HTTPResponder {
         case let error as APIError: return error.response()
         case let error as MalformedDocument: return APIError.malformed(error).response()
         case let error as RuleRefusal: return APIError.refused(error).response()
-        case StoreConflict.revisionMismatch(let current): return APIError.preconditionFailed(current: current).response()
+        case StoreConflict.revisionMismatch(let current):
+            return APIError.preconditionFailed(current: nil, detail: "it is at revision \(current) now; read it again and retry").response()
         case StoreConflict.notFound: return APIError.notFound("app-not-found", "no such app").response()
         case let error as JSONParser.Failure:
             // A stored document that does not parse: our bug or the disk's, logged without its content.
