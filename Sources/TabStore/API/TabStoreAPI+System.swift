@@ -1,6 +1,9 @@
 extension TabStoreAPI {
+    /// Probes and metrics describe this instant: never stored by a cache.
+    private static let noStore = HTTPHeaders([("Cache-Control", "no-store")])
+
     func healthz(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
-        json(200, ["status": "ok"])
+        json(200, ["status": "ok"], headers: Self.noStore)
     }
 
     func readyz(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
@@ -13,16 +16,27 @@ extension TabStoreAPI {
         if let failure = await store.writeFailure() {
             throw APIError.storageUnavailable(failure)
         }
-        return json(200, ["status": "ready"])
+        return json(200, ["status": "ready"], headers: Self.noStore)
     }
 
     func metricsText(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let text = metrics.render(customizations: try await store.customizationCount())
-        return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8")]), body: Array(text.utf8))
+        return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),
+                            body: Array(text.utf8))
     }
 
-    func openAPI(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
-        HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/yaml"), ("Cache-Control", "public, max-age=300")]),
-                     body: Array(OpenAPIDocument.yaml.utf8))
+    /// The served API description and its strong ETag (the first 128 bits of its SHA-256, hex), computed once.
+    static let openAPIBody = Array(OpenAPIDocument.yaml.utf8)
+    static let openAPITag = EntityTag(Crypto.sha256(openAPIBody).prefix(16).map { byte in
+        let digits = Array("0123456789abcdef")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+    }.joined())
+
+    func openAPI(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse {
+        let headers = Self.validatorHeaders(Self.openAPITag, cacheControl: "public, max-age=300")
+        if let early = try conditionalGET(request, etag: Self.openAPITag, headers: headers) { return early }
+        var answer = headers
+        answer.add("Content-Type", "application/yaml")
+        return HTTPResponse(status: 200, headers: answer, body: Self.openAPIBody)
     }
 }

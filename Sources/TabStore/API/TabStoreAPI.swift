@@ -36,7 +36,7 @@ public final class TabStoreAPI: HTTPResponder {
         builder.add("GET", "/healthz", access: .anyone, inline: { [unowned self] in self.healthz($0, $1) }) { [unowned self] in self.healthz($0, $1) }
         builder.add("GET", "/readyz", access: .anyone) { [unowned self] in try await self.readyz($0, $1) }
         builder.add("GET", "/metrics", access: .metrics) { [unowned self] in try await self.metricsText($0, $1) }
-        builder.add("GET", "/openapi.yaml", access: .anyone, inline: { [unowned self] in self.openAPI($0, $1) }) { [unowned self] in self.openAPI($0, $1) }
+        builder.add("GET", "/openapi.yaml", access: .anyone, inline: { [unowned self] in try self.openAPI($0, $1) }) { [unowned self] in try self.openAPI($0, $1) }
         builder.add("POST", "/v1/apps", access: .operatorOnly) { [unowned self] in try await self.createApp($0, $1) }
         builder.add("GET", "/v1/apps", access: .operatorOnly) { [unowned self] in try await self.listApps($0, $1) }
         builder.add("GET", "/v1/apps/{appId}", access: .operatorOnly) { [unowned self] in try await self.getApp($0, $1) }
@@ -176,9 +176,12 @@ public final class TabStoreAPI: HTTPResponder {
     }
 
     private func addCORS(_ request: HTTPRequest, _ response: inout HTTPResponse) {
+        guard !configuration.allowedOrigins.isEmpty else { return }
+        // The answer depends on Origin whenever CORS is on, also for a request without one: a cache must not
+        // serve an answer stored for a request without Origin (no Access-Control-Allow-Origin) to a browser.
+        response.headers.add("Vary", "Origin")
         guard let origin = allowedOrigin(request) else { return }
         response.headers.add("Access-Control-Allow-Origin", origin)
-        response.headers.add("Vary", "Origin")
         response.headers.add("Access-Control-Expose-Headers", "ETag, Location, X-Request-ID, WWW-Authenticate, Allow")
     }
 
