@@ -118,6 +118,9 @@ public final class TabStoreAPI: HTTPResponder {
     /// The route for a request head.
     /// - Throws: `APIError` 404 (no route), 405 (with `Allow`), 400 (bad percent-encoding).
     private func route(for head: HTTPRequestHead) throws -> (Router.Route, [String: String]) {
+        // A method no resource here implements is 501, whatever the path (RFC 9110 §9.1); 405 is for known
+        // methods a path lacks.
+        guard Self.implementedMethods.contains(head.method) else { throw APIError.notImplemented(head.method) }
         switch router.match(method: head.method, path: head.path) {
         case .found(let route, let parameters): return (route, parameters)
         case .methodNotAllowed(let allowed): throw APIError.methodNotAllowed(allowed + ["OPTIONS"])
@@ -125,6 +128,9 @@ public final class TabStoreAPI: HTTPResponder {
         case .badPath: throw APIError.badRequest("invalid-path", "the path has an invalid percent-encoding")
         }
     }
+
+    /// The methods some route (or CORS) implements; the same set metrics label by name.
+    static let implementedMethods: Set<String> = Metrics.knownMethods
 
     /// CORS, metrics and the access log: the same for every answer.
     private func finish(_ request: HTTPRequest, _ context: RequestContext, pattern: String, _ answer: HTTPResponse) -> HTTPResponse {
