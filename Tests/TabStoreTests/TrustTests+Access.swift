@@ -132,7 +132,9 @@ extension TrustTests {
             ("missing app, a real app's secret", live.userToken(app: "com.nothere", user: "alice", secret: secret)),
             ("missing app, NUL-suffixed real id", Trust.jwt(payload: #"{"sub":"alice","aud":"com.myApp\u0000","exp":\#(exp)}"#, secret: secret)),
             ("impossible app id", Trust.jwt(payload: #"{"sub":"alice","aud":"no such app!","exp":\#(exp)}"#, secret: secret)),
-            ("two audiences", Trust.jwt(payload: #"{"sub":"alice","aud":["com.myApp","com.nothere"],"exp":\#(exp)}"#, secret: secret)),
+            ("two audiences with the path's app, another app's secret",
+             Trust.jwt(payload: #"{"sub":"alice","aud":["com.other","com.myApp"],"exp":\#(exp)}"#, secret: otherSecret)),
+            ("two audiences without the path's app", Trust.jwt(payload: #"{"sub":"alice","aud":["com.other","com.nothere"],"exp":\#(exp)}"#, secret: otherSecret)),
         ]
         var first: RawClient.Response?
         for (name, token) in tokens {

@@ -37,9 +37,11 @@ public struct APIError: Error, Sendable {
         APIError(status: 404, slug: slug, title: "Not found", detail: detail)
     }
 
-    public static func unauthorized(_ detail: String) -> APIError {
+    /// 401 with a Bearer challenge (RFC 6750 §3): `error="invalid_token"` when credentials were sent and
+    /// failed; no error parameter when the request carried none (or used another scheme), per §3.1.
+    public static func unauthorized(_ detail: String, credentialsSent: Bool = true) -> APIError {
         var error = APIError(status: 401, slug: "unauthorized", title: "Unauthorized", detail: detail)
-        error.headers.add("WWW-Authenticate", #"Bearer realm="tabstore", error="invalid_token""#)
+        error.headers.add("WWW-Authenticate", credentialsSent ? #"Bearer realm="tabstore", error="invalid_token""# : #"Bearer realm="tabstore""#)
         return error
     }
 

@@ -8,37 +8,39 @@ extension TabStoreAPI {
     /// The bearer token of the request, or 401.
     private func bearer(_ head: HTTPRequestHead) throws -> String {
         let values = head.headers.values("Authorization")
-        guard values.count == 1, let value = values.first else {
-            throw APIError.unauthorized(values.isEmpty ? "send Authorization: Bearer <token>" : "send exactly one Authorization header")
-        }
+        guard !values.isEmpty else { throw APIError.unauthorized("send Authorization: Bearer <token>", credentialsSent: false) }
+        guard values.count == 1, let value = values.first else { throw APIError.unauthorized("send exactly one Authorization header") }
         // RFC 6750 §2.1: "Bearer" (any case), one space, the token.
         let bytes = value.utf8
-        guard bytes.count > 7, let space = bytes.firstIndex(of: UInt8(ascii: " ")),
-              bytes.distance(from: bytes.startIndex, to: space) == 6,
+        guard let space = bytes.firstIndex(of: UInt8(ascii: " ")), bytes.distance(from: bytes.startIndex, to: space) == 6,
               String(value[..<space]).lowercased() == "bearer"
-        else { throw APIError.unauthorized("the Authorization header must be Bearer <token>") }
+        else {
+            // Another scheme (Basic, ...) carries no Bearer credentials: the challenge names none as invalid (§3.1).
+            throw APIError.unauthorized("the Authorization header must be Bearer <token>", credentialsSent: false)
+        }
         let token = String(value[value.index(after: space)...]).trimmingOWS()
-        guard !token.isEmpty else { throw APIError.unauthorized("the Authorization header must be Bearer <token>") }
+        guard !token.isEmpty else { throw APIError.unauthorized("the Authorization header must be Bearer <token>", credentialsSent: false) }
         return token
     }
 
     /// Identifies the caller: the operator's token, or an app user's HS256 JWT.
+    /// - Parameter pathApp: the path's `{appId}` (when valid): the app a token listing several audiences is checked for.
     /// - Throws: `APIError` 401 for missing, malformed, forged, expired or not-yet-valid credentials.
-    func authenticate(_ head: HTTPRequestHead) async throws -> Principal {
+    func authenticate(_ head: HTTPRequestHead, pathApp: Identifier?) async throws -> Principal {
         let token = try bearer(head)
         if isAdminToken(token) { return .admin }
-        if let cached = try cachedUser(token) { return cached }
-        let (appId, parsed) = try audience(token)
+        if let cached = try cachedUser(token, pathApp: pathApp) { return cached }
+        let (appId, parsed) = try audience(token, pathApp: pathApp)
         return try verifyUser(token, parsed, app: try await apps.entry(appId)?.app)
     }
 
     /// Like `authenticate`, without waiting: from memory, or one point read of the app on the embedded
     /// database; nil when the app would have to be loaded from a backend that waits.
-    func authenticateNow(_ head: HTTPRequestHead) throws -> Principal? {
+    func authenticateNow(_ head: HTTPRequestHead, pathApp: Identifier?) throws -> Principal? {
         let token = try bearer(head)
         if isAdminToken(token) { return .admin }
-        if let cached = try cachedUser(token) { return cached }
-        let (appId, parsed) = try audience(token)
+        if let cached = try cachedUser(token, pathApp: pathApp) { return cached }
+        let (appId, parsed) = try audience(token, pathApp: pathApp)
         if let entry = apps.cached(appId) { return try verifyUser(token, parsed, app: entry.app) }
         guard let reads = pointReads else { return nil }
         let app: AppRecord?
@@ -56,28 +58,40 @@ extension TabStoreAPI {
         return Crypto.constantTimeEqual(Crypto.sha256(Array(token.utf8)), adminTokenDigest)
     }
 
-    /// The app a JWT claims to be for (`aud`), read before verification to find the secret that must have signed it.
-    private func audience(_ token: String) throws -> (Identifier, JWT.Parsed) {
+    /// The app whose secret must have signed a JWT, read from its (unverified) claims before verification.
+    private func audience(_ token: String, pathApp: Identifier?) throws -> (Identifier, JWT.Parsed) {
+        // Not the operator's token, and not shaped like a JWT either: say so plainly, without explaining JWTs
+        // to someone who may have mistyped the operator's token.
+        guard token.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 else { throw APIError.unauthorized("invalid token") }
         let parsed: JWT.Parsed
         do {
             parsed = try JWT.parse(token)
         } catch {
             throw APIError.unauthorized("invalid token: \(Self.describe(error))")
         }
-        // RFC 7519 §4.1.3: the token is for every audience it lists; the path decides which app is asked
-        // for, so a token must name exactly one app to know whose secret verifies it.
-        guard parsed.claims.audience.count == 1, let appId = parsed.claims.audience.first, appId.isValidAppId else {
+        guard let appId = Self.verifyingApp(parsed.claims.audience, pathApp: pathApp), appId.isValidAppId else {
             throw APIError.unauthorized(Self.notVerified)
         }
         return (appId, parsed)
     }
 
+    /// RFC 7519 §4.1.3: a token is for every audience it lists. The app whose secret verifies it is the path's
+    /// `{appId}` when listed; else its only audience (verified, then refused by `permit` if it is another
+    /// app's); a token listing several apps but not the path's names no app to verify it with (nil).
+    static func verifyingApp(_ audience: [Identifier], pathApp: Identifier?) -> Identifier? {
+        if let pathApp, audience.contains(pathApp) { return pathApp }
+        return audience.count == 1 ? audience[0] : nil
+    }
+
     /// One answer for a forged signature and an unknown audience, so a token cannot probe which apps exist.
     static let notVerified = "invalid token: its signature does not verify for its audience"
 
-    /// A token verified before with the app's current secret, still within its validity; nil to verify it now.
-    private func cachedUser(_ token: String) throws -> Principal? {
-        guard let hit = tokens.lookup(token), let entry = apps.cached(hit.appId), entry.app.signingSecret == hit.secret else { return nil }
+    /// A token verified before with the app's current secret, for the app this request would verify it with,
+    /// still within its validity; nil to verify it now.
+    private func cachedUser(_ token: String, pathApp: Identifier?) throws -> Principal? {
+        guard let hit = tokens.lookup(token), Self.verifyingApp(hit.audience, pathApp: pathApp) == hit.appId,
+              let entry = apps.cached(hit.appId), entry.app.signingSecret == hit.secret
+        else { return nil }
         do {
             try JWT.checkTimes(expiresAt: hit.expiresAt, notBefore: hit.notBefore, now: configuration.clock())
         } catch {
@@ -99,7 +113,7 @@ extension TabStoreAPI {
         }
         guard let app else { throw APIError.unauthorized(Self.notVerified) }
         let appId = Identifier(app.id)
-        tokens.store(token, TokenCache.Entry(appId: appId, userId: verified.subject, secret: app.signingSecret,
+        tokens.store(token, TokenCache.Entry(appId: appId, audience: verified.audience, userId: verified.subject, secret: app.signingSecret,
                                              expiresAt: verified.expiresAt, notBefore: verified.notBefore(orIssuedAt: true)))
         return .user(appId: appId, userId: verified.subject)
     }
@@ -123,7 +137,7 @@ extension TabStoreAPI {
             try Self.checkPathIds(context)
             return
         }
-        let principal = try await authenticate(head)
+        let principal = try await authenticate(head, pathApp: Self.pathApp(context))
         try Self.checkPathIds(context)
         try permit(principal, access, context)
     }
@@ -135,7 +149,7 @@ extension TabStoreAPI {
             try Self.checkPathIds(context)
             return true
         }
-        guard let principal = try authenticateNow(head) else { return false }
+        guard let principal = try authenticateNow(head, pathApp: Self.pathApp(context)) else { return false }
         try Self.checkPathIds(context)
         try permit(principal, access, context)
         // The operator may name any app: one that does not exist is a 404 now, before its body is read.
@@ -144,6 +158,11 @@ extension TabStoreAPI {
             throw APIError.notFound("app-not-found", "no app \"\(try Self.appId(context))\"")
         }
         return true
+    }
+
+    /// The path's `{appId}` when the route has one and it is a valid app id (checked, with a 404, after authentication).
+    private static func pathApp(_ context: RouteContext) -> Identifier? {
+        context.parameters["appId"].map { Identifier($0) }.flatMap { $0.isValidAppId ? $0 : nil }
     }
 
     /// Whether the app exists, from memory or one point read; nil when every reader is busy.

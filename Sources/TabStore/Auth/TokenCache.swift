@@ -4,7 +4,10 @@
 /// and the entry no longer counts. Expiry and not-before are still checked on every use.
 final class TokenCache: Sendable {
     struct Entry: Sendable {
+        /// The app whose secret verified the token (one of `audience`).
         let appId: Identifier
+        /// Every app the token lists, so a hit is used only where the same app would verify it again.
+        let audience: [Identifier]
         let userId: Identifier
         let secret: String
         let expiresAt: Int
