@@ -23,7 +23,16 @@ info:
     store more is refused with 422 and code `customization-too-large`.
 
     Access is declared per route (`security`) and checked from the request head, before any body byte is
-    read: a request that would get 401, 403, 404 or 405 is answered at once and its body never read.
+    read: a request that would get 401, 403, 404, 405 or 501 is answered at once and its body never read.
+    A method other than GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS is 501 on every path; a known
+    method a path lacks is 405 with `Allow`.
+
+    Conditional requests follow RFC 9110 §13 on every response that carries an `ETag` (customizations,
+    layouts, schemas, this document): `If-Match` is `*` or a list of entity-tags compared strongly (a weak
+    `W/"…"` never matches), `If-None-Match` is compared weakly; `If-Match` is evaluated first, also on GET
+    (412 when it does not match); a matching `If-None-Match` is 304 on GET/HEAD and 412 on writes. A value
+    that is not `*` or an entity-tag list is 400 (`invalid-if-match` / `invalid-if-none-match`). When CORS
+    is configured every answer carries `Vary: Origin`.
   license:
     name: Proprietary
     identifier: LicenseRef-Proprietary
@@ -48,6 +57,7 @@ paths:
           description: The process serves requests.
           headers:
             X-Request-ID: {$ref: '#/components/headers/RequestId'}
+            Cache-Control: {$ref: '#/components/headers/NoStore'}
           content:
             application/json:
               schema:
@@ -65,6 +75,8 @@ paths:
       responses:
         '200':
           description: Ready.
+          headers:
+            Cache-Control: {$ref: '#/components/headers/NoStore'}
           content:
             application/json:
               schema:
@@ -87,6 +99,8 @@ paths:
       responses:
         '200':
           description: Metrics.
+          headers:
+            Cache-Control: {$ref: '#/components/headers/NoStore'}
           content:
             text/plain:
               schema: {type: string}
@@ -98,12 +112,21 @@ paths:
       operationId: openapi
       summary: This document
       security: []
+      parameters:
+        - $ref: '#/components/parameters/IfNoneMatch'
       responses:
         '200':
           description: The OpenAPI description (YAML; parsed, it is an object).
+          headers:
+            ETag: {schema: {type: string}, description: 'Strong: `"<32 hex digits>"`, the first 128 bits of the SHA-256 of this document.'}
+            Cache-Control: {schema: {type: string}, description: '`public, max-age=300`'}
           content:
             application/yaml:
               schema: {}
+        '304':
+          description: Not modified (`If-None-Match` names this document's ETag).
+          headers:
+            ETag: {schema: {type: string}}
   /v1/apps:
     post:
       tags: [apps]
@@ -219,7 +242,8 @@ paths:
         Validates the schema (all problems at once). 201 with a new `version` when it differs from the
         current one, 200 with the current version when identical. With `?dryRun=true`, nothing is stored:
         the answer reports how many stored customizations the new version would change and which ids they
-        would lose.
+        would lose. `version` and `createdAt` (what GET answers with) may be sent back and are ignored, but
+        must be an integer and a string (else 400).
       parameters:
         - name: dryRun
           in: query
@@ -291,17 +315,24 @@ paths:
       operationId: getSchema
       summary: The current schema version
       security: [{adminToken: []}, {userToken: []}]
+      parameters:
+        - $ref: '#/components/parameters/IfNoneMatch'
+        - $ref: '#/components/parameters/IfMatch'
       responses:
         '200':
           description: The current version.
           headers:
-            ETag: {schema: {type: string}, description: '"v<version>"'}
+            ETag: {$ref: '#/components/headers/SchemaETag'}
+            Cache-Control: {schema: {type: string}, description: '`private, no-cache`'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/StoredSchema'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '412': {$ref: '#/components/responses/PreconditionFailed'}
   /v1/apps/{appId}/schema/versions/{version}:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -314,15 +345,24 @@ paths:
       operationId: getSchemaVersion
       summary: A past (immutable) schema version
       security: [{adminToken: []}, {userToken: []}]
+      parameters:
+        - $ref: '#/components/parameters/IfNoneMatch'
+        - $ref: '#/components/parameters/IfMatch'
       responses:
         '200':
           description: That version.
+          headers:
+            ETag: {$ref: '#/components/headers/SchemaETag'}
+            Cache-Control: {schema: {type: string}, description: '`private, max-age=86400, immutable`'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/StoredSchema'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '412': {$ref: '#/components/responses/PreconditionFailed'}
   /v1/apps/{appId}/stats:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -347,10 +387,13 @@ paths:
       tags: [customization]
       operationId: getCustomization
       summary: A user's customization
-      description: A user with none gets the empty customization, revision 0. `If-None-Match` with the current ETag gives 304.
+      description: |
+        A user with none gets the empty customization, revision 0 (ETag `"0.<schemaVersion>"`). `If-None-Match`
+        with the current ETag gives 304; `If-Match` that names another gives 412.
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfNoneMatch'
+        - $ref: '#/components/parameters/IfMatch'
       responses:
         '200':
           description: The customization.
@@ -359,11 +402,12 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Customization'}
-        '304': {description: Not modified.}
+        '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '412': {$ref: '#/components/responses/PreconditionFailed'}
     put:
       tags: [customization]
       operationId: replaceCustomization
@@ -372,6 +416,7 @@ paths:
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfMatch'
+        - $ref: '#/components/parameters/IfNoneMatchWrite'
       requestBody:
         required: true
         content:
@@ -406,6 +451,7 @@ paths:
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfMatch'
+        - $ref: '#/components/parameters/IfNoneMatchWrite'
       requestBody:
         required: true
         content:
@@ -440,6 +486,7 @@ paths:
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfMatch'
+        - $ref: '#/components/parameters/IfNoneMatchWrite'
       responses:
         '204': {description: Forgotten.}
         '400': {$ref: '#/components/responses/BadRequest'}
@@ -463,19 +510,21 @@ paths:
           required: true
           schema: {type: string, enum: [compact, regular]}
         - $ref: '#/components/parameters/IfNoneMatch'
+        - $ref: '#/components/parameters/IfMatch'
       responses:
         '200':
           description: What the TabView shows.
           headers:
-            ETag: {$ref: '#/components/headers/ETag'}
+            ETag: {$ref: '#/components/headers/LayoutETag'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Layout'}
-        '304': {description: Not modified.}
+        '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '412': {$ref: '#/components/responses/PreconditionFailed'}
 components:
   securitySchemes:
     adminToken:
@@ -486,13 +535,28 @@ components:
       type: http
       scheme: bearer
       bearerFormat: JWT
-      description: HS256 JWT signed with the app's signing secret; `sub` = userId, `aud` = appId, `exp` required, optional `nbf`/`iat`; 30 s leeway.
+      description: |
+        HS256 JWT signed with the app's signing secret; `sub` = userId, `aud` = appId (or an array of at most
+        16 app ids: the token is then verified with the secret of the app the path names, which must be listed),
+        `exp` required, optional `nbf`/`iat`; 30 s leeway.
   headers:
     RequestId:
       description: The request id (echoed or generated).
       schema: {type: string}
     ETag:
-      description: '"<revision>" of the customization.'
+      description: |
+        Strong, `"<revision>.<schemaVersion>"` (e.g. `"3.2"`): the customization's revision and the schema
+        version it was reconciled with (the current one), which together name exactly one content. A schema
+        change changes the tag even when the revision stays.
+      schema: {type: string}
+    LayoutETag:
+      description: 'Strong, `"<revision>.<schemaVersion>.<sizeClass>"` (e.g. `"3.2.compact"`): everything that shapes the layout.'
+      schema: {type: string}
+    SchemaETag:
+      description: 'Strong, `"v<version>"`: a schema version never changes.'
+      schema: {type: string}
+    NoStore:
+      description: '`no-store`: the answer describes this instant.'
       schema: {type: string}
   parameters:
     AppId:
@@ -509,11 +573,24 @@ components:
     IfMatch:
       name: If-Match
       in: header
-      description: '"<revision>": the write applies only if the stored revision is still this one (else 412).'
+      description: |
+        `*` or a comma-separated list of entity-tags (RFC 9110 §13.1.1), compared strongly with the current
+        ETag: a weak `W/"…"` never matches. On a write, the change applies only if the customization is still
+        the one named (the revision and the schema version: a tag from before a schema change is stale),
+        else 412; `*` matches once the customization has a revision (not for a user with none). On a GET, a
+        tag that does not match is 412 too. Malformed: 400 `invalid-if-match`.
       schema: {type: string}
     IfNoneMatch:
       name: If-None-Match
       in: header
+      description: '`*` or a list of entity-tags, compared weakly with the current ETag: a match gives 304. Malformed: 400 `invalid-if-none-match`.'
+      schema: {type: string}
+    IfNoneMatchWrite:
+      name: If-None-Match
+      in: header
+      description: |
+        `*`: the write applies only while the user has no customization (no revision yet), else 412. A list of
+        entity-tags: 412 when one names the current customization (weak comparison). Malformed: 400.
       schema: {type: string}
   responses:
     BadRequest:
@@ -524,7 +601,11 @@ components:
     Unauthorized:
       description: No or invalid credentials.
       headers:
-        WWW-Authenticate: {schema: {type: string}}
+        WWW-Authenticate:
+          description: |
+            `Bearer realm="tabstore"` when the request carried no Bearer credentials (RFC 6750 §3.1);
+            `Bearer realm="tabstore", error="invalid_token"` when the token is malformed, forged, expired or not yet valid.
+          schema: {type: string}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
@@ -543,8 +624,15 @@ components:
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
+    NotModified:
+      description: Not modified (`If-None-Match` names the current ETag); no body.
+      headers:
+        ETag: {schema: {type: string}, description: The current ETag.}
+        Cache-Control: {schema: {type: string}}
     PreconditionFailed:
-      description: If-Match (or a `revision` in the body) is stale; the current ETag is in the response.
+      description: |
+        `If-Match` does not name the current representation, `If-None-Match` does (on a write, or `*` while a
+        customization exists), or a `revision` in the body is stale; the current ETag is in the response.
       headers:
         ETag: {$ref: '#/components/headers/ETag'}
       content:
