@@ -4,9 +4,21 @@ import TabStore
 
 // tab-server: reads configuration and calls the same builder the tests call. All logic lives in TabStore.
 
+/// One line on standard error, then exit 2: an operator reads it in a terminal or a container log.
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("tab-server: \(message)\n".utf8))
+    let line = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+    FileHandle.standardError.write(Data("tab-server: \(line)\n".utf8))
     exit(2)
+}
+
+/// An error as a sentence: Foundation's errors (which describe themselves as a dump of their user info)
+/// become the path and the reason.
+func describe(_ error: any Error) -> String {
+    if let cocoa = error as? CocoaError {
+        let reason = (cocoa.underlying as? POSIXError).map { String(cString: strerror($0.code.rawValue)) } ?? cocoa.localizedDescription
+        return cocoa.filePath.map { "\($0): \(reason)" } ?? reason
+    }
+    return "\(error)"
 }
 
 func run() async {
@@ -16,13 +28,15 @@ func run() async {
     do {
         (options, rest) = try ServiceOptions.parse(arguments, environment: ProcessInfo.processInfo.environment)
     } catch {
-        fail("\(error)")
+        fail(describe(error))
     }
-    if rest.contains("--help") || rest.first == "help" {
+    // Words that are not the value of a subcommand's option (`token --user -v` names a user).
+    let words = rest.indices.filter { $0 == 0 || !["--app", "--user", "--ttl"].contains(rest[$0 - 1]) }.map { rest[$0] }
+    if words.contains("--help") || words.contains("-h") || rest.first == "help" {
         print(ServiceOptions.helpText)
         exit(0)
     }
-    if rest.contains("--version") {
+    if words.contains("--version") || words.contains("-v") {
         print("tab-server \(TabStoreVersion.current)")
         exit(0)
     }
@@ -39,12 +53,16 @@ func run() async {
             try await token(options, rest)
         case "backup":
             guard rest.count == 1 else { fail("usage: tab-server backup PATH") }
-            let store = try TabStoreService.openStore(options, onBatch: nil)
+            let store = try TabStoreService.openStore(options, create: false, onBatch: nil)
             try await store.backup(to: rest[0])
             await store.close()
             print("backup written to \(rest[0])")
         case "healthcheck":
-            exit(HealthCheck.run(host: options.host, port: options.port) ? 0 : 1)
+            if let failure = HealthCheck.check(host: options.host, port: options.port) {
+                FileHandle.standardError.write(Data("tab-server healthcheck: \(failure)\n".utf8))
+                exit(1)
+            }
+            exit(0)
         case "bench-storage":
             let seconds = rest.first.flatMap(Double.init) ?? 3
             try FileManager.default.createDirectory(atPath: options.dataDirectory, withIntermediateDirectories: true)
@@ -59,7 +77,7 @@ func run() async {
             fail("unknown command \(command); see tab-server --help")
         }
     } catch {
-        fail("\(error)")
+        fail(describe(error))
     }
 }
 
@@ -85,7 +103,7 @@ func token(_ options: ServiceOptions, _ arguments: [String]) async throws {
     guard let app, let user else { fail("usage: tab-server token --app ID --user ID [--ttl SECONDS]") }
     guard Identifier(app).isValidAppId else { fail("--app must be 1-128 bytes of A-Z a-z 0-9 . _ -") }
     guard Identifier(user).isValidId else { fail("--user must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters") }
-    let store = try TabStoreService.openStore(options, onBatch: nil)
+    let store = try TabStoreService.openStore(options, create: false, onBatch: nil)
     defer { Task { await store.close() } }
     guard let record = try await store.app(app) else { fail("no app \(app) in \(options.resolvedDatabasePath)") }
     let now = Int(Date().timeIntervalSince1970)

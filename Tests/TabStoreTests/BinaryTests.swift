@@ -11,9 +11,10 @@ struct TabServerProcess {
     }
 
     /// Runs a subcommand to completion: (exit status, stdout, stderr).
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String, String) {
+    static func run(_ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil) throws -> (Int32, String, String) {
         let process = Process()
         process.executableURL = binary
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }.merging(environment) { $1 }
         let out = Pipe()
@@ -80,6 +81,72 @@ struct BinaryTests {
         #expect(helpStatus == 0)
         #expect(help.contains("TAB_SERVER_MAX_BODY_BYTES"))
         #expect(try TabServerProcess.run(["--version"]).1.hasPrefix("tab-server "))
+        // The short forms, also after options and after a subcommand.
+        for arguments in [["-h"], ["--port", "0", "-h"], ["token", "-h"]] {
+            let (shortStatus, shortHelp, _) = try TabServerProcess.run(arguments)
+            #expect(shortStatus == 0, "\(arguments)")
+            #expect(shortHelp == help, "\(arguments)")
+        }
+        let (versionStatus, version, _) = try TabServerProcess.run(["-v"])
+        #expect(versionStatus == 0)
+        #expect(version == "tab-server \(TabStoreVersion.current)\n")
+        #expect(help.contains("-h | --help") && help.contains("-v | --version"))
+    }
+
+    @Test("healthcheck that fails says in one line what failed: the refused connection, or the status it got")
+    func healthcheckFailures() async throws {
+        // Nothing listens on a port that was just closed.
+        let closed = try ListeningSocket(host: "127.0.0.1", port: 0, backlog: 1)
+        let port = closed.port
+        closed.close()
+        let (status, output, errors) = try TabServerProcess.run(["healthcheck", "--port", String(port)])
+        #expect(status == 1)
+        #expect(output.isEmpty)
+        #expect(errors == "tab-server healthcheck: cannot connect to 127.0.0.1:\(port): Connection refused\n")
+
+        // A server that answers 503.
+        let listener = try ListeningSocket(host: "127.0.0.1", port: 0, backlog: 1)
+        defer { listener.close() }
+        let answered = Locked(false)
+        let thread = Thread {
+            var poller = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 10_000) == 1 else { return }
+            let client = accept(listener.fd, nil, nil)
+            guard client >= 0 else { return }
+            var buffer = [UInt8](repeating: 0, count: 1024)
+            _ = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+            let answer = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+            _ = answer.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(client)
+            answered.withLock { $0 = true }
+        }
+        thread.start()
+        let (unhealthy, _, message) = try await offPool { try TabServerProcess.run(["healthcheck", "--port", String(listener.port)]) }
+        #expect(unhealthy == 1)
+        #expect(message == "tab-server healthcheck: GET /healthz on 127.0.0.1:\(listener.port) answered 503\n")
+        #expect(answered.withLock { $0 })
+    }
+
+    @Test("backup and token refuse a database that does not exist, name it, and create nothing")
+    func missingDatabaseRefused() throws {
+        let directory = TemporaryDirectory()
+        let data = directory.file("data")
+        let copy = directory.file("copy.sqlite")
+        let cases: [([String], String)] = [
+            (["backup", copy, "--data-dir", data], data + "/tabstore.sqlite"),
+            (["token", "--app", "com.myApp", "--user", "alice", "--data-dir", data], data + "/tabstore.sqlite"),
+            (["backup", copy, "--database", directory.file("other.sqlite")], directory.file("other.sqlite")),
+            (["token", "--app", "com.myApp", "--user", "alice"], "./data/tabstore.sqlite"),  // the default, in the working folder
+        ]
+        for (arguments, path) in cases {
+            let (status, output, errors) = try TabServerProcess.run(arguments, currentDirectory: directory.path)
+            #expect(status == 2, "\(arguments)")
+            #expect(output.isEmpty, "\(arguments)")
+            #expect(errors.hasPrefix("tab-server: no database at \(path): pass the server's --data-dir"), "\(arguments): \(errors)")
+            #expect(errors.contains("--data-dir"), "\(arguments)")
+            #expect(errors.split(separator: "\n").count == 1, "\(arguments): \(errors)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 }
 

@@ -162,7 +162,7 @@ struct HardeningBinaryTests {
         let data = directory.file("data")
         let cases: [([String], String)] = [
             (["--port", String(busy.port)], "cannot listen"),
-            (["--host", "999.1.2.3", "--port", "0"], "cannot listen"),
+            (["--host", "999.1.2.3", "--port", "0"], "--host must be an IPv4 or IPv6 address"),
             (["--port", "0", "--admin-token", "short"], "at least 16 bytes"),
             (["--port", "0", "--admin-token-file", directory.file("missing-token")], "cannot read the admin token file"),
         ]
@@ -214,5 +214,91 @@ struct HardeningBinaryTests {
         #expect(process.terminationStatus != 0)
         #expect(errors.contains("cannot write to the database \(database)"), "\(errors)")
         #expect(errors.contains("readonly") || errors.contains("read-only"), "\(errors)")
+    }
+
+    /// Runs the binary to completion within 5 seconds (a server that starts by mistake is stopped), as the
+    /// unprivileged `nobody` when the tests run as root (root ignores permission bits).
+    /// - Returns: the exit status, standard error, and the uid the binary ran as.
+    static func runUnprivileged(_ arguments: [String]) async throws -> (status: Int32, errors: String, uid: UInt32) {
+        let process = Process()
+        var uid = getuid()
+        if uid == 0 {
+            let setpriv = "/usr/bin/setpriv"
+            try #require(FileManager.default.isExecutableFile(atPath: setpriv), "needs util-linux setpriv to drop root")
+            process.executableURL = URL(fileURLWithPath: setpriv)
+            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", TabServerProcess.binary.path] + arguments
+            uid = 65534
+        } else {
+            process.executableURL = TabServerProcess.binary
+            process.arguments = arguments
+        }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = Pipe()
+        try process.run()
+        let finished = try await offPool { () -> Bool in
+            for _ in 0..<100 where process.isRunning { usleep(50_000) }
+            return !process.isRunning
+        }
+        if !finished { process.terminate() }
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(finished, "\(arguments) did not stop: \(errors)")
+        return (process.terminationStatus, errors, uid)
+    }
+
+    @Test("a --data-dir that is a file or a bad --host stops start-up with one plain line, exit 2")
+    func plainStartupErrors() throws {
+        let directory = TemporaryDirectory()
+        let file = directory.file("file")
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("not a folder".utf8)))
+        let cases: [([String], String)] = [
+            (["--data-dir", file], "tab-server: --data-dir \(file) is a file, not a folder\n"),
+            (["--data-dir", file + "/sub"], "tab-server: --data-dir \(file)/sub cannot be created: \(file) is a file, not a folder\n"),
+            (["--database", file + "/db.sqlite"], "tab-server: the folder of --database \(file) is a file, not a folder\n"),
+            (["--host", "999.1.2.3"], "tab-server: --host must be an IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, or localhost, got \"999.1.2.3\"\n"),
+            (["--host", "example.com"], "tab-server: --host must be an IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, or localhost, got \"example.com\"\n"),
+        ]
+        for (arguments, message) in cases {
+            for command in ["serve", "demo", "backup"] {
+                let extra = command == "backup" ? [directory.file("copy.sqlite")] : []
+                let (status, _, errors) = try TabServerProcess.run([command] + extra + ["--port", "0", "--threads", "1"] + arguments,
+                                                                    currentDirectory: directory.path)
+                #expect(status == 2, "\(command) \(arguments)")
+                // backup never creates a folder: it says the database is missing instead.
+                if command == "backup", arguments[0] != "--host" {
+                    #expect(errors.hasPrefix("tab-server: no database at \(file)/") && errors.split(separator: "\n").count == 1, "\(errors)")
+                } else {
+                    #expect(errors == message, "\(command) \(arguments)")
+                }
+                #expect(!errors.contains("Error Domain") && !errors.contains("errno"), "\(errors)")
+            }
+        }
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "not a folder")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["file"])
+    }
+
+    @Test("a data folder the server's uid cannot write stops start-up with one line naming the folder and the uid")
+    func unwritableDataFolder() async throws {
+        let directory = TemporaryDirectory()
+        let data = directory.file("data")
+        #expect(mkdir(data, 0o755) == 0)  // owned by the test's user: not writable by nobody
+        #expect(chmod(directory.path, 0o755) == 0)
+        if getuid() != 0 { #expect(chmod(data, 0o555) == 0) }
+        defer { chmod(data, 0o755) }
+        let serve = ["serve", "--port", "0", "--threads", "1", "--admin-token", "an-operator-token-0123456789"]
+        let (status, errors, uid) = try await Self.runUnprivileged(serve + ["--data-dir", data])
+        #expect(status == 2)
+        #expect(errors == "tab-server: --data-dir \(data) is not writable: permission denied; make \(data) writable by uid \(uid) (the user tab-server runs as)\n")
+        // A data folder to create inside it: the parent is the folder to fix.
+        let (nestedStatus, nested, _) = try await Self.runUnprivileged(serve + ["--data-dir", data + "/sub"])
+        #expect(nestedStatus == 2)
+        #expect(nested == "tab-server: cannot create --data-dir \(data)/sub: permission denied; make \(data) writable by uid \(uid) (the user tab-server runs as)\n")
+        // demo creates the database too, so it says the same.
+        let (demoStatus, demo, _) = try await Self.runUnprivileged(["demo", "--data-dir", data])
+        #expect(demoStatus == 2)
+        #expect(demo.contains("make \(data) writable by uid \(uid)") && demo.split(separator: "\n").count == 1, "\(demo)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data).isEmpty)
     }
 }

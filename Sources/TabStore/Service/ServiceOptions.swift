@@ -34,6 +34,9 @@ public struct ServiceOptions: Sendable {
     /// Checks settings against each other.
     /// - Throws: `Invalid` naming the settings that disagree.
     public func validate() throws {
+        guard SocketAddress(host: host, port: 0) != nil else {
+            throw Invalid(description: "--host must be an IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, or localhost, got \"\(host)\"")
+        }
         guard maxBodyBytesInFlight >= maxBodyBytes else {
             throw Invalid(description: "--max-body-bytes-in-flight (\(maxBodyBytesInFlight)) must be at least --max-body-bytes (\(maxBodyBytes))")
         }
@@ -168,11 +171,14 @@ public struct ServiceOptions: Sendable {
               tab-server [serve] [options]          run the service (default)
               tab-server token --app ID --user ID [--ttl SECONDS]
                                                     mint a user JWT for development (reads the app's secret)
-              tab-server backup PATH [options]      write a consistent online copy of the database to PATH
+              tab-server backup PATH [options]      write a consistent online copy of the (existing) database to PATH
               tab-server healthcheck [options]      exit 0 when GET /healthz on host:port answers 200
-              tab-server demo [options]             create the demo app com.myApp with the seeds' schema
+              tab-server demo [options]             create the demo app com.myApp with the seeds' schema, then exit
               tab-server bench-storage [SECONDS]    measure commits/s and point reads/s on scratch files in --data-dir
-              tab-server --help | --version
+              tab-server -h | --help                this text
+              tab-server -v | --version             the version
+
+            token, backup and demo work on the server's database: pass the same --data-dir (or --database).
 
             Options (each also read from the environment variable shown):
 

@@ -37,7 +37,7 @@ public final class TabStoreService: Sendable {
         do {
             listener = try HTTPServer.listen(server)
         } catch {
-            throw ServiceOptions.Invalid(description: "cannot listen on \(options.host):\(options.port): \(error)")
+            throw ServiceOptions.Invalid(description: "cannot listen on \(options.host):\(options.port): \(String(cString: strerror(error.errno)))")
         }
         var lock: DatabaseLock?
         var store: SQLiteStore?
@@ -78,15 +78,16 @@ public final class TabStoreService: Sendable {
 
     /// Creates the data folder (owner-only) and takes the database's lock.
     static func lockDatabase(_ options: ServiceOptions) throws -> DatabaseLock {
-        try createFolder(of: options.resolvedDatabasePath)
+        try prepareFolder(of: options)
         return try DatabaseLock(databasePath: options.resolvedDatabasePath)
     }
 
-    private static func createFolder(of path: String) throws {
-        let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
+    /// Creates the database's folder when missing and checks that it is a folder this process can write
+    /// (SQLite creates the `-wal` and `-shm` files beside the database).
+    private static func prepareFolder(of options: ServiceOptions) throws {
+        let folder = (options.resolvedDatabasePath as NSString).deletingLastPathComponent
+        guard !folder.isEmpty else { return }
+        try DataFolder.prepare(folder, name: options.databasePath == nil ? "--data-dir" : "the folder of --database")
     }
 
     public var port: Int { server.port }
@@ -98,10 +99,16 @@ public final class TabStoreService: Sendable {
         lock.release()
     }
 
-    /// Opens (creating its folder) the configured database.
-    public static func openStore(_ options: ServiceOptions, onBatch: (@Sendable (Int, Double) -> Void)?) throws -> SQLiteStore {
+    /// Opens the configured database; with `create` (serve, demo) it creates the database and its folder
+    /// when missing, without it (token, backup) a missing database is refused instead of created empty.
+    /// - Throws: `ServiceOptions.Invalid` for a missing database or an unusable folder, `StorageError`.
+    public static func openStore(_ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)?) throws -> SQLiteStore {
         let path = options.resolvedDatabasePath
-        try createFolder(of: path)
+        if create {
+            try prepareFolder(of: options)
+        } else {
+            try DataFolder.requireDatabase(options)
+        }
         // The database holds signing secrets: create it owner-only (SQLite gives -wal/-shm the same mode).
         if !FileManager.default.fileExists(atPath: path) {
             guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
@@ -122,13 +129,13 @@ public final class TabStoreService: Sendable {
     static func resolveAdminToken(_ options: ServiceOptions, logger: Logger) throws -> String {
         if let token = try configuredAdminToken(options) { return token }
         let path = (options.dataDirectory as NSString).appendingPathComponent("admin-token")
-        try FileManager.default.createDirectory(atPath: options.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try DataFolder.prepare(options.dataDirectory, name: "--data-dir")
         let token = Crypto.newSecret()
         // Owner-only from creation (no window at the umask's mode); refuses a symlink or a file that appeared meanwhile.
         do {
             try OwnerOnlyFile.write(path, Array((token + "\n").utf8))
         } catch {
-            throw ServiceOptions.Invalid(description: "cannot write the admin token to \(path): \(error)")
+            throw ServiceOptions.Invalid(description: "cannot write the admin token to \(path): \(String(cString: strerror(error.errno)))")
         }
         logger.info("admin_token_generated", [("path", .string(path)), ("hint", .string("read it with: cat \(path)"))])
         return token
