@@ -119,7 +119,7 @@ paths:
           description: The OpenAPI description (YAML; parsed, it is an object).
           headers:
             ETag: {schema: {type: string}, description: 'Strong: `"<32 hex digits>"`, the first 128 bits of the SHA-256 of this document.'}
-            Cache-Control: {schema: {type: string}, description: '`public, max-age=300`'}
+            Cache-Control: {schema: {type: string}, description: '`max-age=300`'}
           content:
             application/yaml:
               schema: {}

@@ -33,7 +33,7 @@ extension TabStoreAPI {
     }.joined())
 
     func openAPI(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse {
-        let headers = Self.validatorHeaders(Self.openAPITag, cacheControl: "public, max-age=300")
+        let headers = Self.validatorHeaders(Self.openAPITag, cacheControl: "max-age=300")  // `public` adds nothing without Authorization (RFC 9111 §5.2.2.9)
         if let early = try conditionalGET(request, etag: Self.openAPITag, headers: headers) { return early }
         var answer = headers
         answer.add("Content-Type", "application/yaml")
