@@ -65,6 +65,7 @@ paths:
                 required: [status]
                 properties:
                   status: {type: string, const: ok}
+              example: {status: ok}
   /readyz:
     get:
       tags: [system]
@@ -84,7 +85,8 @@ paths:
                 required: [status]
                 properties:
                   status: {type: string, const: ready}
-        '503': {$ref: '#/components/responses/Unavailable'}
+              example: {status: ready}
+        '503': {$ref: '#/components/responses/NotReady'}
   /metrics:
     get:
       tags: [system]
@@ -104,6 +106,9 @@ paths:
           content:
             text/plain:
               schema: {type: string}
+              example: |
+                # TYPE tabstore_http_requests_total counter
+                tabstore_http_requests_total{route="/healthz",method="GET",status="200"} 3
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
   /openapi.yaml:
@@ -123,6 +128,10 @@ paths:
           content:
             application/yaml:
               schema: {}
+              example:
+                openapi: 3.1.0
+                info: {title: TabStore API, version: 1.0.0}
+                paths: {}
         '304':
           description: Not modified (`If-None-Match` names this document's ETag).
           headers:
@@ -147,13 +156,28 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/CreatedApp'}
-        '400': {$ref: '#/components/responses/BadRequest'}
+              example:
+                id: com.myApp
+                name: My App
+                createdAt: '2026-11-29T21:00:00Z'
+                schemaVersion: 0
+                signingSecret: WD4gCAfii0wbWwbXHyondqb-LjcCGwio2XnXXL4cuqI
+          links:
+            getApp:
+              operationId: getApp
+              parameters: {appId: $response.body#/id}
+              description: Read the app back (never its secret).
+            registerSchema:
+              operationId: registerSchema
+              parameters: {appId: $response.body#/id}
+              description: Register the app's first tab schema.
+        '400': {$ref: '#/components/responses/MalformedBody'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
-        '409': {$ref: '#/components/responses/Conflict'}
+        '409': {$ref: '#/components/responses/AppExists'}
         '413': {$ref: '#/components/responses/TooLarge'}
         '415': {$ref: '#/components/responses/UnsupportedMediaType'}
-        '422': {$ref: '#/components/responses/Unprocessable'}
+        '422': {$ref: '#/components/responses/InvalidApp'}
         '503': {$ref: '#/components/responses/Unavailable'}
     get:
       tags: [apps]
@@ -165,8 +189,8 @@ paths:
           schema: {type: integer, minimum: 1, maximum: 1000, default: 100}
         - name: cursor
           in: query
-          description: The `nextCursor` of the previous page.
-          schema: {type: string}
+          description: The `nextCursor` of the previous page (an app id; else 400 `invalid-parameter`).
+          schema: {type: string, pattern: '^[A-Za-z0-9._-]{1,128}$'}
       responses:
         '200':
           description: One page.
@@ -179,7 +203,13 @@ paths:
                   apps:
                     type: array
                     items: {$ref: '#/components/schemas/App'}
-                  nextCursor: {type: [string, 'null']}
+                  nextCursor:
+                    type: [string, 'null']
+                    description: The last app id of a full page; null when this page is not full.
+              example:
+                apps:
+                  - {id: com.myApp, name: My App, createdAt: '2026-11-29T21:00:00Z', schemaVersion: 2}
+                nextCursor: null
         '400': {$ref: '#/components/responses/BadRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
@@ -196,6 +226,7 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/App'}
+              example: {id: com.myApp, name: My App, createdAt: '2026-11-29T21:00:00Z', schemaVersion: 2}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
@@ -226,7 +257,8 @@ paths:
                 type: object
                 required: [signingSecret]
                 properties:
-                  signingSecret: {type: string}
+                  signingSecret: {$ref: '#/components/schemas/SigningSecret'}
+              example: {signingSecret: 3q2-7wS0dJ1CG3eG0nN7x8l4m0vQ7xPqFJ7aYtQ9cKk}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
@@ -294,6 +326,14 @@ paths:
                 oneOf:
                   - {$ref: '#/components/schemas/StoredSchema'}
                   - {$ref: '#/components/schemas/DryRunReport'}
+              examples:
+                identical: {$ref: '#/components/examples/StoredSchema'}
+                dryRun: {$ref: '#/components/examples/DryRunReport'}
+          links:
+            getSchema:
+              operationId: getSchema
+              parameters: {appId: $request.path.appId}
+              description: The current version (absent after a dry run that found no current version).
         '201':
           description: A new version was stored.
           headers:
@@ -301,14 +341,25 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/StoredSchema'}
-        '400': {$ref: '#/components/responses/BadRequest'}
+              examples:
+                stored: {$ref: '#/components/examples/StoredSchema'}
+          links:
+            getSchema:
+              operationId: getSchema
+              parameters: {appId: $request.path.appId}
+              description: The current version, which is this one until another is registered.
+            getSchemaVersion:
+              operationId: getSchemaVersion
+              parameters: {appId: $request.path.appId, version: $response.body#/version}
+              description: This version, immutable.
+        '400': {$ref: '#/components/responses/BadSchemaRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
-        '409': {$ref: '#/components/responses/Conflict'}
+        '409': {$ref: '#/components/responses/ConcurrentRegistration'}
         '413': {$ref: '#/components/responses/TooLarge'}
         '415': {$ref: '#/components/responses/UnsupportedMediaType'}
-        '422': {$ref: '#/components/responses/Unprocessable'}
+        '422': {$ref: '#/components/responses/SchemaRefused'}
         '503': {$ref: '#/components/responses/Unavailable'}
     get:
       tags: [schema]
@@ -327,8 +378,10 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/StoredSchema'}
+              examples:
+                current: {$ref: '#/components/examples/StoredSchema'}
         '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
+        '400': {$ref: '#/components/responses/BadConditional'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
@@ -339,7 +392,8 @@ paths:
       - name: version
         in: path
         required: true
-        schema: {type: integer, minimum: 1}
+        description: A positive decimal integer of at most 9 digits (anything else is 404 `schema-version-not-found`).
+        schema: {type: integer, minimum: 1, maximum: 999999999}
     get:
       tags: [schema]
       operationId: getSchemaVersion
@@ -357,8 +411,10 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/StoredSchema'}
+              examples:
+                version: {$ref: '#/components/examples/StoredSchema'}
         '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
+        '400': {$ref: '#/components/responses/BadConditional'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
@@ -376,6 +432,18 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Stats'}
+              example:
+                appId: com.myApp
+                schemaVersion: 2
+                usersWithCustomization: 1
+                storedCustomizations: 2
+                unreadableCustomizations: 0
+                tabs:
+                  com.myApp.bell: {sidebarHidden: 1, tabBarHidden: 0}
+                  com.myApp.climate: {sidebarHidden: 0, tabBarHidden: 0}
+                  com.myApp.home: {sidebarHidden: 0, tabBarHidden: 0}
+                  com.myApp.lights: {sidebarHidden: 0, tabBarHidden: 0}
+                  com.myApp.search: {sidebarHidden: 0, tabBarHidden: 0}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
@@ -402,8 +470,15 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Customization'}
+              examples:
+                customization: {$ref: '#/components/examples/Customization'}
+          links:
+            getLayout:
+              operationId: getLayout
+              parameters: {appId: $response.body#/appId, userId: $response.body#/userId}
+              description: The layout this customization resolves to (give `sizeClass`).
         '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
+        '400': {$ref: '#/components/responses/InvalidUserId'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
@@ -434,14 +509,21 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Customization'}
-        '400': {$ref: '#/components/responses/BadRequest'}
+              examples:
+                customization: {$ref: '#/components/examples/Customization'}
+          links:
+            getLayout:
+              operationId: getLayout
+              parameters: {appId: $response.body#/appId, userId: $response.body#/userId}
+              description: The layout this customization resolves to (give `sizeClass`).
+        '400': {$ref: '#/components/responses/BadCustomizationWrite'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
         '413': {$ref: '#/components/responses/TooLarge'}
         '415': {$ref: '#/components/responses/UnsupportedMediaType'}
-        '422': {$ref: '#/components/responses/Unprocessable'}
+        '422': {$ref: '#/components/responses/CustomizationRefused'}
         '503': {$ref: '#/components/responses/Unavailable'}
     patch:
       tags: [customization]
@@ -469,14 +551,21 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Customization'}
-        '400': {$ref: '#/components/responses/BadRequest'}
+              examples:
+                customization: {$ref: '#/components/examples/Customization'}
+          links:
+            getLayout:
+              operationId: getLayout
+              parameters: {appId: $response.body#/appId, userId: $response.body#/userId}
+              description: The layout this customization resolves to (give `sizeClass`).
+        '400': {$ref: '#/components/responses/BadCustomizationWrite'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
         '413': {$ref: '#/components/responses/TooLarge'}
         '415': {$ref: '#/components/responses/UnsupportedMediaType'}
-        '422': {$ref: '#/components/responses/Unprocessable'}
+        '422': {$ref: '#/components/responses/CustomizationRefused'}
         '503': {$ref: '#/components/responses/Unavailable'}
     delete:
       tags: [customization]
@@ -489,7 +578,7 @@ paths:
         - $ref: '#/components/parameters/IfNoneMatchWrite'
       responses:
         '204': {description: Forgotten.}
-        '400': {$ref: '#/components/responses/BadRequest'}
+        '400': {$ref: '#/components/responses/InvalidUserId'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
@@ -519,8 +608,11 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Layout'}
+              examples:
+                regular: {$ref: '#/components/examples/LayoutRegular'}
+                compact: {$ref: '#/components/examples/LayoutCompact'}
         '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
+        '400': {$ref: '#/components/responses/BadLayoutRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
@@ -563,13 +655,14 @@ components:
       name: appId
       in: path
       required: true
+      description: 1-128 bytes of `A-Z a-z 0-9 . _ -` (anything else is an unknown app, 404).
       schema: {type: string, pattern: '^[A-Za-z0-9._-]{1,128}$'}
     UserId:
       name: userId
       in: path
       required: true
       description: 1-256 UTF-8 bytes without control characters, compared byte for byte (else 400 `invalid-user-id`).
-      schema: {type: string, minLength: 1, maxLength: 256}
+      schema: {type: string, minLength: 1, maxLength: 256, pattern: '^[^\x00-\x1F\x7F-\x9F]+$'}
     IfMatch:
       name: If-Match
       in: header
@@ -579,25 +672,69 @@ components:
         the one named (the revision and the schema version: a tag from before a schema change is stale),
         else 412; `*` matches once the customization has a revision (not for a user with none). On a GET, a
         tag that does not match is 412 too. Malformed: 400 `invalid-if-match`.
-      schema: {type: string}
+      schema: {type: string, pattern: '^(\*|((W/)?\"[\x21\x23-\x7E]*\")?([ \t]*,[ \t]*((W/)?\"[\x21\x23-\x7E]*\")?)*)$'}
     IfNoneMatch:
       name: If-None-Match
       in: header
       description: '`*` or a list of entity-tags, compared weakly with the current ETag: a match gives 304. Malformed: 400 `invalid-if-none-match`.'
-      schema: {type: string}
+      schema: {type: string, pattern: '^(\*|((W/)?\"[\x21\x23-\x7E]*\")?([ \t]*,[ \t]*((W/)?\"[\x21\x23-\x7E]*\")?)*)$'}
     IfNoneMatchWrite:
       name: If-None-Match
       in: header
       description: |
         `*`: the write applies only while the user has no customization (no revision yet), else 412. A list of
         entity-tags: 412 when one names the current customization (weak comparison). Malformed: 400.
-      schema: {type: string}
+      schema: {type: string, pattern: '^(\*|((W/)?\"[\x21\x23-\x7E]*\")?([ \t]*,[ \t]*((W/)?\"[\x21\x23-\x7E]*\")?)*)$'}
   responses:
     BadRequest:
-      description: Malformed (syntax, unknown field, wrong type, bad parameter).
+      description: A query parameter out of range.
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: limit must be an integer from 1 to 1000}
+    MalformedBody:
+      description: Malformed body (JSON syntax, unknown field, wrong type, missing field).
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            unknownField: {$ref: '#/components/examples/UnknownField'}
+    BadSchemaRequest:
+      description: Malformed body (JSON syntax, unknown field, wrong type, missing field, unknown `kind`), or `dryRun` not `true`/`false`.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            unknownField: {$ref: '#/components/examples/UnknownField'}
+            dryRun:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: dryRun must be true or false}
+    InvalidUserId:
+      description: The path's `userId` is not 1-256 UTF-8 bytes without control characters, or `If-Match`/`If-None-Match` is malformed.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
+    BadLayoutRequest:
+      description: '`sizeClass` missing or not `compact`/`regular`, an invalid `userId`, or a malformed `If-Match`/`If-None-Match`.'
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            sizeClass:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: sizeClass must be compact or regular}
+            invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
+    BadCustomizationWrite:
+      description: |
+        Malformed body (JSON syntax, unknown field or op, wrong type, missing field, an id that is not 1-256 UTF-8 bytes
+        without control characters, too many entries), `appId`/`userId` in the body not equal to the path's (`mismatch`),
+        an invalid `userId` in the path, or an unusable `If-Match`.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            unknownField: {$ref: '#/components/examples/UnknownField'}
+            invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
     Unauthorized:
       description: No or invalid credentials.
       headers:
@@ -609,26 +746,42 @@ components:
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:unauthorized', title: Unauthorized, status: 401, detail: 'send Authorization: Bearer <token>'}
     Forbidden:
       description: Valid credentials for something else.
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:forbidden', title: Forbidden, status: 403, detail: the token is for another app}
     NotFound:
       description: Unknown app, schema, version or route.
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
-    Conflict:
-      description: Already exists, or a concurrent schema registration.
+          example: {type: 'urn:tabstore:problem:app-not-found', title: Not found, status: 404, detail: 'no app "com.myApp"'}
+    AppExists:
+      description: An app with this id already exists.
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:app-exists', title: Conflict, status: 409, detail: 'an app with id "com.myApp" already exists'}
+    ConcurrentRegistration:
+      description: Another schema version was registered meanwhile.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:concurrent-registration', title: Conflict, status: 409, detail: another schema version was registered meanwhile; read it and retry}
     NotModified:
       description: Not modified (`If-None-Match` names the current ETag); no body.
       headers:
         ETag: {schema: {type: string}, description: The current ETag.}
         Cache-Control: {schema: {type: string}}
+    BadConditional:
+      description: A malformed `If-Match` or `If-None-Match` (not `*` or a list of entity-tags).
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:invalid-if-none-match', title: Bad request, status: 400, detail: 'If-None-Match must be * or a comma-separated list of entity-tags, like "3.2"'}
     PreconditionFailed:
       description: |
         `If-Match` does not name the current representation, `If-None-Match` does (on a write, or `*` while a
@@ -638,17 +791,45 @@ components:
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:revision-mismatch', title: Precondition failed, status: 412, detail: the customization is at revision 3; read it again and retry}
     TooLarge:
       description: The body is larger than the configured limit.
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'about:blank', title: Content Too Large, status: 413, detail: request body larger than 1048576 bytes}
     UnsupportedMediaType:
       description: The body is not application/json.
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
-    Unprocessable:
+          example: {type: 'urn:tabstore:problem:unsupported-media-type', title: Unsupported media type, status: 415, detail: send the body as application/json}
+    InvalidApp:
+      description: The app id or name breaks the rules (`invalid-id`, `invalid-name`).
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          example:
+            type: urn:tabstore:problem:rule-violation
+            title: Refused by the tab schema's rules
+            status: 422
+            detail: an app id is 1-128 bytes of A-Z a-z 0-9 . _ -
+            errors:
+              - {pointer: /id, code: invalid-id, detail: an app id is 1-128 bytes of A-Z a-z 0-9 . _ -}
+    SchemaRefused:
+      description: Well-formed but refused by the schema rules (all problems at once).
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          example:
+            type: urn:tabstore:problem:rule-violation
+            title: Refused by the tab schema's rules
+            status: 422
+            detail: give either systemImage or image, not both; id "a" is already used at /items/0
+            errors:
+              - {pointer: /items/0/image, code: conflicting-image, detail: give either systemImage or image, not both}
+              - {pointer: /items/1/id, code: duplicate-id, detail: id "a" is already used at /items/0}
+    CustomizationRefused:
       description: Well-formed but refused by the tab schema's rules (also `customization-too-large` and `too-many-entries` for a result over the document limits).
       content:
         application/problem+json:
@@ -665,17 +846,29 @@ components:
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:storage-unavailable', title: Service unavailable, status: 503, detail: the database cannot take writes now (database or disk is full); retry later}
+    NotReady:
+      description: The database does not answer, or the server drains for shutdown.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            draining:
+              value: {type: 'urn:tabstore:problem:draining', title: Service unavailable, status: 503, detail: the server is shutting down}
+            databaseUnavailable:
+              value: {type: 'urn:tabstore:problem:database-unavailable', title: Service unavailable, status: 503, detail: the database does not answer}
   schemas:
     Problem:
       type: object
       required: [type, title, status, detail]
       properties:
-        type: {type: string}
+        type: {type: string, description: '`urn:tabstore:problem:<slug>` (`about:blank` for refusals made before routing, like 413).'}
         title: {type: string}
         status: {type: integer}
         detail: {type: string}
         errors:
           type: array
+          maxItems: 100
           items:
             type: object
             required: [pointer, code, detail]
@@ -691,167 +884,345 @@ components:
                   sidebar-only-in-tab-bar, conflicting-image, dynamic-prefix-conflict, too-many-items, invalid-value.
                   Malformed documents: unknown-field, invalid-type, missing-field, invalid-value, mismatch.
               detail: {type: string}
+    Id:
+      type: string
+      minLength: 1
+      maxLength: 256
+      pattern: '^[^\x00-\x1F\x7F-\x9F]+$'
+      description: |
+        A user, tab or section id: 1-256 UTF-8 bytes (the server counts bytes; `maxLength` can only bound characters)
+        without control characters (C0, DEL, C1). Compared byte for byte, never normalized.
+    AppIdString:
+      type: string
+      pattern: '^[A-Za-z0-9._-]{1,128}$'
+      description: An app id, 1-128 bytes of `A-Z a-z 0-9 . _ -`.
+    Name:
+      type: string
+      minLength: 1
+      maxLength: 1024
+      pattern: '^[^\x00-\x1F\x7F-\x9F]+$'
+      description: 1-1024 UTF-8 bytes (the server counts bytes) without control characters (C0, DEL, C1).
+    Title:
+      type: string
+      minLength: 1
+      maxLength: 1024
+      pattern: '[^\t-\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]'
+      description: |
+        At most 1024 UTF-8 bytes (the server counts bytes), not only whitespace (else 422 `empty-title`). Unlike ids
+        and app names, control characters are accepted.
+    ImageName:
+      type: [string, 'null']
+      maxLength: 1024
+      description: At most 1024 UTF-8 bytes (else 422 `image-too-long`); null is the same as absent.
+    SigningSecret:
+      type: string
+      pattern: '^[A-Za-z0-9_-]{43}$'
+      description: 'base64url (no padding) of 256 random bits; HMAC key = its UTF-8 bytes. Shown once.'
     NewApp:
       type: object
       additionalProperties: false
       required: [id, name]
       properties:
-        id: {type: string, pattern: '^[A-Za-z0-9._-]{1,128}$'}
-        name: {type: string, minLength: 1, maxLength: 1024, description: At most 1024 UTF-8 bytes without control characters.}
+        id: {$ref: '#/components/schemas/AppIdString'}
+        name: {$ref: '#/components/schemas/Name'}
     App:
       type: object
       required: [id, name, createdAt, schemaVersion]
       properties:
-        id: {type: string}
+        id: {$ref: '#/components/schemas/AppIdString'}
         name: {type: string}
         createdAt: {type: string, format: date-time}
-        schemaVersion: {type: integer, description: The current schema version, 0 before the first registration.}
+        schemaVersion: {type: integer, minimum: 0, description: The current schema version, 0 before the first registration.}
     CreatedApp:
       allOf:
         - {$ref: '#/components/schemas/App'}
         - type: object
           required: [signingSecret]
           properties:
-            signingSecret: {type: string, description: 'base64url of 256 random bits; HMAC key = its UTF-8 bytes. Shown once.'}
+            signingSecret: {$ref: '#/components/schemas/SigningSecret'}
     Behavior:
-      type: object
+      type: [object, 'null']
       additionalProperties: false
+      description: A value outside the enums is a rule violation (422 `invalid-value`); null is the same as absent.
       properties:
-        sidebar: {type: string, enum: [automatic, reorderable, disabled], default: automatic}
-        tabBar: {type: string, enum: [automatic, reorderable, disabled], default: automatic}
+        sidebar: {enum: [automatic, reorderable, disabled, null], default: automatic}
+        tabBar: {enum: [automatic, reorderable, disabled, null], default: automatic}
     DefaultVisibility:
-      type: object
+      type: [object, 'null']
       additionalProperties: false
+      description: A value outside the enums is a rule violation (422 `invalid-value`); null is the same as absent.
       properties:
-        sidebar: {type: string, enum: [automatic, visible, hidden], default: automatic}
-        tabBar: {type: string, enum: [automatic, visible, hidden], default: automatic}
+        sidebar: {enum: [automatic, visible, hidden, null], default: automatic}
+        tabBar: {enum: [automatic, visible, hidden, null], default: automatic}
+    HiddenIn:
+      type: [array, 'null']
+      description: Size classes the item is hidden in (duplicates are ignored); null is the same as absent.
+      items: {enum: [compact, regular]}
     Tab:
       type: object
       additionalProperties: false
+      required: [id]
+      description: |
+        A tab. Every tab needs an `id` (an empty or missing one is 422 `empty-id`), also one whose customization
+        behavior is `disabled` in both placements. A `title` is required except for the search tab, whose label is the
+        system's ("Search"). Rules across the document (422): ids unique among all tabs and sections, at most one search
+        tab and only at the top level, a `sidebarOnly` tab not visible in the tab bar by default (its own or its
+        section's `defaultVisibility.tabBar`). Members that are null count as absent.
       properties:
-        kind: {type: string, const: tab, default: tab}
-        id: {type: string, minLength: 1, maxLength: 256}
-        title: {type: string, maxLength: 1024, description: 'Optional for a search tab (its label is the system''s "Search"). At most 1024 UTF-8 bytes.'}
-        systemImage: {type: string}
-        image: {type: string}
-        role: {type: string, enum: [search]}
-        placement: {type: string, enum: [automatic, pinned, sidebarOnly], description: A search tab is pinned.}
+        kind: {enum: [tab, null], default: tab}
+        id: {$ref: '#/components/schemas/Id'}
+        title:
+          anyOf:
+            - {$ref: '#/components/schemas/Title'}
+            - {type: 'null'}
+        systemImage: {$ref: '#/components/schemas/ImageName'}
+        image: {$ref: '#/components/schemas/ImageName'}
+        role: {enum: [search, null], description: 'A search tab is pinned; `systemImage` defaults to `magnifyingglass`.'}
+        placement: {enum: [automatic, pinned, sidebarOnly, null], default: automatic, description: A search tab is pinned.}
         customizationBehavior: {$ref: '#/components/schemas/Behavior'}
         defaultVisibility: {$ref: '#/components/schemas/DefaultVisibility'}
-        hiddenIn:
-          type: array
-          items: {type: string, enum: [compact, regular]}
+        hiddenIn: {$ref: '#/components/schemas/HiddenIn'}
+      allOf:
+        - description: systemImage xor image (422 `conflicting-image`).
+          not:
+            required: [systemImage, image]
+            properties:
+              systemImage: {type: string}
+              image: {type: string}
+        - description: A search tab may omit its title and is pinned (422 `search-not-pinned`); any other tab has a title.
+          if:
+            required: [role]
+            properties: {role: {const: search}}
+          then:
+            properties: {placement: {enum: [pinned, null]}}
+          else:
+            required: [title]
+            properties: {title: {type: string}}
+        - description: A sidebarOnly tab is not visible in the tab bar by default (422 `sidebar-only-in-tab-bar`).
+          if:
+            required: [placement]
+            properties: {placement: {const: sidebarOnly}}
+          then:
+            properties:
+              defaultVisibility:
+                properties: {tabBar: {not: {const: visible}}}
+    SectionTab:
+      description: A tab in a section; the search tab is top-level only (422 `search-in-section`).
+      allOf:
+        - {$ref: '#/components/schemas/Tab'}
+        - properties: {role: {type: 'null'}}
     Section:
       type: object
       additionalProperties: false
-      required: [kind]
+      required: [kind, id, title]
+      description: A section of tabs (sections do not nest). Members that are null count as absent.
       properties:
-        kind: {type: string, const: section}
-        id: {type: string, minLength: 1, maxLength: 256}
-        title: {type: string, minLength: 1, maxLength: 1024, description: At most 1024 UTF-8 bytes.}
+        kind: {const: section}
+        id: {$ref: '#/components/schemas/Id'}
+        title: {$ref: '#/components/schemas/Title'}
         customizationBehavior: {$ref: '#/components/schemas/Behavior'}
         defaultVisibility: {$ref: '#/components/schemas/DefaultVisibility'}
-        hiddenIn:
-          type: array
-          items: {type: string, enum: [compact, regular]}
+        hiddenIn: {$ref: '#/components/schemas/HiddenIn'}
         dynamicTabs:
-          type: object
+          type: [object, 'null']
           additionalProperties: false
           required: [idPrefix]
+          description: Tabs whose ids start with `idPrefix` (byte for byte) belong to this section; a prefix must not match another item's id or overlap another prefix (422 `dynamic-prefix-conflict`).
           properties:
-            idPrefix: {type: string, minLength: 1, maxLength: 256, description: 1-256 UTF-8 bytes; compared byte for byte.}
+            idPrefix: {$ref: '#/components/schemas/Id'}
         tabs:
-          type: array
-          items: {$ref: '#/components/schemas/Tab'}
+          type: [array, 'null']
+          items: {$ref: '#/components/schemas/SectionTab'}
+      allOf:
+        - description: With `defaultVisibility.tabBar` `visible`, a tab of the section that is `sidebarOnly` sets its own tab bar default to `hidden` (else 422 `sidebar-only-in-tab-bar`).
+          if:
+            required: [defaultVisibility]
+            properties:
+              defaultVisibility:
+                type: object
+                required: [tabBar]
+                properties: {tabBar: {const: visible}}
+          then:
+            properties:
+              tabs:
+                items:
+                  not:
+                    required: [placement]
+                    properties:
+                      placement: {const: sidebarOnly}
+                      defaultVisibility:
+                        anyOf:
+                          - {type: 'null'}
+                          - {type: object, not: {required: [tabBar]}}
+                          - {type: object, properties: {tabBar: {enum: [automatic, null]}}}
     SchemaInput:
       type: object
+      additionalProperties: false
       required: [items]
+      description: At most 500 tabs and sections in all, counting the tabs inside sections (422 `too-many-items`).
       properties:
         items:
           type: array
           maxItems: 500
           items:
-            anyOf:
+            oneOf:
               - {$ref: '#/components/schemas/Tab'}
               - {$ref: '#/components/schemas/Section'}
-        version: {type: integer, description: Ignored (accepted so a GET answer can be sent back).}
-        createdAt: {type: string, description: Ignored.}
+        version: {description: Ignored, whatever its value (accepted so a GET answer can be sent back).}
+        createdAt: {description: Ignored, whatever its value.}
+    StoredBehavior:
+      type: object
+      required: [sidebar, tabBar]
+      properties:
+        sidebar: {type: string, enum: [automatic, reorderable, disabled]}
+        tabBar: {type: string, enum: [automatic, reorderable, disabled]}
+    StoredVisibility:
+      type: object
+      required: [sidebar, tabBar]
+      properties:
+        sidebar: {type: string, enum: [automatic, visible, hidden]}
+        tabBar: {type: string, enum: [automatic, visible, hidden]}
+    StoredTab:
+      type: object
+      required: [kind, id, title, placement, customizationBehavior, defaultVisibility]
+      description: A tab with its defaults written out.
+      properties:
+        kind: {type: string, const: tab}
+        id: {type: string}
+        title: {type: string}
+        systemImage: {type: string}
+        image: {type: string}
+        role: {type: string, enum: [search]}
+        placement: {type: string, enum: [automatic, pinned, sidebarOnly]}
+        customizationBehavior: {$ref: '#/components/schemas/StoredBehavior'}
+        defaultVisibility: {$ref: '#/components/schemas/StoredVisibility'}
+        hiddenIn: {type: array, minItems: 1, items: {type: string, enum: [compact, regular]}}
+    StoredSection:
+      type: object
+      required: [kind, id, title, customizationBehavior, defaultVisibility, tabs]
+      description: A section with its defaults written out.
+      properties:
+        kind: {type: string, const: section}
+        id: {type: string}
+        title: {type: string}
+        customizationBehavior: {$ref: '#/components/schemas/StoredBehavior'}
+        defaultVisibility: {$ref: '#/components/schemas/StoredVisibility'}
+        hiddenIn: {type: array, minItems: 1, items: {type: string, enum: [compact, regular]}}
+        dynamicTabs:
+          type: object
+          required: [idPrefix]
+          properties:
+            idPrefix: {type: string}
+        tabs: {type: array, items: {$ref: '#/components/schemas/StoredTab'}}
     StoredSchema:
       type: object
       required: [version, createdAt, items]
       properties:
-        version: {type: integer}
+        version: {type: integer, minimum: 1}
         createdAt: {type: string, format: date-time}
         items:
           type: array
-          items: {type: object}
+          items:
+            oneOf:
+              - {$ref: '#/components/schemas/StoredTab'}
+              - {$ref: '#/components/schemas/StoredSection'}
     DryRunReport:
       type: object
       required: [dryRun, identical, currentVersion, wouldCreateVersion, addedIds, removedIds, customizationsChecked, customizationsAffected, customizationsUnreadable, droppedIds]
       properties:
         dryRun: {type: boolean, const: true}
         identical: {type: boolean}
-        currentVersion: {type: [integer, 'null']}
-        wouldCreateVersion: {type: [integer, 'null']}
+        currentVersion: {type: [integer, 'null'], description: null before the first registration.}
+        wouldCreateVersion: {type: [integer, 'null'], description: null when identical to the current version.}
         addedIds: {type: array, items: {type: string}}
         removedIds: {type: array, items: {type: string}}
-        customizationsChecked: {type: integer}
-        customizationsAffected: {type: integer, description: Stored customizations whose choices the new version would change.}
-        customizationsUnreadable: {type: integer, description: Stored documents that do not decode (damaged); skipped and logged, never failing the report.}
-        droppedIds: {type: array, items: {type: string}, description: 'Ids stored customizations name that the new version no longer has (at most 1000 listed, in byte order).'}
+        customizationsChecked: {type: integer, minimum: 0}
+        customizationsAffected: {type: integer, minimum: 0, description: Stored customizations whose choices the new version would change.}
+        customizationsUnreadable: {type: integer, minimum: 0, description: Stored documents that do not decode (damaged); skipped and logged, never failing the report.}
+        droppedIds: {type: array, maxItems: 1000, items: {type: string}, description: 'Ids stored customizations name that the new version no longer has (at most 1000 listed, in byte order).'}
     Stats:
       type: object
       required: [appId, schemaVersion, usersWithCustomization, storedCustomizations, unreadableCustomizations, tabs]
       properties:
         appId: {type: string}
-        schemaVersion: {type: integer}
-        usersWithCustomization: {type: integer}
-        storedCustomizations: {type: integer}
-        unreadableCustomizations: {type: integer, description: Stored documents that do not decode; skipped and logged.}
+        schemaVersion: {type: integer, minimum: 0}
+        usersWithCustomization: {type: integer, minimum: 0}
+        storedCustomizations: {type: integer, minimum: 0}
+        unreadableCustomizations: {type: integer, minimum: 0, description: Stored documents that do not decode; skipped and logged.}
         tabs:
           type: object
+          description: One member per tab of the current schema.
           additionalProperties:
             type: object
             required: [sidebarHidden, tabBarHidden]
             properties:
-              sidebarHidden: {type: integer}
-              tabBarHidden: {type: integer}
+              sidebarHidden: {type: integer, minimum: 0}
+              tabBarHidden: {type: integer, minimum: 0}
     TabChoice:
       type: object
-      additionalProperties: false
+      required: [sidebarVisibility, tabBarVisibility]
       properties:
-        sidebarVisibility: {type: string, enum: [automatic, visible, hidden], default: automatic}
-        tabBarVisibility: {type: string, enum: [automatic, visible, hidden], default: automatic}
+        sidebarVisibility: {type: string, enum: [automatic, visible, hidden]}
+        tabBarVisibility: {type: string, enum: [automatic, visible, hidden]}
     SectionChoice:
       type: object
-      additionalProperties: false
+      required: [tabOrder]
       properties:
         tabOrder: {type: [array, 'null'], items: {type: string}}
         expanded: {type: boolean}
-    CustomizationInput:
+    TabChoiceInput:
+      type: object
+      additionalProperties: false
+      description: A value outside the enums is 400 `invalid-value`; null is the same as absent.
+      properties:
+        sidebarVisibility: {enum: [automatic, visible, hidden, null], default: automatic}
+        tabBarVisibility: {enum: [automatic, visible, hidden, null], default: automatic}
+    SectionChoiceInput:
       type: object
       additionalProperties: false
       properties:
-        appId: {type: string, description: Server-owned; must equal the path when present.}
-        userId: {type: string, description: Server-owned; must equal the path when present.}
-        revision: {type: integer, description: Server-owned; a stale one gives 412.}
-        schemaVersion: {type: integer, description: Server-owned; ignored.}
+        tabOrder: {$ref: '#/components/schemas/IdListOrNull'}
+        expanded: {type: [boolean, 'null']}
+    IdList:
+      type: array
+      maxItems: 2000
+      items: {$ref: '#/components/schemas/Id'}
+    IdListOrNull:
+      type: [array, 'null']
+      maxItems: 2000
+      items: {$ref: '#/components/schemas/Id'}
+    CustomizationInput:
+      type: object
+      additionalProperties: false
+      description: |
+        The choices to store. Members that are null count as absent. Which tab and section ids and orders are
+        allowed depends on the current tab schema (422); at most 2000 tab entries, and the stored result at most
+        64 KiB by default (422 `customization-too-large`).
+      properties:
+        appId: {type: [string, 'null'], description: Server-owned; must equal the path when present (else 400 `mismatch`).}
+        userId: {type: [string, 'null'], description: Server-owned; must equal the path when present (else 400 `mismatch`).}
+        revision: {type: [integer, 'null'], description: Server-owned; when present works like If-Match (a stale one gives 412).}
+        schemaVersion: {type: [integer, 'null'], description: Server-owned; ignored.}
         updatedAt: {type: [string, 'null'], description: Server-owned; ignored.}
         tabs:
-          type: object
-          additionalProperties: {$ref: '#/components/schemas/TabChoice'}
+          type: [object, 'null']
+          maxProperties: 2000
+          propertyNames: {$ref: '#/components/schemas/Id'}
+          additionalProperties: {$ref: '#/components/schemas/TabChoiceInput'}
         sections:
-          type: object
-          additionalProperties: {$ref: '#/components/schemas/SectionChoice'}
-        tabBarOrder: {type: [array, 'null'], items: {type: string}}
+          type: [object, 'null']
+          maxProperties: 500
+          propertyNames: {$ref: '#/components/schemas/Id'}
+          additionalProperties: {$ref: '#/components/schemas/SectionChoiceInput'}
+        tabBarOrder: {$ref: '#/components/schemas/IdListOrNull'}
     Customization:
       type: object
       required: [appId, userId, revision, schemaVersion, updatedAt, tabs, sections, tabBarOrder]
       properties:
         appId: {type: string}
         userId: {type: string}
-        revision: {type: integer}
-        schemaVersion: {type: integer}
+        revision: {type: integer, minimum: 0, description: 0 for a user who never stored one.}
+        schemaVersion: {type: integer, minimum: 1}
         updatedAt: {type: [string, 'null'], format: date-time}
         tabs:
           type: object
@@ -860,15 +1231,6 @@ components:
           type: object
           additionalProperties: {$ref: '#/components/schemas/SectionChoice'}
         tabBarOrder: {type: [array, 'null'], items: {type: string}}
-      example:
-        appId: com.myApp
-        userId: alice
-        revision: 3
-        schemaVersion: 2
-        updatedAt: '2026-11-29T22:00:00Z'
-        tabs: {com.myApp.lights: {sidebarVisibility: hidden, tabBarVisibility: automatic}}
-        sections: {com.myApp.categories: {tabOrder: [com.myApp.lights, com.myApp.climate]}}
-        tabBarOrder: null
     PatchRequest:
       type: object
       additionalProperties: false
@@ -879,54 +1241,59 @@ components:
           maxItems: 1000
           items: {$ref: '#/components/schemas/Operation'}
     Operation:
+      description: Unknown `op` values and members are 400. Which ids and indexes are allowed depends on the current tab schema (422).
       oneOf:
         - type: object
           additionalProperties: false
           required: [op, tab, visibility]
           properties:
             op: {type: string, enum: [setSidebarVisibility, setTabBarVisibility]}
-            tab: {type: string}
+            tab: {$ref: '#/components/schemas/Id'}
             visibility: {type: string, enum: [automatic, visible, hidden]}
         - type: object
           additionalProperties: false
           required: [op, section, tabOrder]
           properties:
             op: {type: string, const: setTabOrder}
-            section: {type: string}
-            tabOrder: {type: array, items: {type: string}}
+            section: {$ref: '#/components/schemas/Id'}
+            tabOrder: {$ref: '#/components/schemas/IdList'}
         - type: object
           additionalProperties: false
           required: [op, section, tab, toIndex]
           properties:
             op: {type: string, const: moveTab}
-            section: {type: string}
-            tab: {type: string}
-            toIndex: {type: integer}
+            section: {$ref: '#/components/schemas/Id'}
+            tab: {$ref: '#/components/schemas/Id'}
+            toIndex: {type: integer, description: From 0 to the section's tab count minus 1 (else 422 `invalid-tab-order`).}
         - type: object
           additionalProperties: false
           required: [op, tabBarOrder]
           properties:
             op: {type: string, const: setTabBarOrder}
-            tabBarOrder: {type: array, items: {type: string}}
+            tabBarOrder: {$ref: '#/components/schemas/IdList'}
         - type: object
           additionalProperties: false
           required: [op, section, expanded]
           properties:
             op: {type: string, const: setSectionExpanded}
-            section: {type: string}
+            section: {$ref: '#/components/schemas/Id'}
             expanded: {type: boolean}
         - type: object
           additionalProperties: false
           required: [op]
           properties:
             op: {type: string, const: resetVisibility}
-            placement: {type: string, enum: [sidebar, tabBar, all], default: sidebar}
+            placement: {enum: [sidebar, tabBar, all, null], default: sidebar}
         - type: object
           additionalProperties: false
           required: [op]
           properties:
             op: {type: string, const: resetSectionOrder}
-            section: {type: string}
+            section:
+              description: The section whose order to reset; all sections when absent or null.
+              anyOf:
+                - {$ref: '#/components/schemas/Id'}
+                - {type: 'null'}
         - type: object
           additionalProperties: false
           required: [op]
@@ -941,7 +1308,16 @@ components:
         title: {type: string}
         systemImage: {type: string}
         image: {type: string}
-        role: {type: string}
+        role: {type: string, enum: [search]}
+    LayoutSection:
+      type: object
+      required: [kind, id, title, expanded, tabs]
+      properties:
+        kind: {type: string, const: section}
+        id: {type: string}
+        title: {type: string}
+        expanded: {type: boolean}
+        tabs: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}}
     Layout:
       type: object
       required: [appId, userId, sizeClass, revision, schemaVersion, sidebar, tabBar, pinned, more, hidden]
@@ -949,25 +1325,116 @@ components:
         appId: {type: string}
         userId: {type: string}
         sizeClass: {type: string, enum: [compact, regular]}
-        revision: {type: integer}
-        schemaVersion: {type: integer}
+        revision: {type: integer, minimum: 0}
+        schemaVersion: {type: integer, minimum: 1}
         sidebar:
           type: array
           description: Regular only; empty in compact. Top-level tabs, then sections in effective order.
           items:
-            anyOf:
+            oneOf:
               - {$ref: '#/components/schemas/LayoutTab'}
-              - type: object
-                required: [kind, id, title, expanded, tabs]
-                properties:
-                  kind: {type: string, const: section}
-                  id: {type: string}
-                  title: {type: string}
-                  expanded: {type: boolean}
-                  tabs: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}}
+              - {$ref: '#/components/schemas/LayoutSection'}
         tabBar: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}, description: 'In compact with six or more tabs: the first four.'}
         pinned: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}}
         more: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}}
         hidden: {type: array, items: {type: string}}
+  examples:
+    StoredSchema:
+      summary: A stored version, defaults written out
+      value:
+        version: 2
+        createdAt: '2026-11-29T21:30:00Z'
+        items:
+          - {kind: tab, id: com.myApp.home, title: Home, systemImage: house, placement: automatic, customizationBehavior: {sidebar: disabled, tabBar: disabled}, defaultVisibility: {sidebar: automatic, tabBar: automatic}}
+          - {kind: tab, id: com.myApp.bell, title: Alerts, systemImage: bell, placement: automatic, customizationBehavior: {sidebar: automatic, tabBar: automatic}, defaultVisibility: {sidebar: automatic, tabBar: automatic}}
+          - {kind: tab, id: com.myApp.search, title: Search, systemImage: magnifyingglass, role: search, placement: pinned, customizationBehavior: {sidebar: automatic, tabBar: automatic}, defaultVisibility: {sidebar: automatic, tabBar: automatic}}
+          - kind: section
+            id: com.myApp.categories
+            title: Categories
+            customizationBehavior: {sidebar: reorderable, tabBar: disabled}
+            defaultVisibility: {sidebar: automatic, tabBar: automatic}
+            tabs:
+              - {kind: tab, id: com.myApp.climate, title: Climate, systemImage: fan, placement: automatic, customizationBehavior: {sidebar: automatic, tabBar: automatic}, defaultVisibility: {sidebar: automatic, tabBar: automatic}}
+              - {kind: tab, id: com.myApp.lights, title: Lights, systemImage: lightbulb, placement: automatic, customizationBehavior: {sidebar: automatic, tabBar: automatic}, defaultVisibility: {sidebar: automatic, tabBar: automatic}}
+          - {kind: section, id: com.myApp.playlists, title: Playlists, customizationBehavior: {sidebar: automatic, tabBar: automatic}, defaultVisibility: {sidebar: automatic, tabBar: automatic}, hiddenIn: [compact], dynamicTabs: {idPrefix: com.myApp.playlist.}, tabs: []}
+    DryRunReport:
+      summary: What registering a smaller schema would do
+      value:
+        dryRun: true
+        identical: false
+        currentVersion: 2
+        wouldCreateVersion: 3
+        addedIds: []
+        removedIds: [com.myApp.bell, com.myApp.categories, com.myApp.climate, com.myApp.lights, com.myApp.playlists]
+        customizationsChecked: 2
+        customizationsAffected: 1
+        customizationsUnreadable: 0
+        droppedIds: [com.myApp.bell, com.myApp.categories, com.myApp.climate, com.myApp.lights]
+    Customization:
+      summary: Alerts hidden in the sidebar, Lights moved first in Categories
+      value:
+        appId: com.myApp
+        userId: alice
+        revision: 3
+        schemaVersion: 2
+        updatedAt: '2026-11-29T22:00:00Z'
+        tabs: {com.myApp.bell: {sidebarVisibility: hidden, tabBarVisibility: automatic}}
+        sections: {com.myApp.categories: {tabOrder: [com.myApp.lights, com.myApp.climate]}}
+        tabBarOrder: null
+    LayoutRegular:
+      summary: The customization above in the regular size class
+      value:
+        appId: com.myApp
+        userId: alice
+        sizeClass: regular
+        revision: 3
+        schemaVersion: 2
+        sidebar:
+          - {kind: tab, id: com.myApp.home, title: Home, systemImage: house}
+          - kind: section
+            id: com.myApp.categories
+            title: Categories
+            expanded: true
+            tabs:
+              - {kind: tab, id: com.myApp.lights, title: Lights, systemImage: lightbulb}
+              - {kind: tab, id: com.myApp.climate, title: Climate, systemImage: fan}
+          - {kind: section, id: com.myApp.playlists, title: Playlists, expanded: true, tabs: []}
+        tabBar:
+          - {kind: tab, id: com.myApp.home, title: Home, systemImage: house}
+          - {kind: tab, id: com.myApp.climate, title: Climate, systemImage: fan}
+          - {kind: tab, id: com.myApp.lights, title: Lights, systemImage: lightbulb}
+        pinned:
+          - {kind: tab, id: com.myApp.search, title: Search, systemImage: magnifyingglass, role: search}
+        more: []
+        hidden: [com.myApp.bell]
+    LayoutCompact:
+      summary: The customization above in the compact size class
+      value:
+        appId: com.myApp
+        userId: alice
+        sizeClass: compact
+        revision: 3
+        schemaVersion: 2
+        sidebar: []
+        tabBar:
+          - {kind: tab, id: com.myApp.home, title: Home, systemImage: house}
+          - {kind: tab, id: com.myApp.climate, title: Climate, systemImage: fan}
+          - {kind: tab, id: com.myApp.lights, title: Lights, systemImage: lightbulb}
+        pinned:
+          - {kind: tab, id: com.myApp.search, title: Search, systemImage: magnifyingglass, role: search}
+        more: []
+        hidden: [com.myApp.bell]
+    UnknownField:
+      summary: A member the server does not know
+      value:
+        type: urn:tabstore:problem:malformed-request
+        title: Malformed request
+        status: 400
+        detail: unknown field "color"
+        errors:
+          - {pointer: /color, code: unknown-field, detail: unknown field "color"}
+    InvalidUserId:
+      summary: A user id with a control character, or over 256 bytes
+      value: {type: 'urn:tabstore:problem:invalid-user-id', title: Bad request, status: 400, detail: a user id is 1-256 UTF-8 bytes without control characters}
 """#
 }
