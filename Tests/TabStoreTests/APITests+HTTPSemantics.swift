@@ -217,6 +217,11 @@ extension APITests {
         #expect(badNone.status == 400)
         #expect(badNone.field("type") == .string("urn:tabstore:problem:invalid-if-none-match"))
         #expect(try await live.call("GET", path, token: token).field("revision") == .integer(4), "nothing malformed was applied")
+        // An empty list is grammatical (RFC 9110 §5.6.1) and names nothing: If-None-Match passes, If-Match fails.
+        for empty in ["", " , "] {
+            #expect(try await live.call("GET", path, token: token, headers: [("If-None-Match", empty)]).status == 200, "If-None-Match '\(empty)'")
+            #expect(try await live.call("PATCH", path, token: token, headers: [("If-Match", empty)], json: show).status == 412, "If-Match '\(empty)'")
+        }
 
         // GET: If-None-Match compares weakly; If-Match is evaluated (strongly) too, and first.
         #expect(try await live.call("GET", path, token: token, headers: [("If-None-Match", "W/\"4.1\"")]).status == 304)

@@ -132,6 +132,7 @@ paths:
                 openapi: 3.1.0
                 info: {title: TabStore API, version: 1.0.0}
                 paths: {}
+        '400': {$ref: '#/components/responses/BadConditional'}
         '304':
           description: Not modified (`If-None-Match` names this document's ETag).
           headers:
@@ -1068,8 +1069,8 @@ components:
             oneOf:
               - {$ref: '#/components/schemas/Tab'}
               - {$ref: '#/components/schemas/Section'}
-        version: {description: Ignored, whatever its value (accepted so a GET answer can be sent back).}
-        createdAt: {description: Ignored, whatever its value.}
+        version: {type: [integer, 'null'], description: Ignored (accepted so a GET answer can be sent back), but type-checked.}
+        createdAt: {type: [string, 'null'], description: Ignored, but type-checked.}
     StoredBehavior:
       type: object
       required: [sidebar, tabBar]

@@ -48,7 +48,8 @@ public enum EntityTagCondition: Sendable, Equatable {
             guard tags.isEmpty, fieldValues.count == 1 else { throw Malformed() }
             return .any
         }
-        guard !tags.isEmpty else { throw Malformed() }
+        // An empty list is grammatical (`#entity-tag` allows zero members, RFC 9110 §5.6.1): it names no
+        // representation, so `If-Match` with it fails and `If-None-Match` with it passes.
         return .tags(tags)
     }
 
