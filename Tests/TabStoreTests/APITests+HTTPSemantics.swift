@@ -10,6 +10,38 @@ extension APITests {
         of: #"{"kind": "tab", "id": "com.myApp.bell", "title": "Alerts", "systemImage": "bell"},"#,
         with: #"{"kind": "tab", "id": "com.myApp.bell", "title": "Alerts", "systemImage": "bell"}, {"kind": "tab", "id": "com.myApp.news", "title": "News", "systemImage": "newspaper"},"#)
 
+    @Test("an app deleted and created again never reuses a schema version, so no old ETag or cached version names new content")
+    func recreatedAppNeverReusesTags() async throws {
+        let live = try LiveService()
+        let oldSecret = try await live.makeApp("app", schema: Self.withBell)
+        let path = "/v1/apps/app/users/u/customization"
+        let hide = #"{"operations": [{"op": "setSidebarVisibility", "tab": "com.myApp.bell", "visibility": "hidden"}]}"#
+        let old = try await live.call("PATCH", path, token: live.userToken(app: "app", user: "u", secret: oldSecret), json: hide)
+        #expect(old.headers["ETag"] == "\"1.1\"")
+        let oldSchema = try await live.call("GET", "/v1/apps/app/schema/versions/1", token: live.admin)
+        #expect(oldSchema.headers["ETag"] == "\"v1\"")
+
+        #expect(try await live.call("DELETE", "/v1/apps/app", token: live.admin).status == 204)
+        let created = try await live.call("POST", "/v1/apps", token: live.admin, json: #"{"id": "app", "name": "Again"}"#)
+        #expect(created.status == 201)
+        #expect(created.field("schemaVersion") == .integer(0))
+        let dryRun = try await live.call("PUT", "/v1/apps/app/schema?dryRun=true", token: live.admin, json: Self.withBellAndNews)
+        #expect(dryRun.field("wouldCreateVersion") == .integer(2))
+        let registered = try await live.call("PUT", "/v1/apps/app/schema", token: live.admin, json: Self.withBellAndNews)
+        #expect(registered.status == 201)
+        #expect(registered.field("version") == .integer(2), "version 1 named the deleted app's schema")
+        #expect(try await live.call("GET", "/v1/apps/app/schema/versions/1", token: live.admin).status == 404)
+        guard case .string(let newSecret)? = created.field("signingSecret") else { Issue.record("no secret"); return }
+        let token = live.userToken(app: "app", user: "u", secret: newSecret)
+        let fresh = try await live.call("GET", path, token: token, headers: [("If-None-Match", "\"1.1\"")])
+        #expect(fresh.status == 200)
+        #expect(fresh.headers["ETag"] == "\"0.2\"")
+        let again = try await live.call("PATCH", path, token: token, json: hide)
+        #expect(again.headers["ETag"] == "\"1.2\"", "revision 1 again, but under a version the old app never had")
+        #expect(try await live.call("GET", "/v1/apps/app/schema", token: live.admin, headers: [("If-None-Match", "\"v1\"")]).status == 200)
+        await live.stop()
+    }
+
     @Test("a schema change changes every ETag: no 304 for the old layout, 412 for If-Match with the old tag, same revision")
     func schemaChangeChangesETags() async throws {
         #expect(Self.withBellAndNews != Self.withBell)

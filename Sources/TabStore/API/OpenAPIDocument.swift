@@ -276,7 +276,9 @@ paths:
         current one, 200 with the current version when identical. With `?dryRun=true`, nothing is stored:
         the answer reports how many stored customizations the new version would change and which ids they
         would lose. `version` and `createdAt` (what GET answers with) may be sent back and are ignored, but
-        must be an integer and a string (else 400).
+        must be an integer and a string (else 400). Version numbers are never reused for an app id: an app
+        deleted and created again with the same id continues after the deleted app's last version, so no
+        ETag or cached version ever names two schemas.
       parameters:
         - name: dryRun
           in: query

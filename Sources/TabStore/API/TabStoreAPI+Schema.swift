@@ -20,7 +20,8 @@ extension TabStoreAPI {
         }
         let identical = current?.schema == schema
         if dryRun {
-            return json(200, try await impactReport(appId: appId, schema: schema, current: current, identical: identical))
+            return json(200, try await impactReport(appId: appId, schema: schema, current: current, identical: identical,
+                                                    nextSchemaVersion: entry.app.nextSchemaVersion))
         }
         if identical, let current {
             return json(200, Self.schemaDocument(current.schema, version: current.version, createdAt: try await schemaCreatedAt(appId.text, current.version)))
@@ -47,8 +48,9 @@ extension TabStoreAPI {
     }
 
     /// What registering `schema` would do, without storing anything.
-    private func impactReport(appId: Identifier, schema: TabSchema, current: SchemaIndex?, identical: Bool) async throws -> JSONValue {
-        let nextVersion = (current?.version ?? 0) + 1
+    private func impactReport(appId: Identifier, schema: TabSchema, current: SchemaIndex?, identical: Bool,
+                              nextSchemaVersion: Int) async throws -> JSONValue {
+        let nextVersion = nextSchemaVersion
         let newIndex = SchemaIndex(schema: schema, version: nextVersion)
         var impact = Reconciler.Impact()
         var unreadable = 0

@@ -33,6 +33,16 @@ public enum Migrations {
                 PRIMARY KEY (app_id, user_id)
             ) WITHOUT ROWID;
             """),
+        // Schema versions are never reused for an app id, even after the app is deleted and created again:
+        // every ETag and cached `/schema/versions/{n}` names its version number, so a reused number would name
+        // two contents. A deleted app leaves its id and last version here; a new app with that id starts after it.
+        Migration(version: 2, name: "schema versions never reused for an app id", sql: """
+            CREATE TABLE retired_apps (
+                id TEXT PRIMARY KEY NOT NULL,
+                last_schema_version INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            ALTER TABLE apps ADD COLUMN schema_version_floor INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 
     public static var latestVersion: Int { all.last?.version ?? 0 }

@@ -113,19 +113,21 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
 
     // MARK: - Apps
 
-    private static let appColumns = "id, name, signing_secret, created_at, schema_version"
+    private static let appColumns = "id, name, signing_secret, created_at, schema_version, schema_version_floor"
 
     private static func appRow(_ statement: SQLiteStatement) -> AppRecord {
         AppRecord(id: statement.text(0), name: statement.text(1), signingSecret: statement.text(2),
-                  createdAt: statement.text(3), schemaVersion: statement.int(4))
+                  createdAt: statement.text(3), schemaVersion: statement.int(4), schemaVersionFloor: statement.int(5))
     }
 
     public func createApp(id: String, name: String, signingSecret: String, createdAt: String) async throws -> AppRecord {
         try await writer.write { db in
             if try db.scalarInt("SELECT 1 FROM apps WHERE id = ?", [.text(id)]) != nil { throw StoreConflict.alreadyExists }
-            try db.run("INSERT INTO apps (id, name, signing_secret, created_at) VALUES (?, ?, ?, ?)",
-                       [.text(id), .text(name), .text(signingSecret), .text(createdAt)])
-            return AppRecord(id: id, name: name, signingSecret: signingSecret, createdAt: createdAt, schemaVersion: 0)
+            // An earlier app with this id used versions up to `floor`: this one never reuses them.
+            let floor = try db.scalarInt("SELECT last_schema_version FROM retired_apps WHERE id = ?", [.text(id)]) ?? 0
+            try db.run("INSERT INTO apps (id, name, signing_secret, created_at, schema_version_floor) VALUES (?, ?, ?, ?, ?)",
+                       [.text(id), .text(name), .text(signingSecret), .text(createdAt), .integer(floor)])
+            return AppRecord(id: id, name: name, signingSecret: signingSecret, createdAt: createdAt, schemaVersion: 0, schemaVersionFloor: floor)
         }
     }
 
@@ -159,6 +161,12 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         let (deleted, customizations) = try await writer.write { db in
             // The cascade deletes these; counted first by the primary key's app_id prefix.
             let customizations = try db.scalarInt("SELECT count(*) FROM customizations WHERE app_id = ?", [.text(id)]) ?? 0
+            // The id keeps its last schema version (see migration 2), in the same transaction as the delete.
+            try db.run("""
+                INSERT INTO retired_apps (id, last_schema_version)
+                SELECT id, max(schema_version, schema_version_floor) FROM apps WHERE id = ?
+                ON CONFLICT (id) DO UPDATE SET last_schema_version = max(last_schema_version, excluded.last_schema_version)
+                """, [.text(id)])
             try db.run("DELETE FROM apps WHERE id = ?", [.text(id)])
             return db.changes > 0 ? (true, customizations) : (false, 0)
         }
@@ -177,11 +185,13 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
 
     public func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord {
         try await writer.write { db in
-            guard let current = try db.scalarInt("SELECT schema_version FROM apps WHERE id = ?", [.text(appId)]) else {
+            guard let current = try db.scalarInt("SELECT schema_version FROM apps WHERE id = ?", [.text(appId)]),
+                  let floor = try db.scalarInt("SELECT schema_version_floor FROM apps WHERE id = ?", [.text(appId)])
+            else {
                 throw StoreConflict.notFound
             }
             guard current == expectedCurrent else { throw StoreConflict.revisionMismatch(current: current) }
-            let version = current + 1
+            let version = max(current, floor) + 1
             let document = makeDocument(version)
             try db.run("INSERT INTO schema_versions (app_id, version, document, created_at) VALUES (?, ?, ?, ?)",
                        [.text(appId), .integer(version), .blob(document), .text(createdAt)])

@@ -6,6 +6,11 @@ public struct AppRecord: Sendable, Equatable {
     public let createdAt: String
     /// The current schema version, 0 before the first registration.
     public let schemaVersion: Int
+    /// Versions up to this one were used by an earlier app with the same id: the next is above both.
+    public let schemaVersionFloor: Int
+
+    /// The version the next registration gets.
+    public var nextSchemaVersion: Int { max(schemaVersion, schemaVersionFloor) + 1 }
 }
 
 /// One immutable schema version; `document` is the schema JSON as served (with `version` and `createdAt`).
