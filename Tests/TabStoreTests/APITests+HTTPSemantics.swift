@@ -42,6 +42,22 @@ extension APITests {
         await live.stop()
     }
 
+    @Test("a first write that changes nothing stores nothing: revision 0 and its ETag stay")
+    func noOpFirstWrite() async throws {
+        let live = try LiveService()
+        let secret = try await live.makeApp("app", schema: Self.withBell)
+        let token = live.userToken(app: "app", user: "u", secret: secret)
+        let path = "/v1/apps/app/users/u/customization"
+        for (method, body) in [("PUT", "{}"), ("PATCH", #"{"operations": []}"#), ("PATCH", #"{"operations": [{"op": "resetTabBarOrder"}]}"#)] {
+            let answer = try await live.call(method, path, token: token, json: body)
+            #expect(answer.status == 200, "\(method) \(body)")
+            #expect(answer.field("revision") == .integer(0), "\(method) \(body)")
+            #expect(answer.headers["ETag"] == "\"0.1\"", "\(method) \(body)")
+        }
+        #expect(try await live.call("GET", path, token: token, headers: [("If-None-Match", "\"0.1\"")]).status == 304)
+        await live.stop()
+    }
+
     @Test("a schema change changes every ETag: no 304 for the old layout, 412 for If-Match with the old tag, same revision")
     func schemaChangeChangesETags() async throws {
         #expect(Self.withBellAndNews != Self.withBell)

@@ -209,7 +209,9 @@ extension TabStoreAPI {
         try await write(request, context) { record, schema, key in
             let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
             let changed = try change(current.value, schema)
-            if changed.sameChoices(as: current.value), record?.schemaVersion == schema.version { return nil }
+            // Nothing to store when the choices stay the same and the stored form is already current (or there
+            // is none: the empty customization at revision 0 is what a first no-op write leaves).
+            if changed.sameChoices(as: current.value), record == nil || record?.schemaVersion == schema.version { return nil }
             return Self.nextRecord(changed, after: record, schema: schema, key: key)
         }
     }
