@@ -24,7 +24,6 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         let callback = Locked<(@Sendable (Int, Double) -> Void)?>(nil)
     }
     private let readers: ReadPool
-    private let readerCount: Int
     public let path: String
     /// Whether writes currently succeed (set by the writer; `/readyz` reports it).
     public let health = StorageHealth()
@@ -56,7 +55,6 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         }
         self.path = configuration.path
         self.readers = ReadPool(connections: connections)
-        self.readerCount = count
         let observer = batchObserver
         let configured = configuration.onBatch
         self.writer = WriteQueue(connection: db, maxBatch: configuration.groupCommit ? configuration.maxBatch : 1, health: health) { size, seconds in
@@ -103,12 +101,16 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         set { batchObserver.callback.withLock { $0 = newValue } }
     }
 
-    public func close() async { closeNow() }
+    /// Finishes queued writes, waits for reads in progress, and closes every connection.
+    public func close() async {
+        writer.close()
+        await readers.close()
+    }
 
-    /// Finishes queued writes and closes every connection, blocking the calling thread (start-up failures).
+    /// Finishes queued writes and closes without waiting for readers (start-up failures: none has served).
     public func closeNow() {
         writer.close()
-        readers.drain(count: readerCount)
+        readers.closeNow()
     }
 
     // MARK: - Apps
@@ -132,7 +134,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     public func app(_ id: String) async throws -> AppRecord? {
-        try readers.read { db in try Self.appRow(db, id) }
+        try await readers.read { db in try Self.appRow(db, id) }
     }
 
     public func appNow(_ id: String) throws -> AppRecord? {
@@ -147,7 +149,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     public func listApps(after cursor: String?, limit: Int) async throws -> [AppRecord] {
-        try readers.read { db in
+        try await readers.read { db in
             let statement = try db.statement("SELECT \(Self.appColumns) FROM apps WHERE id > ? ORDER BY id LIMIT ?")
                 .bind([.text(cursor ?? ""), .integer(limit)])
             defer { statement.reset() }
@@ -201,7 +203,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     public func schemaVersion(appId: String, version: Int) async throws -> SchemaVersionRecord? {
-        try readers.read { db in
+        try await readers.read { db in
             let statement = try db.statement("SELECT document, created_at FROM schema_versions WHERE app_id = ? AND version = ?")
                 .bind([.text(appId), .integer(version)])
             defer { statement.reset() }
@@ -221,7 +223,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         "SELECT revision, schema_version, document, updated_at FROM customizations WHERE app_id = ? AND user_id = ?"
 
     public func customization(appId: String, userId: String) async throws -> CustomizationRecord? {
-        try readers.read { db in try Self.customizationRow(db, appId: appId, userId: userId) }
+        try await readers.read { db in try Self.customizationRow(db, appId: appId, userId: userId) }
     }
 
     public func customizationNow(appId: String, userId: String) throws -> CustomizationRecord? {
@@ -278,7 +280,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     public func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws {
-        try readers.read { db in
+        try await readers.read { db in
             let statement = try db.statement("SELECT revision, schema_version, document, updated_at, user_id FROM customizations WHERE app_id = ?")
                 .bind([.text(appId)])
             defer { statement.reset() }
@@ -299,7 +301,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     public func ping() async -> Bool {
-        (try? readers.read { db in try db.scalarInt("SELECT 1") }) == 1
+        (try? await readers.read { db in try db.scalarInt("SELECT 1") }) == 1
     }
 
     /// Seconds between write probes while writes fail; also the `Retry-After` the API sends then.
@@ -317,6 +319,6 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     public func backup(to path: String) async throws {
-        try readers.read { db in try db.backup(to: path) }
+        try await readers.read { db in try db.backup(to: path) }
     }
 }
