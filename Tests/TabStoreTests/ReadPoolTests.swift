@@ -29,3 +29,13 @@ struct ReadPoolTests {
         #expect(try pool.readNow { _ in 1 } == nil)
     }
 }
+
+@Suite("Route parameters")
+struct RouteParameterTests {
+    @Test("require returns a declared parameter and throws for a name the pattern lacks (never an empty id)")
+    func require() throws {
+        let context = RouteContext(parameters: ["appId": "com.myApp"], requestId: "r", pattern: "/v1/apps/{appId}")
+        #expect(try context.require("appId") == "com.myApp")
+        #expect(throws: MissingRouteParameter.self) { try context.require("appid") }
+    }
+}

@@ -117,9 +117,10 @@ extension TabStoreAPI {
 
     func getSchemaVersion(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let entry = try await requireApp(context)
-        guard let version = Self.schemaVersionNumber(context.parameter("version")),
+        let text = try context.require("version")
+        guard let version = Self.schemaVersionNumber(text),
               let record = try await store.schemaVersion(appId: entry.app.id, version: version)
-        else { throw APIError.notFound("schema-version-not-found", "app \"\(entry.app.id)\" has no schema version \(context.parameter("version"))") }
+        else { throw APIError.notFound("schema-version-not-found", "app \"\(entry.app.id)\" has no schema version \(ClientText.quoted(text))") }
         let headers = Self.validatorHeaders(Self.schemaTag(record.version), cacheControl: "private, max-age=86400, immutable")
         if let early = try conditionalGET(request, etag: Self.schemaTag(record.version), headers: headers) { return early }
         return json(200, record.document, headers: headers)

@@ -260,14 +260,14 @@ public final class TabStoreAPI: HTTPResponder {
 
     /// The path's `{appId}`; an id that cannot exist is an unknown app (404), and never reaches storage.
     static func appId(_ context: RouteContext) throws -> Identifier {
-        let appId = Identifier(context.parameter("appId"))
+        let appId = Identifier(try context.require("appId"))
         guard appId.isValidAppId else { throw APIError.notFound("app-not-found", "no such app; an app id is 1-128 bytes of A-Z a-z 0-9 . _ -") }
         return appId
     }
 
     /// The path's `{userId}`: 1-256 UTF-8 bytes without control characters, or 400.
     static func userId(_ context: RouteContext) throws -> Identifier {
-        let userId = Identifier(context.parameter("userId"))
+        let userId = Identifier(try context.require("userId"))
         guard userId.isValidId else {
             throw APIError.badRequest("invalid-user-id", "a user id is 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
         }

@@ -5,7 +5,20 @@ public struct RouteContext: Sendable {
     /// The route's pattern (`/v1/apps/{appId}`), for logs and metrics: never the raw path.
     public let pattern: String
 
-    public func parameter(_ name: String) -> String { parameters[name] ?? "" }
+    /// A path parameter the route's pattern declares.
+    /// - Throws: `MissingRouteParameter` when the pattern has no such name: a mistyped name is our bug,
+    ///   answered as a 500 and logged, never read as an empty id.
+    public func require(_ name: String) throws -> String {
+        guard let value = parameters[name] else { throw MissingRouteParameter(name: name, pattern: pattern) }
+        return value
+    }
+}
+
+/// A handler asked for a path parameter its route's pattern does not declare (our bug).
+public struct MissingRouteParameter: Error, Sendable, CustomStringConvertible {
+    public let name: String
+    public let pattern: String
+    public var description: String { "route \(pattern) has no parameter {\(name)}" }
 }
 
 /// Who may call a route. Every route declares one (the builder requires it), and the API enforces it from the
