@@ -1,3 +1,4 @@
+import CSQLite
 /// Versioned schema migrations. Each runs in one `BEGIN IMMEDIATE` transaction together with its
 /// bookkeeping row, so a crash leaves either all of it or none of it.
 public enum Migrations {
@@ -56,7 +57,7 @@ public enum Migrations {
             """)
         let current = try db.scalarInt("SELECT max(version) FROM tabstore_migrations") ?? 0
         if current > latestVersion {
-            throw StorageError(extendedCode: 1, message: "the database at \(db.path) is at schema version \(current), newer than this tab-server understands (\(latestVersion)); upgrade tab-server or restore a backup")
+            throw StorageError(extendedCode: SQLITE_ERROR, message: "the database at \(db.path) is at schema version \(current), newer than this tab-server understands (\(latestVersion)); upgrade tab-server or restore a backup")
         }
         for migration in all where migration.version > current {
             try db.transaction {

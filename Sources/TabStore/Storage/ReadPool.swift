@@ -1,3 +1,4 @@
+import CSQLite
 /// Read-only connections that run beside the writer (WAL gives each read its own snapshot).
 ///
 /// A caller that finds every connection busy suspends (its task waits in line, its thread goes back to the
@@ -52,7 +53,7 @@ final class ReadPool: Sendable {
         }
         switch immediate {
         case .connection(let connection): return connection
-        case .closed: throw StorageError(extendedCode: 1, message: "the store is closed")
+        case .closed: throw StorageError(extendedCode: SQLITE_ERROR, message: "the store is closed")
         case .wait: break
         }
         let connection = await withCheckedContinuation { (continuation: CheckedContinuation<SQLiteConnection, Never>) in

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// The embedded store: one SQLite file, one group-committing writer, a pool of readers.
@@ -39,7 +40,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         let db = try SQLiteConnection(path: configuration.path, options: options)
         let check = try db.scalarText("PRAGMA quick_check")
         guard check == "ok" else {
-            throw StorageError(extendedCode: 11, message: "\(configuration.path) failed PRAGMA quick_check (\(check)); refusing to start: restore a backup")
+            throw StorageError(extendedCode: SQLITE_CORRUPT, message: "\(configuration.path) failed PRAGMA quick_check (\(check)); refusing to start: restore a backup")
         }
         try Migrations.migrate(db, now: Timestamp.now())
         try Self.checkWritable(db)

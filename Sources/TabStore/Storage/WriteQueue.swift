@@ -1,3 +1,4 @@
+import CSQLite
 import Dispatch
 import Foundation
 
@@ -61,7 +62,7 @@ final class WriteQueue: Sendable {
                     case .failure(let error)?: continuation.resume(throwing: error)
                     case .success(let value)?:
                         if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(returning: value) }
-                    case nil: continuation.resume(throwing: commitError ?? StorageError(extendedCode: 1, message: "write was not run"))
+                    case nil: continuation.resume(throwing: commitError ?? StorageError(extendedCode: SQLITE_ERROR, message: "write was not run"))
                     }
                 })
             let accepted = state.withLock { state -> Bool in
@@ -72,7 +73,7 @@ final class WriteQueue: Sendable {
             if accepted {
                 wake.signal()
             } else {
-                continuation.resume(throwing: StorageError(extendedCode: 1, message: "the store is closed"))
+                continuation.resume(throwing: StorageError(extendedCode: SQLITE_ERROR, message: "the store is closed"))
             }
         }
     }
