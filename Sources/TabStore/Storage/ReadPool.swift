@@ -1,4 +1,5 @@
 import CSQLite
+
 /// Read-only connections that run beside the writer (WAL gives each read its own snapshot).
 ///
 /// A caller that finds every connection busy suspends (its task waits in line, its thread goes back to the
