@@ -100,6 +100,25 @@ public final class SQLiteConnection: @unchecked Sendable {
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// Runs `body` in a transaction that commits when it returns and rolls back when it throws.
+    /// Runs `body` inside a savepoint of the open transaction (https://www.sqlite.org/lang_savepoint.html):
+    /// what it did is kept when it returns nil, and rolled back when it returns an error, which is returned.
+    /// Prepared statements (cached per connection) because the writer runs this for every write.
+    /// - Throws: `StorageError` when the savepoint statements themselves fail (the transaction is then unusable).
+    ///   After SQLITE_FULL, IOERR or BUSY, SQLite may have rolled back the whole transaction, so the savepoint
+    ///   is gone: then the body's own error is thrown, since it names the cause (a full disk, not "no such
+    ///   savepoint").
+    public func inSavepoint(_ body: () -> (any Error)?) throws(StorageError) -> (any Error)? {
+        try run("SAVEPOINT job")
+        let failure = body()
+        do {
+            if failure != nil { try run("ROLLBACK TO job") }
+            try run("RELEASE job")
+        } catch {
+            throw (failure as? StorageError) ?? error
+        }
+        return failure
+    }
+
     public func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {

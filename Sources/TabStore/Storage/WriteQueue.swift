@@ -118,12 +118,10 @@ final class WriteQueue: Sendable {
             // Prepared once per connection and reused: these run for every write.
             try db.run("BEGIN IMMEDIATE")
             for job in batch {
-                try db.run("SAVEPOINT job")
-                if let error = job.run(db) {
-                    if (error as? StorageError)?.isUnavailable == true { unavailable = error }
-                    try db.run("ROLLBACK TO job")
+                // Each job in its own savepoint: a refused change never affects the rest of its batch.
+                if let error = try db.inSavepoint({ job.run(db) }), (error as? StorageError)?.isUnavailable == true {
+                    unavailable = error
                 }
-                try db.run("RELEASE job")
             }
             try db.run("COMMIT")
         } catch {
