@@ -42,6 +42,43 @@ extension APITests {
         await live.stop()
     }
 
+    @Test("for a user with none, GET and writes agree: the empty customization's tag matches, `*` does not")
+    func emptyCustomizationPreconditions() async throws {
+        let live = try LiveService()
+        let secret = try await live.makeApp("app", schema: Self.withBell)
+        let token = live.userToken(app: "app", user: "u", secret: secret)
+        let path = "/v1/apps/app/users/u/customization"
+        #expect(try await live.call("GET", path, token: token, headers: [("If-Match", "*")]).status == 412)
+        #expect(try await live.call("GET", path, token: token, headers: [("If-Match", "\"0.1\"")]).status == 200)
+        #expect(try await live.call("DELETE", path, token: token, headers: [("If-Match", "*")]).status == 412)
+        #expect(try await live.call("DELETE", path, token: token, headers: [("If-Match", "\"0.1\"")]).status == 204)
+        await live.stop()
+    }
+
+    @Test("every answer says how it may be cached: operator reads, writes, 204s, preflights and the server's own refusals are no-store")
+    func cacheControlEverywhere() async throws {
+        let live = try LiveService()
+        _ = try await live.makeApp("app", schema: Self.withBell)
+        let answers = [
+            try await live.call("GET", "/v1/apps", token: live.admin),
+            try await live.call("GET", "/v1/apps/app", token: live.admin),
+            try await live.call("GET", "/v1/apps/app/stats", token: live.admin),
+            try await live.call("PUT", "/v1/apps/app/schema?dryRun=true", token: live.admin, json: Self.withBell),
+            try await live.call("OPTIONS", "/v1/apps", headers: [("Origin", "https://app.example"), ("Access-Control-Request-Method", "GET")]),
+            try await live.call("DELETE", "/v1/apps/app/users/u/customization", token: live.admin),
+        ]
+        for answer in answers { #expect(answer.headers["Cache-Control"] == "no-store", "\(answer.status)") }
+        let port = live.port
+        let framing = try await offPool { () throws -> RawClient.Response? in
+            let client = try RawClient(port: port)
+            client.send("GARBAGE\r\n\r\n")
+            return client.readResponse()
+        }
+        #expect(framing?.status == 400)
+        #expect(framing?.headers["Cache-Control"] == "no-store")
+        await live.stop()
+    }
+
     @Test("a first write that changes nothing stores nothing: revision 0 and its ETag stay")
     func noOpFirstWrite() async throws {
         let live = try LiveService()

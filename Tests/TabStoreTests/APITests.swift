@@ -105,13 +105,15 @@ struct APITests {
         let secret = try await live.makeApp("app", schema: Seeds.behaviorAllAutomatic)
         let token = live.userToken(app: "app", user: "u", secret: secret)
         let path = "/v1/apps/app/users/u/customization"
-        let put = try await live.call("PUT", path, token: token, headers: [("If-Match", "\"0.1\"")], json: """
+        // `*` needs a customization with a revision; a user with none has only the empty one at revision 0.
+        let star = try await live.call("PUT", path, token: token, headers: [("If-Match", "*")], json: """
             {"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}
             """)
-        // If-Match "0.1" names the empty customization, which exists for GET but has no revision yet: 412.
-        #expect(put.status == 412)
-        #expect(put.headers["ETag"] == "\"0.1\"")
-        let created = try await live.call("PUT", path, token: token, json: #"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#)
+        #expect(star.status == 412)
+        #expect(star.headers["ETag"] == "\"0.1\"")
+        // If-Match "0.1" names that empty customization, as GET tags it: the write applies.
+        let created = try await live.call("PUT", path, token: token, headers: [("If-Match", "\"0.1\"")],
+                                          json: #"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#)
         #expect(created.status == 200)
         #expect(created.headers["ETag"] == "\"1.1\"")
         #expect(try await live.call("GET", path, token: token, headers: [("If-None-Match", "\"1.1\"")]).status == 304)

@@ -69,7 +69,8 @@ struct EntityTagTests {
             (.tags([EntityTag("3"), EntityTag("3.2.compact")]), true, false, false),
             (.any, true, true, true),
             (.any, false, false, false),
-            (.tags([EntityTag("3.2")]), false, false, false),
+            // A listed tag is compared whatever `exists` says (only `*` asks whether there is one).
+            (.tags([EntityTag("3.2")]), false, true, true),
         ]
         for (condition, exists, strong, weak) in table {
             #expect(condition.matchesStrongly(current, exists: exists) == strong, "\(condition) exists: \(exists)")

@@ -59,6 +59,9 @@ struct HTTPParserTests {
         Case(name: "huge CL", raw: "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999\r\n\r\n", status: 400),
         Case(name: "CL over the body limit", raw: "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", status: 413),
         Case(name: "unsupported transfer coding", raw: "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", status: 501),
+        // RFC 9112 §6.3: chunked not final means the length cannot be known: 400, whatever the codings are.
+        Case(name: "chunked not final", raw: "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n", status: 400),
+        Case(name: "only an unknown coding", raw: "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", status: 400),
         Case(name: "TE in HTTP/1.0", raw: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 400),
         Case(name: "obs-fold", raw: "GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n  folded\r\n\r\n", status: 400),
         Case(name: "space before colon", raw: "GET / HTTP/1.1\r\nHost: x\r\nContent-Length : 0\r\n\r\n", status: 400),

@@ -31,8 +31,12 @@ info:
     layouts, schemas, this document): `If-Match` is `*` or a list of entity-tags compared strongly (a weak
     `W/"…"` never matches), `If-None-Match` is compared weakly; `If-Match` is evaluated first, also on GET
     (412 when it does not match); a matching `If-None-Match` is 304 on GET/HEAD and 412 on writes. A value
-    that is not `*` or an entity-tag list is 400 (`invalid-if-match` / `invalid-if-none-match`). When CORS
-    is configured every answer carries `Vary: Origin`.
+    that is not `*` or an entity-tag list is 400 (`invalid-if-match` / `invalid-if-none-match`); an empty
+    list names nothing. For a user with no customization the empty one (revision 0) has a tag that
+    preconditions match, but `*` needs a revision. When CORS is configured every answer of the API carries
+    `Vary: Origin`; every answer carries `Cache-Control` (`no-store` unless it says otherwise), including
+    the refusals the server makes before a request is parsed (framing, limits, timeouts), which carry no
+    CORS headers.
   license:
     name: Proprietary
     identifier: LicenseRef-Proprietary
@@ -675,19 +679,19 @@ components:
         the one named (the revision and the schema version: a tag from before a schema change is stale),
         else 412; `*` matches once the customization has a revision (not for a user with none). On a GET, a
         tag that does not match is 412 too. Malformed: 400 `invalid-if-match`.
-      schema: {type: string, pattern: '^(\*|((W/)?\"[\x21\x23-\x7E]*\")?([ \t]*,[ \t]*((W/)?\"[\x21\x23-\x7E]*\")?)*)$'}
+      schema: {type: string, pattern: '^(\*|((W/)?\"[\x21\x23-\x7E\x80-\xFF]*\")?([ \t]*,[ \t]*((W/)?\"[\x21\x23-\x7E\x80-\xFF]*\")?)*)$'}
     IfNoneMatch:
       name: If-None-Match
       in: header
       description: '`*` or a list of entity-tags, compared weakly with the current ETag: a match gives 304. Malformed: 400 `invalid-if-none-match`.'
-      schema: {type: string, pattern: '^(\*|((W/)?\"[\x21\x23-\x7E]*\")?([ \t]*,[ \t]*((W/)?\"[\x21\x23-\x7E]*\")?)*)$'}
+      schema: {type: string, pattern: '^(\*|((W/)?\"[\x21\x23-\x7E\x80-\xFF]*\")?([ \t]*,[ \t]*((W/)?\"[\x21\x23-\x7E\x80-\xFF]*\")?)*)$'}
     IfNoneMatchWrite:
       name: If-None-Match
       in: header
       description: |
         `*`: the write applies only while the user has no customization (no revision yet), else 412. A list of
         entity-tags: 412 when one names the current customization (weak comparison). Malformed: 400.
-      schema: {type: string, pattern: '^(\*|((W/)?\"[\x21\x23-\x7E]*\")?([ \t]*,[ \t]*((W/)?\"[\x21\x23-\x7E]*\")?)*)$'}
+      schema: {type: string, pattern: '^(\*|((W/)?\"[\x21\x23-\x7E\x80-\xFF]*\")?([ \t]*,[ \t]*((W/)?\"[\x21\x23-\x7E\x80-\xFF]*\")?)*)$'}
   responses:
     BadRequest:
       description: A query parameter out of range.

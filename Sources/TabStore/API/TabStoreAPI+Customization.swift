@@ -84,7 +84,8 @@ extension TabStoreAPI {
                                      reconcileLater: Bool = false) throws -> HTTPResponse? {
         let schema = try requireSchema(entry)
         let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schema.version)
-        if let early = try conditionalGET(request, etag: etag, headers: Self.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
+        if let early = try conditionalGET(request, etag: etag, exists: (record?.revision ?? 0) > 0,
+                                          headers: Self.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
             return early
         }
         // The hot path: a document stored under the current schema is served as stored, not decoded and re-encoded.
@@ -125,7 +126,8 @@ extension TabStoreAPI {
                               layOutLater: Bool = false) throws -> HTTPResponse? {
         let schema = try requireSchema(entry)
         let etag = Self.layoutTag(revision: record?.revision ?? 0, schemaVersion: schema.version, sizeClass: sizeClass)
-        if let early = try conditionalGET(request, etag: etag, headers: Self.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
+        if let early = try conditionalGET(request, etag: etag, exists: (record?.revision ?? 0) > 0,
+                                          headers: Self.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
             return early
         }
         if layOutLater { return nil }

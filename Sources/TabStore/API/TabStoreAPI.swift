@@ -135,6 +135,9 @@ public final class TabStoreAPI: HTTPResponder {
     /// CORS, metrics and the access log: the same for every answer.
     private func finish(_ request: HTTPRequest, _ context: RequestContext, pattern: String, _ answer: HTTPResponse) -> HTTPResponse {
         var response = answer
+        // Every answer says how it may be cached: those that did not choose (operator reads, writes, 204s,
+        // preflights) are `no-store`; validators and `private, no-cache` stay where a route set them.
+        if response.headers["Cache-Control"] == nil { response.headers.add("Cache-Control", "no-store") }
         addCORS(request, &response)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds &- context.receivedAt) / 1e9
         metrics.recordRequest(route: pattern, method: request.method, status: response.status, seconds: seconds)

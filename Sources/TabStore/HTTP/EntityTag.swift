@@ -97,7 +97,9 @@ public enum EntityTagCondition: Sendable, Equatable {
     public func matchesStrongly(_ current: EntityTag, exists: Bool = true) -> Bool {
         switch self {
         case .any: exists
-        case .tags(let tags): exists && tags.contains { $0.strongMatches(current) }
+        // A listed tag is compared with the current representation's tag whatever `exists` says: the empty
+        // customization at revision 0 has a tag, and naming it matches it.
+        case .tags(let tags): tags.contains { $0.strongMatches(current) }
         }
     }
 
@@ -106,7 +108,7 @@ public enum EntityTagCondition: Sendable, Equatable {
     public func matchesWeakly(_ current: EntityTag, exists: Bool = true) -> Bool {
         switch self {
         case .any: exists
-        case .tags(let tags): exists && tags.contains { $0.weakMatches(current) }
+        case .tags(let tags): tags.contains { $0.weakMatches(current) }
         }
     }
 }

@@ -264,6 +264,9 @@ public struct HTTPParser: Sendable {
             // Both framings at once is how requests are smuggled (RFC 9112 §6.1): refuse.
             guard lengths.isEmpty else { throw .bad("both Content-Length and Transfer-Encoding") }
             guard version == .http11 else { throw .bad("Transfer-Encoding in an HTTP/1.0 request") }
+            // RFC 9112 §6.3: when chunked is not the final coding the length cannot be known: 400 and close.
+            // §6.1: a coding we do not implement before a final chunked: 501.
+            guard encodings.last == "chunked" else { throw .bad("chunked must be the final transfer coding") }
             guard encodings == ["chunked"] else { throw HTTPParseError(501, "only the chunked transfer coding is supported") }
             chunked = true
         } else if !lengths.isEmpty {

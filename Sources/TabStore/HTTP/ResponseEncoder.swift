@@ -42,6 +42,8 @@ enum ServerProblem {
         let body: JSONValue = .object(JSONObject([
             ("type", "about:blank"), ("title", .string(HTTPStatus.reason(status))), ("status", .integer(status)), ("detail", .string(detail)),
         ]))
-        return HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/problem+json")]), body: JSONWriter.bytes(body))
+        // Refusals the server makes itself (framing, limits, timeouts, overload) are never worth storing.
+        return HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/problem+json"), ("Cache-Control", "no-store")]),
+                            body: JSONWriter.bytes(body))
     }
 }
