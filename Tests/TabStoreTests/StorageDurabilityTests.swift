@@ -50,4 +50,29 @@ struct StorageDurabilityTests {
         #expect(try await store.app("after") != nil)
         await store.close()
     }
+
+    /// `PRAGMA synchronous` of the service's writer connection, read through the writer hook
+    /// (`executeOnWriter`) into a table every connection can read.
+    static func writerSynchronous(_ live: LiveService) async throws -> Int? {
+        try await live.service.store.executeOnWriter("""
+            CREATE TABLE IF NOT EXISTS probe_pragma (value INTEGER);
+            DELETE FROM probe_pragma;
+            INSERT INTO probe_pragma SELECT synchronous FROM pragma_synchronous
+            """)
+        return try read(live.service.store.path, "SELECT value FROM probe_pragma")
+    }
+
+    @Test("the service's writer uses synchronous=FULL by default")
+    func synchronousFullByDefault() async throws {
+        let live = try LiveService()
+        #expect(try await Self.writerSynchronous(live) == 2)
+        await live.stop()
+    }
+
+    @Test("--durability normal gives the writer synchronous=NORMAL")
+    func synchronousNormal() async throws {
+        let live = try LiveService(adjust: { $0.durabilityFull = false })
+        #expect(try await Self.writerSynchronous(live) == 1)
+        await live.stop()
+    }
 }
