@@ -51,6 +51,28 @@ struct StorageDurabilityTests {
         await store.close()
     }
 
+    @Test("a write that fails halfway leaves nothing of itself, and its batch neighbours commit")
+    func failedJobRollsBack() async throws {
+        let dir = TemporaryDirectory()
+        let store = try SQLiteStore(configuration: .init(path: dir.file("tabstore.sqlite")))
+        try await store.executeOnWriter("CREATE TABLE probe_rows (value INTEGER)")
+        let busy = Task {
+            try await store.executeOnWriter("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) FROM c")
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        // The first statement succeeds, the second fails: the job's savepoint must be rolled back.
+        async let halfway: Void = store.executeOnWriter("INSERT INTO probe_rows VALUES (1); INSERT INTO no_such_table VALUES (1)")
+        async let neighbour = store.createApp(id: "neighbour", name: "Neighbour", signingSecret: "s", createdAt: "t")
+        var failed = false
+        do { try await halfway } catch { failed = true }
+        _ = try await neighbour
+        try await busy.value
+        #expect(failed)
+        #expect(try Self.read(store.path, "SELECT count(*) FROM probe_rows") == 0)
+        #expect(try await store.app("neighbour") != nil)
+        await store.close()
+    }
+
     /// `PRAGMA synchronous` of the service's writer connection, read through the writer hook
     /// (`executeOnWriter`) into a table every connection can read.
     static func writerSynchronous(_ live: LiveService) async throws -> Int? {
