@@ -8,7 +8,7 @@ final class LiveService: @unchecked Sendable {
     var port: Int { service.port }
     let admin = "test-admin-token-0123456789"
 
-    init(clock: (@Sendable () -> Int)? = nil) throws {
+    init(clock: (@Sendable () -> Int)? = nil, adjust: (inout ServiceOptions) -> Void = { _ in }) throws {
         var options = ServiceOptions()
         options.port = 0
         options.threads = 2
@@ -17,6 +17,7 @@ final class LiveService: @unchecked Sendable {
         options.accessLog = false
         options.shutdownGrace = 2
         options.corsOrigins = ["https://app.example"]
+        adjust(&options)
         service = try TabStoreService.start(options: options, logger: .silent)
     }
 

@@ -13,12 +13,33 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
+/// A schema in which every tab can be hidden, so the no-visible-tab rule is what keeps a tab visible.
+let hideableSchema = """
+    {"items": [
+      {"id": "a", "title": "A"}, {"id": "b", "title": "B"},
+      {"kind": "section", "id": "s", "title": "S", "tabs": [{"id": "s.x", "title": "X"}]}
+    ]}
+    """
+
 @Suite("Randomized operation lists")
 struct RandomizedTests {
-    static func randomOperation(_ rng: inout SeededGenerator) -> Operation {
-        let tabs: [Identifier] = ["home", "feed", "inbox", "extra", "settings", "search", "places.a", "places.b", "places.c",
-                    "locked.a", "locked.b", "list.x", "list.y", "nope"]
-        let sections: [Identifier] = ["places", "locked", "lists", "nope"]
+    struct Case: Sendable, CustomStringConvertible {
+        let name: String
+        let schema: String
+        let tabs: [Identifier]
+        let sections: [Identifier]
+        var description: String { name }
+    }
+
+    static let cases = [
+        Case(name: "rule schema", schema: ruleSchema,
+             tabs: ["home", "feed", "inbox", "extra", "settings", "search", "places.a", "places.b", "places.c",
+                    "locked.a", "locked.b", "list.x", "list.y", "nope"],
+             sections: ["places", "locked", "lists", "nope"]),
+        Case(name: "every tab hideable", schema: hideableSchema, tabs: ["a", "b", "s.x", "nope"], sections: ["s", "nope"]),
+    ]
+
+    static func randomOperation(_ rng: inout SeededGenerator, tabs: [Identifier], sections: [Identifier]) -> Operation {
         let visibility = Visibility.allCases.randomElement(using: &rng)!
         switch Int.random(in: 0..<9, using: &rng) {
         case 0: return .setVisibility(.sidebar, tab: tabs.randomElement(using: &rng)!, visibility)
@@ -33,36 +54,77 @@ struct RandomizedTests {
         }
     }
 
-    @Test("thousands of random lists: accepted results are valid, refused ones change nothing")
-    func randomLists() throws {
-        let index = try Seeds.index(ruleSchema)
+    /// Codes checked on the whole result (they name the last operation, not the one that caused them).
+    static let wholeResultCodes: Set<String> = ["no-visible-tab", "too-many-entries"]
+
+    @Test("thousands of random lists: accepted results are valid and replay, refused ones name their operation", arguments: cases)
+    func randomLists(_ setup: Case) throws {
+        let index = try Seeds.index(setup.schema)
         var rng = SeededGenerator(state: 20261129)
         var current = Customization.empty
         var accepted = 0
+        var replays = 0
         var refused = 0
         for _ in 0..<4_000 {
-            let list = (0..<Int.random(in: 1...4, using: &rng)).map { _ in Self.randomOperation(&rng) }
-            let before = current
+            let list = (0..<Int.random(in: 1...4, using: &rng)).map { _ in Self.randomOperation(&rng, tabs: setup.tabs, sections: setup.sections) }
+            let next: Customization
             do {
-                let next = try CustomizationEditor.apply(list, to: current, index: index)
-                accepted += 1
-                // Valid: the whole document replays through the PUT rules to the same value,
-                // and reconciling with the same schema changes nothing.
-                let replayed = try CustomizationEditor.replace(with: next, index: index)
-                #expect(replayed.sameChoices(as: next))
-                #expect(Reconciler.reconcile(next, with: index).sameChoices(as: next))
-                // Something stays visible in each placement; the layout never shows a hidden tab.
-                let layout = Layout(customization: next, index: index, sizeClass: .regular)
-                #expect(!layout.sidebar.isEmpty)
-                #expect(Set(layout.tabBar.map(\.id)).isDisjoint(with: layout.hidden))
-                current = next
+                next = try CustomizationEditor.apply(list, to: current, index: index)
             } catch {
                 refused += 1
+                // The refusal is the result: one violation naming an operation of this list; every operation
+                // before it is accepted on its own (so nothing earlier was silently dropped), and the same
+                // list is refused the same way again.
                 #expect(error.violations.count == 1)
-                #expect(current == before)
+                let violation = try #require(error.violations.first)
+                let position = violation.pointer.split(separator: "/").dropFirst().first.flatMap { Int($0) }
+                #expect(violation.pointer.hasPrefix("/operations/"))
+                #expect(position.map { list.indices.contains($0) } == true)
+                if let position, !Self.wholeResultCodes.contains(violation.code) {
+                    // The prefix alone may still fail a whole-result check (its last operation hides the last tab).
+                    do { _ = try CustomizationEditor.apply(Array(list[..<position]), to: current, index: index) } catch {
+                        #expect(error.violations.allSatisfy { Self.wholeResultCodes.contains($0.code) }, "\(error.violations)")
+                    }
+                }
+                let again = Result { () throws(RuleRefusal) in try CustomizationEditor.apply(list, to: current, index: index) }
+                if case .failure(let refusal) = again { #expect(refusal.violations == error.violations) } else { Issue.record("refused once, accepted again") }
+                continue
             }
+            accepted += 1
+            // Valid: the whole document replays through the PUT rules to the same value,
+            // and reconciling with the same schema changes nothing.
+            do {
+                let replayed = try CustomizationEditor.replace(with: next, index: index)
+                replays += 1
+                #expect(replayed == next)
+            } catch {
+                Issue.record("an accepted result is refused on replay: \(error.violations)")
+            }
+            #expect(Reconciler.reconcile(next, with: index).sameChoices(as: next))
+            // Something stays visible in each placement, counted on the result; the layouts agree.
+            for placement in Placement.allCases {
+                let visible = index.allTabs.filter { CustomizationEditor.isVisible($0, in: placement, customization: next, index: index) }
+                #expect(!visible.isEmpty, "nothing visible in the \(placement.rawValue)")
+            }
+            let layout = Layout(customization: next, index: index, sizeClass: .regular)
+            let sidebarTabs = layout.sidebar.flatMap { item -> [SchemaTab] in
+                switch item {
+                case .tab(let tab): [tab]
+                case .section(let section): section.tabs
+                }
+            }
+            #expect(!sidebarTabs.isEmpty)
+            #expect(!(layout.tabBar + layout.pinned).isEmpty)
+            let compact = Layout(customization: next, index: index, sizeClass: .compact)
+            #expect(!(compact.tabBar + compact.more + compact.pinned).isEmpty)
+            // The layout never shows a hidden tab.
+            #expect(Set(layout.tabBar.map(\.id)).isDisjoint(with: layout.hidden))
+            #expect(Set((compact.tabBar + compact.more).map(\.id)).isDisjoint(with: compact.hidden))
+            current = next
         }
+        // A good share is accepted, every accepted result replays, and the rules do refuse.
         #expect(accepted > 200)
+        #expect(replays == accepted)
         #expect(refused > 200)
     }
 }

@@ -68,10 +68,24 @@ final class RawClient: @unchecked Sendable {
         return true
     }
 
-    /// Whether the server closed the connection (EOF) within the timeout.
+    /// Whether the server closed the connection within the timeout: true on EOF or a reset
+    /// (ECONNRESET/EPIPE), false when the receive timeout expires with the connection still open.
+    /// Bytes that arrive meanwhile are kept for `readResponse`.
     func isClosedByServer() -> Bool {
-        while fill() {}
-        return true
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                buffer.append(contentsOf: chunk[0..<count])
+                continue
+            }
+            if count == 0 { return true }
+            switch errno {
+            case EINTR: continue
+            case ECONNRESET, EPIPE, ENOTCONN: return true
+            default: return false  // EAGAIN/EWOULDBLOCK: the timeout passed, the connection is open
+            }
+        }
     }
 
     /// Reads one response (Content-Length framed; `head` for HEAD requests).

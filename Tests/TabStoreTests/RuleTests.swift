@@ -87,6 +87,27 @@ struct RuleTests {
         #expect(found.first?.pointer == "/operations/1")
     }
 
+    @Test("no-visible-tab refuses hiding the last visible tab-bar item, and names the operation")
+    func noVisibleTabBarTab() throws {
+        let index = try Seeds.index("""
+            {"items": [{"id": "a", "title": "A"}, {"id": "b", "title": "B"}]}
+            """)
+        let found = violations {
+            _ = try CustomizationEditor.apply(try ops("""
+                {"operations": [{"op": "setTabBarVisibility", "tab": "a", "visibility": "hidden"},
+                                {"op": "setTabBarVisibility", "tab": "b", "visibility": "hidden"}]}
+                """), to: .empty, index: index)
+        }
+        #expect(found.map(\.code) == ["no-visible-tab"])
+        #expect(found.first?.pointer == "/operations/1")
+        #expect(found.first?.detail.contains("tabBar") == true)
+        // One of the two hidden is fine: the sidebar keeps both, the bar keeps one.
+        let one = try CustomizationEditor.apply(try ops("""
+            {"operations": [{"op": "setTabBarVisibility", "tab": "a", "visibility": "hidden"}]}
+            """), to: .empty, index: index)
+        #expect(Layout(customization: one, index: index, sizeClass: .compact).tabBar.map(\.id) == ["b"])
+    }
+
     @Test("a refusal names the operation index and field")
     func pointer() throws {
         let index = try Seeds.index(ruleSchema)

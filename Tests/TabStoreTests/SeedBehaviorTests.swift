@@ -166,17 +166,29 @@ struct SeedBehaviorTests {
         #expect(flat.tabBar.map(\.id) == ["app.tab.home", "app.tab.collection.b", "app.tab.collection.a"])
     }
 
-    @Test("002: six or more tabs in compact show four plus More")
-    func moreList() throws {
+    /// DOMAIN: with six or more non-pinned tab-bar items in compact, the bar holds the first four and More the rest.
+    /// (tabs, with a pinned search tab, expected bar, expected More)
+    static let moreRows: [(Int, Bool, [Identifier], [Identifier])] = [
+        (5, false, ["t1", "t2", "t3", "t4", "t5"], []),
+        (5, true, ["t1", "t2", "t3", "t4", "t5"], []),  // the pinned tab is not counted
+        (6, false, ["t1", "t2", "t3", "t4"], ["t5", "t6"]),
+        (7, false, ["t1", "t2", "t3", "t4"], ["t5", "t6", "t7"]),
+    ]
+
+    @Test("002: six or more tabs in compact show four plus More", arguments: moreRows)
+    func moreList(count: Int, pinned: Bool, bar: [Identifier], more: [Identifier]) throws {
+        var items = (1...count).map { "{\"id\": \"t\($0)\", \"title\": \"T\($0)\"}" }
+        if pinned { items.append(#"{"id": "s", "title": "Search", "role": "search"}"#) }
         let index = try Seeds.index("""
-            {"items": [\((1...7).map { "{\"id\": \"t\($0)\", \"title\": \"T\($0)\"}" }.joined(separator: ","))]}
+            {"items": [\(items.joined(separator: ","))]}
             """)
         let compact = Layout(customization: .empty, index: index, sizeClass: .compact)
-        #expect(compact.tabBar.map(\.id) == ["t1", "t2", "t3", "t4"])
-        #expect(compact.more.map(\.id) == ["t5", "t6", "t7"])
+        #expect(compact.tabBar.map(\.id) == bar)
+        #expect(compact.more.map(\.id) == more)
+        #expect(compact.pinned.map(\.id) == (pinned ? ["s"] : []))
         let regular = Layout(customization: .empty, index: index, sizeClass: .regular)
         #expect(regular.more.isEmpty)
-        #expect(regular.tabBar.count == 7)
+        #expect(regular.tabBar.count == count)
     }
 
     @Test("API.md example layout")
