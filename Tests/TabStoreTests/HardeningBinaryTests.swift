@@ -187,31 +187,9 @@ struct HardeningBinaryTests {
         #expect(chmod(database, 0o444) == 0)
         #expect(chmod(directory.path, 0o777) == 0)  // the -wal/-shm and lock files may be created: only the file is read-only
         let arguments = ["serve", "--port", "0", "--data-dir", directory.path, "--admin-token", "an-operator-token-0123456789", "--threads", "1"]
-        let process = Process()
-        if getuid() == 0 {
-            let setpriv = "/usr/bin/setpriv"
-            try #require(FileManager.default.isExecutableFile(atPath: setpriv), "needs util-linux setpriv to drop root")
-            process.executableURL = URL(fileURLWithPath: setpriv)
-            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", TabServerProcess.binary.path] + arguments
-        } else {
-            process.executableURL = TabServerProcess.binary
-            process.arguments = arguments
-        }
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = Pipe()
-        try process.run()
-        // The old binary started and served here; give it a bounded time, then stop it.
-        let finished = try await offPool { () -> Bool in
-            for _ in 0..<100 where process.isRunning { usleep(50_000) }
-            return !process.isRunning
-        }
-        if !finished { process.terminate() }
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(finished)
-        #expect(process.terminationStatus != 0)
+        // The old binary started and served here: `runUnprivileged` stops it after 5 s and records that.
+        let (status, errors, _) = try await Self.runUnprivileged(arguments)
+        #expect(status != 0)
         #expect(errors.contains("cannot write to the database \(database)"), "\(errors)")
         #expect(errors.contains("readonly") || errors.contains("read-only"), "\(errors)")
     }
