@@ -72,7 +72,10 @@ func run() async {
             let app = try await DemoData.load(into: store)
             await store.close()
             print("demo app \(app.id) is ready with schema version \(app.schemaVersion)")
-            print("mint a token:  tab-server token --app \(app.id) --user alice")
+            // The same database as the one just loaded, whatever the working folder is.
+            let database = options.databasePath.map { "--database \($0)" } ?? "--data-dir \(options.dataDirectory)"
+            print("mint a token:  tab-server token --app \(app.id) --user alice \(database)")
+            print("serve it:      tab-server serve \(database)")
         default:
             fail("unknown command \(command); see tab-server --help")
         }

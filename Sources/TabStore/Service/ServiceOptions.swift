@@ -173,7 +173,7 @@ public struct ServiceOptions: Sendable {
                                                     mint a user JWT for development (reads the app's secret)
               tab-server backup PATH [options]      write a consistent online copy of the (existing) database to PATH
               tab-server healthcheck [options]      exit 0 when GET /healthz on host:port answers 200
-              tab-server demo [options]             create the demo app com.myApp with the seeds' schema, then exit
+              tab-server demo [options]             create the demo app com.myApp with examples/schema.json, then exit
               tab-server bench-storage [SECONDS]    measure commits/s and point reads/s on scratch files in --data-dir
               tab-server -h | --help                this text
               tab-server -v | --version             the version
@@ -183,9 +183,12 @@ public struct ServiceOptions: Sendable {
             Options (each also read from the environment variable shown):
 
             """
+        // Wide enough for the longest flag, so no name runs into its environment variable.
+        let width = (settings.map { "  --\($0.flag) VALUE".count }.max() ?? 0) + 2
         for setting in settings {
-            text += "  --\(setting.flag) VALUE".padding(toLength: 30, withPad: " ", startingAt: 0)
-            text += "\(setting.environmentName)\n" + String(repeating: " ", count: 30) + "\(setting.help)\n"
+            let flag = "  --\(setting.flag) VALUE"
+            text += flag + String(repeating: " ", count: width - flag.count)
+            text += "\(setting.environmentName)\n" + String(repeating: " ", count: width) + "\(setting.help)\n"
         }
         return text
     }

@@ -139,12 +139,13 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// into a second owner-only file beside it and renamed over the claim only once complete, so `path`
     /// never holds half a backup. SQLite gives the copy's rollback journal the mode of the file it journals
     /// (https://www.sqlite.org/tempfiles.html, "Rollback Journals").
-    public func backup(to path: String) throws(StorageError) {
+    /// - Throws: `BackupRefused` when `path` exists or cannot be created; `StorageError` from SQLite.
+    public func backup(to path: String) throws {
         do throws(SystemError) {
             Syscall.close(try OwnerOnlyFile.create(path))
         } catch {
             let reason = error.errno == EEXIST ? "it already exists; refusing to overwrite it (remove it or choose another path)" : "\(error)"
-            throw StorageError(extendedCode: SQLITE_CANTOPEN, message: "cannot write the backup to \(path): \(reason)")
+            throw BackupRefused(description: "cannot write the backup to \(path): \(reason)")
         }
         let partial = path + ".partial-\(getpid())"
         do throws(StorageError) {

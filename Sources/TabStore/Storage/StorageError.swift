@@ -57,3 +57,9 @@ public enum StoreConflict: Error, Sendable, Equatable {
     /// Compare-and-set failed: the stored revision is `current` (412).
     case revisionMismatch(current: Int)
 }
+
+/// `backup` will not write where it was asked (the path exists, is a symlink, or cannot be created): an
+/// operator's mistake, said in plain words rather than as an SQLite error.
+public struct BackupRefused: Error, Sendable, CustomStringConvertible {
+    public let description: String
+}
