@@ -53,7 +53,7 @@ func run() async {
             try await token(options, rest)
         case "backup":
             guard rest.count == 1 else { fail("usage: tab-server backup PATH") }
-            let store = try TabStoreService.openStore(options, create: false, onBatch: nil)
+            let store = try TabStoreService.openStore(options, create: false)
             try await store.backup(to: rest[0])
             await store.close()
             print("backup written to \(rest[0])")
@@ -68,7 +68,7 @@ func run() async {
             try FileManager.default.createDirectory(atPath: options.dataDirectory, withIntermediateDirectories: true)
             print(try await StorageBenchmark.run(directory: options.dataDirectory, seconds: seconds, synchronousFull: options.durabilityFull))
         case "demo":
-            let store = try TabStoreService.openStore(options, onBatch: nil)
+            let store = try TabStoreService.openStore(options)
             let app = try await DemoData.load(into: store)
             await store.close()
             print("demo app \(app.id) is ready with schema version \(app.schemaVersion)")
@@ -106,7 +106,7 @@ func token(_ options: ServiceOptions, _ arguments: [String]) async throws {
     guard let app, let user else { fail("usage: tab-server token --app ID --user ID [--ttl SECONDS]") }
     guard Identifier(app).isValidAppId else { fail("--app must be 1-128 bytes of A-Z a-z 0-9 . _ -") }
     guard Identifier(user).isValidId else { fail("--user must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters") }
-    let store = try TabStoreService.openStore(options, create: false, onBatch: nil)
+    let store = try TabStoreService.openStore(options, create: false)
     defer { Task { await store.close() } }
     guard let record = try await store.app(app) else { fail("no app \(app) in \(options.resolvedDatabasePath)") }
     let now = Int(Date().timeIntervalSince1970)

@@ -19,9 +19,10 @@ struct StorageDurabilityTests {
     @Test("a COMMIT that fails (deferred foreign key) fails every caller of its batch, and stores nothing")
     func failedCommit() async throws {
         let dir = TemporaryDirectory()
-        let store = try SQLiteStore(configuration: .init(path: dir.file("tabstore.sqlite")))
         let batches = Batches()
-        store.onBatch = { size, _ in batches.sizes.withLock { $0.append(size) } }
+        var configuration = SQLiteStore.Configuration(path: dir.file("tabstore.sqlite"))
+        configuration.onBatch = { size, _ in batches.sizes.withLock { $0.append(size) } }
+        let store = try SQLiteStore(configuration: configuration)
         // A constraint SQLite checks only at COMMIT: each statement succeeds, the commit is refused.
         try await store.executeOnWriter("""
             CREATE TABLE probe_parent (id INTEGER PRIMARY KEY);

@@ -44,10 +44,10 @@ public final class TabStoreService: Sendable {
         var ownsListener = true
         do {
             lock = try lockDatabase(options)
-            let opened = try openStore(options, onBatch: nil)
+            let metrics = Metrics()
+            let opened = try openStore(options) { size, seconds in metrics.recordBatch(size: size, seconds: seconds) }
             store = opened
             let adminToken = try configuredToken ?? resolveAdminToken(options, logger: logger)
-            let metrics = Metrics()
             let state = ServerState()
             var apiConfiguration = APIConfiguration(adminToken: adminToken)
             apiConfiguration.allowedOrigins = options.corsOrigins
@@ -55,7 +55,6 @@ public final class TabStoreService: Sendable {
             apiConfiguration.accessLog = options.accessLog
             apiConfiguration.maxCustomizationBytes = options.maxCustomizationBytes
             let api = TabStoreAPI(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
-            opened.onBatch = { size, seconds in metrics.recordBatch(size: size, seconds: seconds) }
             ownsListener = false  // from here HTTPServer.start owns it (and closes it when it throws)
             let http = try HTTPServer.start(configuration: server, listener: listener, responder: api, state: state, observer: metrics, logger: logger)
             return TabStoreService(options: options, store: opened, lock: lock!, api: api, server: http, adminToken: adminToken)
@@ -102,7 +101,7 @@ public final class TabStoreService: Sendable {
     /// Opens the configured database; with `create` (serve, demo) it creates the database and its folder
     /// when missing, without it (token, backup) a missing database is refused instead of created empty.
     /// - Throws: `ServiceOptions.Invalid` for a missing database or an unusable folder, `StorageError`.
-    public static func openStore(_ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)?) throws -> SQLiteStore {
+    public static func openStore(_ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)? = nil) throws -> SQLiteStore {
         let path = options.resolvedDatabasePath
         if create {
             try prepareFolder(of: options)

@@ -18,12 +18,6 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     private let writer: WriteQueue
-    /// Set once at start-up (metrics); read by the writer thread after each batch.
-    private let batchObserver = BatchObserver()
-
-    private final class BatchObserver: Sendable {
-        let callback = Locked<(@Sendable (Int, Double) -> Void)?>(nil)
-    }
     private let readers: ReadPool
     public let path: String
     /// Whether writes currently succeed (set by the writer; `/readyz` reports it).
@@ -56,12 +50,9 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         }
         self.path = configuration.path
         self.readers = ReadPool(connections: connections)
-        let observer = batchObserver
-        let configured = configuration.onBatch
-        self.writer = WriteQueue(connection: db, maxBatch: configuration.groupCommit ? configuration.maxBatch : 1, health: health) { size, seconds in
-            configured(size, seconds)
-            observer.callback.withLock { $0 }?(size, seconds)
-        }
+        // The one batch observer (metrics, benchmarks, tests), fixed before the writer starts.
+        self.writer = WriteQueue(connection: db, maxBatch: configuration.groupCommit ? configuration.maxBatch : 1, health: health,
+                                 onBatch: configuration.onBatch)
     }
 
     /// A read-only file, folder or mount opens, and even "migrates" when nothing is left to migrate, so
@@ -94,12 +85,6 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     /// Runs `sql` on the writer connection inside a batch (tests: `PRAGMA max_page_count` fills the database).
     func executeOnWriter(_ sql: String) async throws {
         try await writer.write { db in try db.execute(sql) }
-    }
-
-    /// Called after each committed batch with its size and duration.
-    public var onBatch: (@Sendable (Int, Double) -> Void)? {
-        get { batchObserver.callback.withLock { $0 } }
-        set { batchObserver.callback.withLock { $0 = newValue } }
     }
 
     /// Finishes queued writes, waits for reads in progress, and closes every connection.
