@@ -23,6 +23,17 @@ struct OpenAPITests {
         return operations
     }
 
+    @Test("the violation codes openapi.yaml lists are exactly ViolationCode's")
+    func violationCodes() throws {
+        let yaml = try String(contentsOf: Self.root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        let lines = yaml.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("enum: [unknown-tab") }
+        #expect(lines.count == 1)
+        let listed = lines.first.map { line in
+            line.split(separator: "[", maxSplits: 1)[1].dropLast().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        } ?? []
+        #expect(listed == ViolationCode.allCases.map(\.rawValue))
+    }
+
     @Test("every route is documented and every documented operation is routed")
     func routesMatch() throws {
         let yaml = try String(contentsOf: Self.root.appendingPathComponent("openapi.yaml"), encoding: .utf8)

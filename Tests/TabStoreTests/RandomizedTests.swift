@@ -55,7 +55,7 @@ struct RandomizedTests {
     }
 
     /// Codes checked on the whole result (they name the last operation, not the one that caused them).
-    static let wholeResultCodes: Set<String> = ["no-visible-tab", "too-many-entries"]
+    static let wholeResultCodes: Set<ViolationCode> = [.noVisibleTab, .tooManyEntries]
 
     @Test("thousands of random lists: accepted results are valid and replay, refused ones name their operation", arguments: cases)
     func randomLists(_ setup: Case) throws {

@@ -83,7 +83,7 @@ struct RuleTests {
                                 {"op": "setSidebarVisibility", "tab": "b", "visibility": "hidden"}]}
                 """), to: .empty, index: index)
         }
-        #expect(found.map(\.code) == ["no-visible-tab"])
+        #expect(found.map(\.code) == [.noVisibleTab])
         #expect(found.first?.pointer == "/operations/1")
     }
 
@@ -98,7 +98,7 @@ struct RuleTests {
                                 {"op": "setTabBarVisibility", "tab": "b", "visibility": "hidden"}]}
                 """), to: .empty, index: index)
         }
-        #expect(found.map(\.code) == ["no-visible-tab"])
+        #expect(found.map(\.code) == [.noVisibleTab])
         #expect(found.first?.pointer == "/operations/1")
         #expect(found.first?.detail.contains("tabBar") == true)
         // One of the two hidden is fine: the sidebar keeps both, the bar keeps one.
@@ -118,7 +118,7 @@ struct RuleTests {
                 """), to: .empty, index: index)
         }
         do {
-            #expect(found == [Violation(pointer: "/operations/1/visibility", code: "not-hideable",
+            #expect(found == [Violation(pointer: "/operations/1/visibility", code: .notHideable,
                 detail: "tab \"home\" has customization behavior \"disabled\" in the sidebar and cannot be hidden")])
         }
     }
@@ -145,7 +145,7 @@ struct RuleTests {
             """))
         let found = violations { _ = try CustomizationEditor.replace(with: doc, index: index) }
         #expect(found.map(\.pointer) == ["/tabs/home/sidebarVisibility"])
-        #expect(found.map(\.code) == ["not-hideable"])
+        #expect(found.map(\.code) == [.notHideable])
         let (good, _) = try Customization.decode(try json("""
             {"tabs": {"inbox": {"sidebarVisibility": "hidden", "tabBarVisibility": "automatic"}},
              "sections": {"places": {"tabOrder": ["places.c", "places.b", "places.a"], "expanded": false}},

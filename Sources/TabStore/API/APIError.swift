@@ -96,7 +96,7 @@ public struct APIError: Error, Sendable {
         if !violations.isEmpty {
             // At most `maxListedErrors`: a hostile document could otherwise make one answer list thousands.
             object["errors"] = .array(violations.prefix(Self.maxListedErrors).map {
-                .object(JSONObject([("pointer", .string($0.pointer)), ("code", .string($0.code)), ("detail", .string($0.detail))]))
+                .object(JSONObject([("pointer", .string($0.pointer)), ("code", .string($0.code.rawValue)), ("detail", .string($0.detail))]))
             })
         }
         var headers = self.headers

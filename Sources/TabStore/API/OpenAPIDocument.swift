@@ -883,13 +883,12 @@ components:
               pointer: {type: string, description: RFC 6901 JSON pointer into the request body.}
               code:
                 type: string
-                description: |
-                  Stable kebab-case code. Customization rules: unknown-tab, unknown-section, customization-disabled,
-                  not-hideable, not-movable, cross-section-move, invalid-tab-order, sidebar-only, pinned-tab,
-                  no-visible-tab, too-many-entries. Schema rules: duplicate-id, empty-id, empty-title, invalid-id,
-                  id-too-long, title-too-long, nested-section, multiple-search-tabs, search-not-pinned, search-in-section,
-                  sidebar-only-in-tab-bar, conflicting-image, dynamic-prefix-conflict, too-many-items, invalid-value.
-                  Malformed documents: unknown-field, invalid-type, missing-field, invalid-value, mismatch.
+                description: >-
+                  Stable kebab-case code a client can switch on: customization rules (422) from unknown-tab to
+                  customization-too-large, schema rules (422) from duplicate-id to too-many-items, invalid-name for
+                  apps, and unknown-field, invalid-type, missing-field, invalid-value, invalid-id, mismatch for
+                  malformed documents (400; invalid-value and invalid-id also in schema refusals).
+                enum: [unknown-tab, unknown-section, customization-disabled, not-hideable, not-movable, cross-section-move, invalid-tab-order, sidebar-only, pinned-tab, no-visible-tab, too-many-entries, customization-too-large, duplicate-id, empty-id, empty-title, id-too-long, title-too-long, image-too-long, nested-section, multiple-search-tabs, search-not-pinned, search-in-section, sidebar-only-in-tab-bar, conflicting-image, dynamic-prefix-conflict, too-many-items, invalid-name, unknown-field, invalid-type, missing-field, invalid-value, invalid-id, mismatch]
               detail: {type: string}
     Id:
       type: string

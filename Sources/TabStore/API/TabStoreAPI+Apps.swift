@@ -13,10 +13,10 @@ extension TabStoreAPI {
         let name = try reader.requiredString("name")
         var problems: [Violation] = []
         if !Identifier(id).isValidAppId {
-            problems.append(Violation(pointer: "/id", code: "invalid-id", detail: "an app id is 1-128 bytes of A-Z a-z 0-9 . _ -"))
+            problems.append(Violation(pointer: "/id", code: .invalidId, detail: "an app id is 1-128 bytes of A-Z a-z 0-9 . _ -"))
         }
         if name.isEmpty || name.utf8.count > TabSchema.maxTitleBytes || !Identifier.isPrintable(name) {
-            problems.append(Violation(pointer: "/name", code: "invalid-name", detail: "a name is 1-\(TabSchema.maxTitleBytes) UTF-8 bytes without control characters"))
+            problems.append(Violation(pointer: "/name", code: .invalidName, detail: "a name is 1-\(TabSchema.maxTitleBytes) UTF-8 bytes without control characters"))
         }
         if !problems.isEmpty { throw RuleRefusal(problems) }
         let secret = Crypto.newSecret()

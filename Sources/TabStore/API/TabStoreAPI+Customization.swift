@@ -170,7 +170,7 @@ extension TabStoreAPI {
                 }
                 guard let candidate = try next(record, schema, key) else { return record }
                 guard candidate.document.count <= configuration.maxCustomizationBytes else {
-                    throw RuleRefusal([Violation(pointer: "", code: "customization-too-large",
+                    throw RuleRefusal([Violation(pointer: "", code: .customizationTooLarge,
                                                  detail: "the customization would take \(candidate.document.count) bytes; at most \(configuration.maxCustomizationBytes) are stored")])
                 }
                 do {
@@ -223,11 +223,11 @@ extension TabStoreAPI {
         let key = try userKey(context)
         if let appId = echo.appId, Identifier(appId) != key.appId {
             throw APIError(status: 400, slug: "malformed-request", title: "Malformed request", detail: "appId does not match the path",
-                           violations: [Violation(pointer: "/appId", code: "mismatch", detail: "appId must be \"\(key.appId)\"")])
+                           violations: [Violation(pointer: "/appId", code: .mismatch, detail: "appId must be \"\(key.appId)\"")])
         }
         if let userId = echo.userId, Identifier(userId) != key.userId {
             throw APIError(status: 400, slug: "malformed-request", title: "Malformed request", detail: "userId does not match the path",
-                           violations: [Violation(pointer: "/userId", code: "mismatch", detail: "userId must be \"\(key.userId)\"")])
+                           violations: [Violation(pointer: "/userId", code: .mismatch, detail: "userId must be \"\(key.userId)\"")])
         }
         let bodyRevision = echo.revision
         return try await edit(request, context) { current, schema in

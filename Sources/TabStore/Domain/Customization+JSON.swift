@@ -87,13 +87,13 @@ extension Customization {
     }
 
     static func checkCount(_ count: Int, max: Int, at pointer: String) throws(MalformedDocument) {
-        guard count <= max else { throw MalformedDocument(pointer: pointer, code: "too-many-entries", detail: "at most \(max) entries") }
+        guard count <= max else { throw MalformedDocument(pointer: pointer, code: .tooManyEntries, detail: "at most \(max) entries") }
     }
 
     /// A client's id: 1-256 UTF-8 bytes without control characters (API.md conventions).
     static func checkId(_ id: Identifier, at pointer: String) throws(MalformedDocument) {
         guard id.isValidId else {
-            throw MalformedDocument(pointer: pointer, code: "invalid-id",
+            throw MalformedDocument(pointer: pointer, code: .invalidId,
                                     detail: "an id is 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
         }
     }

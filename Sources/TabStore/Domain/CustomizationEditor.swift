@@ -73,7 +73,7 @@ public struct CustomizationEditor {
         let after = editor.visibleCounts()
         for placement in Placement.allCases where after[placement] == 0 && before[placement] > 0 {
             let pointer = steps.last?.pointer ?? ""
-            throw RuleRefusal([Violation(pointer: pointer, code: "no-visible-tab",
+            throw RuleRefusal([Violation(pointer: pointer, code: .noVisibleTab,
                                          detail: "the change would leave no visible tab in the \(placement.rawValue)")])
         }
         editor.value.schemaVersion = index.version
@@ -84,16 +84,16 @@ public struct CustomizationEditor {
     /// - Throws: `RuleRefusal` with code `too-many-entries`.
     func checkLimits(at pointer: String) throws(RuleRefusal) {
         if value.tabs.count > Customization.maxTabEntries {
-            throw refuse(pointer, "too-many-entries", "a customization holds at most \(Customization.maxTabEntries) tab entries")
+            throw refuse(pointer, .tooManyEntries, "a customization holds at most \(Customization.maxTabEntries) tab entries")
         }
         if value.sections.count > TabSchema.maxItems {
-            throw refuse(pointer, "too-many-entries", "a customization holds at most \(TabSchema.maxItems) section entries")
+            throw refuse(pointer, .tooManyEntries, "a customization holds at most \(TabSchema.maxItems) section entries")
         }
         if (value.tabBarOrder?.count ?? 0) > Customization.maxOrderLength {
-            throw refuse(pointer, "too-many-entries", "a tab bar order holds at most \(Customization.maxOrderLength) ids")
+            throw refuse(pointer, .tooManyEntries, "a tab bar order holds at most \(Customization.maxOrderLength) ids")
         }
         for (id, entry) in value.sections where (entry.tabOrder?.count ?? 0) > Customization.maxOrderLength {
-            throw refuse(pointer, "too-many-entries", "the tab order of section \"\(id)\" would hold more than \(Customization.maxOrderLength) ids")
+            throw refuse(pointer, .tooManyEntries, "the tab order of section \"\(id)\" would hold more than \(Customization.maxOrderLength) ids")
         }
     }
 
@@ -154,17 +154,17 @@ public struct CustomizationEditor {
 
     // MARK: - Operations
 
-    private func refuse(_ pointer: String, _ code: String, _ detail: String) -> RuleRefusal {
+    private func refuse(_ pointer: String, _ code: ViolationCode, _ detail: String) -> RuleRefusal {
         RuleRefusal([Violation(pointer: pointer, code: code, detail: detail)])
     }
 
     private func resolveTab(_ id: Identifier, at pointer: String) throws(RuleRefusal) -> SchemaIndex.TabInfo {
-        guard let info = index.tab(id) else { throw refuse(pointer, "unknown-tab", "no tab \"\(id)\" in schema version \(index.version)") }
+        guard let info = index.tab(id) else { throw refuse(pointer, .unknownTab, "no tab \"\(id)\" in schema version \(index.version)") }
         return info
     }
 
     private func resolveSection(_ id: Identifier, at pointer: String) throws(RuleRefusal) -> SchemaSection {
-        guard let section = index.section(id) else { throw refuse(pointer, "unknown-section", "no section \"\(id)\" in schema version \(index.version)") }
+        guard let section = index.section(id) else { throw refuse(pointer, .unknownSection, "no section \"\(id)\" in schema version \(index.version)") }
         return section
     }
 
@@ -212,16 +212,16 @@ public struct CustomizationEditor {
         let behavior = index.behavior(of: info, in: placement)
         let pointer = step.at("visibility")
         if placement == .tabBar, visibility == .visible, info.tab.placement == .sidebarOnly {
-            throw refuse(pointer, "sidebar-only", "tab \"\(id)\" is sidebarOnly and can never be shown in the tab bar")
+            throw refuse(pointer, .sidebarOnly, "tab \"\(id)\" is sidebarOnly and can never be shown in the tab bar")
         }
         if visibility == .hidden, !behavior.canHide {
-            throw refuse(pointer, "not-hideable", "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be hidden")
+            throw refuse(pointer, .notHideable, "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be hidden")
         }
         if visibility == .visible, !behavior.canHide, !index.defaultVisible(info, in: placement) {
-            throw refuse(pointer, "customization-disabled", "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be added")
+            throw refuse(pointer, .customizationDisabled, "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be added")
         }
         if value.tabs.count >= Customization.maxTabEntries, value.tabs[id] == nil {
-            throw refuse(step.at("tab"), "too-many-entries", "a customization holds at most \(Customization.maxTabEntries) tab entries")
+            throw refuse(step.at("tab"), .tooManyEntries, "a customization holds at most \(Customization.maxTabEntries) tab entries")
         }
         value.tabs[id, default: .init()][placement] = visibility
         if value.tabs[id]?.isDefault == true { value.tabs[id] = nil }
@@ -229,7 +229,7 @@ public struct CustomizationEditor {
 
     private func checkSectionReorderable(_ section: SchemaSection, _ step: Step) throws(RuleRefusal) {
         guard section.customizationBehavior.sidebar.canMove else {
-            throw refuse(step.at("section"), "customization-disabled", "section \"\(section.id)\" has customization behavior \"disabled\" in the sidebar and cannot be reordered")
+            throw refuse(step.at("section"), .customizationDisabled, "section \"\(section.id)\" has customization behavior \"disabled\" in the sidebar and cannot be reordered")
         }
     }
 
@@ -237,22 +237,22 @@ public struct CustomizationEditor {
     /// ids of its data tabs), and leaves tabs that cannot move at their builder index.
     private func checkPermutation(_ order: [Identifier], of section: SchemaSection, at pointer: String) throws(RuleRefusal) {
         guard order.count <= Customization.maxOrderLength else {
-            throw refuse(pointer, "too-many-entries", "a tab order holds at most \(Customization.maxOrderLength) ids")
+            throw refuse(pointer, .tooManyEntries, "a tab order holds at most \(Customization.maxOrderLength) ids")
         }
         var seen = Set<Identifier>()
         for (position, id) in order.enumerated() {
             let itemPointer = pointer + "/\(position)"
-            guard seen.insert(id).inserted else { throw refuse(itemPointer, "invalid-tab-order", "tab \"\(id)\" appears twice") }
-            guard let info = index.tab(id) else { throw refuse(itemPointer, "unknown-tab", "no tab \"\(id)\" in schema version \(index.version)") }
+            guard seen.insert(id).inserted else { throw refuse(itemPointer, .invalidTabOrder, "tab \"\(id)\" appears twice") }
+            guard let info = index.tab(id) else { throw refuse(itemPointer, .unknownTab, "no tab \"\(id)\" in schema version \(index.version)") }
             guard info.sectionId == section.id else {
-                throw refuse(itemPointer, "cross-section-move", "tab \"\(id)\" is not in section \"\(section.id)\"; in the sidebar tabs reorder only within their section")
+                throw refuse(itemPointer, .crossSectionMove, "tab \"\(id)\" is not in section \"\(section.id)\"; in the sidebar tabs reorder only within their section")
             }
         }
         if let missing = section.tabs.first(where: { !seen.contains($0.id) }) {
-            throw refuse(pointer, "invalid-tab-order", "tabOrder must list all of section \"\(section.id)\"'s tabs; \"\(missing.id)\" is missing")
+            throw refuse(pointer, .invalidTabOrder, "tabOrder must list all of section \"\(section.id)\"'s tabs; \"\(missing.id)\" is missing")
         }
         for (id, position) in fixedTabs(of: section) where order.firstIndex(of: id) != position {
-            throw refuse(pointer, "not-movable", "tab \"\(id)\" has customization behavior \"disabled\" in the sidebar and keeps its builder position \(position)")
+            throw refuse(pointer, .notMovable, "tab \"\(id)\" has customization behavior \"disabled\" in the sidebar and keeps its builder position \(position)")
         }
     }
 
@@ -260,16 +260,16 @@ public struct CustomizationEditor {
         let section = try resolveSection(sectionId, at: step.at("section"))
         let info = try resolveTab(id, at: step.at("tab"))
         guard info.sectionId == sectionId else {
-            throw refuse(step.at("tab"), "cross-section-move", "tab \"\(id)\" is not in section \"\(sectionId)\"; in the sidebar tabs reorder only within their section")
+            throw refuse(step.at("tab"), .crossSectionMove, "tab \"\(id)\" is not in section \"\(sectionId)\"; in the sidebar tabs reorder only within their section")
         }
         try checkSectionReorderable(section, step)
         guard index.behavior(of: info, in: .sidebar).canMove else {
-            throw refuse(step.at("tab"), "not-movable", "tab \"\(id)\" has customization behavior \"disabled\" in the sidebar and cannot be moved")
+            throw refuse(step.at("tab"), .notMovable, "tab \"\(id)\" has customization behavior \"disabled\" in the sidebar and cannot be moved")
         }
         var order = Self.order(of: section, in: value)
         order.removeAll { $0 == id }
         guard toIndex >= 0, toIndex <= order.count else {
-            throw refuse(step.at("toIndex"), "invalid-tab-order", "toIndex must be between 0 and \(order.count)")
+            throw refuse(step.at("toIndex"), .invalidTabOrder, "toIndex must be between 0 and \(order.count)")
         }
         order.insert(id, at: toIndex)
         value.sections[sectionId, default: .init()].tabOrder = Self.placing(fixedTabs(of: section), in: order)
@@ -277,17 +277,17 @@ public struct CustomizationEditor {
 
     private func checkTabBarOrder(_ order: [Identifier], at pointer: String) throws(RuleRefusal) {
         guard order.count <= Customization.maxOrderLength else {
-            throw refuse(pointer, "too-many-entries", "a tab bar order holds at most \(Customization.maxOrderLength) ids")
+            throw refuse(pointer, .tooManyEntries, "a tab bar order holds at most \(Customization.maxOrderLength) ids")
         }
         var seen = Set<Identifier>()
         for (position, id) in order.enumerated() {
             let itemPointer = pointer + "/\(position)"
-            guard seen.insert(id).inserted else { throw refuse(itemPointer, "invalid-tab-order", "tab \"\(id)\" appears twice") }
+            guard seen.insert(id).inserted else { throw refuse(itemPointer, .invalidTabOrder, "tab \"\(id)\" appears twice") }
             let info = try resolveTab(id, at: itemPointer)
-            if info.tab.isPinned { throw refuse(itemPointer, "pinned-tab", "tab \"\(id)\" is pinned and is never reordered") }
-            if info.tab.placement == .sidebarOnly { throw refuse(itemPointer, "sidebar-only", "tab \"\(id)\" is sidebarOnly and is never in the tab bar") }
+            if info.tab.isPinned { throw refuse(itemPointer, .pinnedTab, "tab \"\(id)\" is pinned and is never reordered") }
+            if info.tab.placement == .sidebarOnly { throw refuse(itemPointer, .sidebarOnly, "tab \"\(id)\" is sidebarOnly and is never in the tab bar") }
             if !index.behavior(of: info, in: .tabBar).canMove {
-                throw refuse(itemPointer, "not-movable", "tab \"\(id)\" has customization behavior \"disabled\" in the tab bar and keeps its default position")
+                throw refuse(itemPointer, .notMovable, "tab \"\(id)\" has customization behavior \"disabled\" in the tab bar and keeps its default position")
             }
         }
     }

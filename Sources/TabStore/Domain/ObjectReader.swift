@@ -22,7 +22,7 @@ struct ObjectReader {
         let unknown = object.keys.filter { !names.contains(Identifier($0)) }
         guard unknown.isEmpty else {
             throw MalformedDocument(unknown.map {
-                Violation(pointer: path($0), code: "unknown-field", detail: "unknown field \(ClientText.quoted($0))")
+                Violation(pointer: path($0), code: .unknownField, detail: "unknown field \(ClientText.quoted($0))")
             })
         }
     }
@@ -43,7 +43,7 @@ struct ObjectReader {
 
     func requiredString(_ key: String) throws(MalformedDocument) -> String {
         guard let text = try string(key) else {
-            throw MalformedDocument(pointer: path(key), code: "missing-field", detail: "\"\(key)\" is required")
+            throw MalformedDocument(pointer: path(key), code: .missingField, detail: "\"\(key)\" is required")
         }
         return text
     }
@@ -121,7 +121,7 @@ struct ObjectReader {
         guard let raw = try string(key) else { return nil }
         guard let value = E(rawValue: raw) else {
             let allowed = E.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            problems.append(Violation(pointer: path(key), code: "invalid-value", detail: "\(ClientText.quoted(raw)) is not one of \(allowed)"))
+            problems.append(Violation(pointer: path(key), code: .invalidValue, detail: "\(ClientText.quoted(raw)) is not one of \(allowed)"))
             return nil
         }
         return value

@@ -21,10 +21,10 @@ public enum Operation: Sendable, Equatable {
         let root = try ObjectReader(json, at: "")
         try root.rejectUnknown(["operations"])
         guard let items = try root.array("operations") else {
-            throw MalformedDocument(pointer: "/operations", code: "missing-field", detail: "\"operations\" is required")
+            throw MalformedDocument(pointer: "/operations", code: .missingField, detail: "\"operations\" is required")
         }
         guard items.count <= maxOperations else {
-            throw MalformedDocument(pointer: "/operations", code: "too-many-entries", detail: "at most \(maxOperations) operations")
+            throw MalformedDocument(pointer: "/operations", code: .tooManyEntries, detail: "at most \(maxOperations) operations")
         }
         var operations: [Operation] = []
         for (index, item) in items.enumerated() {
@@ -40,31 +40,31 @@ public enum Operation: Sendable, Equatable {
         case "setSidebarVisibility", "setTabBarVisibility":
             try reader.rejectUnknown(["op", "tab", "visibility"])
             guard let visibility = try reader.strictEnum("visibility", Visibility.self) else {
-                throw MalformedDocument(pointer: reader.path("visibility"), code: "missing-field", detail: "\"visibility\" is required")
+                throw MalformedDocument(pointer: reader.path("visibility"), code: .missingField, detail: "\"visibility\" is required")
             }
             return .setVisibility(op == "setSidebarVisibility" ? .sidebar : .tabBar, tab: try reader.requiredIdentifier("tab"), visibility)
         case "setTabOrder":
             try reader.rejectUnknown(["op", "section", "tabOrder"])
             guard let order = try reader.identifierArray("tabOrder", checked: true, max: Customization.maxOrderLength) else {
-                throw MalformedDocument(pointer: reader.path("tabOrder"), code: "missing-field", detail: "\"tabOrder\" is required")
+                throw MalformedDocument(pointer: reader.path("tabOrder"), code: .missingField, detail: "\"tabOrder\" is required")
             }
             return .setTabOrder(section: try reader.requiredIdentifier("section"), tabOrder: order)
         case "moveTab":
             try reader.rejectUnknown(["op", "section", "tab", "toIndex"])
             guard let index = try reader.integer("toIndex") else {
-                throw MalformedDocument(pointer: reader.path("toIndex"), code: "missing-field", detail: "\"toIndex\" is required")
+                throw MalformedDocument(pointer: reader.path("toIndex"), code: .missingField, detail: "\"toIndex\" is required")
             }
             return .moveTab(section: try reader.requiredIdentifier("section"), tab: try reader.requiredIdentifier("tab"), toIndex: index)
         case "setTabBarOrder":
             try reader.rejectUnknown(["op", "tabBarOrder"])
             guard let order = try reader.identifierArray("tabBarOrder", checked: true, max: Customization.maxOrderLength) else {
-                throw MalformedDocument(pointer: reader.path("tabBarOrder"), code: "missing-field", detail: "\"tabBarOrder\" is required")
+                throw MalformedDocument(pointer: reader.path("tabBarOrder"), code: .missingField, detail: "\"tabBarOrder\" is required")
             }
             return .setTabBarOrder(order)
         case "setSectionExpanded":
             try reader.rejectUnknown(["op", "section", "expanded"])
             guard let expanded = try reader.bool("expanded") else {
-                throw MalformedDocument(pointer: reader.path("expanded"), code: "missing-field", detail: "\"expanded\" is required")
+                throw MalformedDocument(pointer: reader.path("expanded"), code: .missingField, detail: "\"expanded\" is required")
             }
             return .setSectionExpanded(section: try reader.requiredIdentifier("section"), expanded: expanded)
         case "resetVisibility":
@@ -79,7 +79,7 @@ public enum Operation: Sendable, Equatable {
             try reader.rejectUnknown(["op"])
             return .resetTabBarOrder
         default:
-            throw MalformedDocument(pointer: reader.path("op"), code: "invalid-value", detail: "unknown op \(ClientText.quoted(op))")
+            throw MalformedDocument(pointer: reader.path("op"), code: .invalidValue, detail: "unknown op \(ClientText.quoted(op))")
         }
     }
 }

@@ -18,7 +18,7 @@ extension TabSchema {
         _ = try root.integer("version")
         _ = try root.string("createdAt")
         guard let items = try root.array("items") else {
-            throw MalformedDocument(pointer: "/items", code: "missing-field", detail: "\"items\" is required")
+            throw MalformedDocument(pointer: "/items", code: .missingField, detail: "\"items\" is required")
         }
         var decoded: [SchemaItem] = []
         for (index, item) in items.enumerated() {
@@ -35,11 +35,11 @@ extension TabSchema {
             return .tab(try decodeTab(reader, problems: &problems))
         case "section":
             if nested {
-                problems.append(Violation(pointer: pointer, code: "nested-section", detail: "a section may hold only tabs, not other sections"))
+                problems.append(Violation(pointer: pointer, code: .nestedSection, detail: "a section may hold only tabs, not other sections"))
             }
             return .section(try decodeSection(reader, problems: &problems))
         default:
-            throw MalformedDocument(pointer: reader.path("kind"), code: "invalid-value", detail: "\"kind\" must be \"tab\" or \"section\"")
+            throw MalformedDocument(pointer: reader.path("kind"), code: .invalidValue, detail: "\"kind\" must be \"tab\" or \"section\"")
         }
     }
 
@@ -67,7 +67,7 @@ extension TabSchema {
                 if !classes.contains(sizeClass) { classes.append(sizeClass) }
             } else {
                 problems.append(Violation(
-                    pointer: JSONPointer.append(reader.path("hiddenIn"), index), code: "invalid-value",
+                    pointer: JSONPointer.append(reader.path("hiddenIn"), index), code: .invalidValue,
                     detail: "\(ClientText.quoted(raw)) is not one of \"compact\", \"regular\""))
             }
         }

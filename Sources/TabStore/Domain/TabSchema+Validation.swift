@@ -10,17 +10,17 @@ extension TabSchema {
         func checkId(_ id: Identifier, at pointer: String) {
             let idPointer = pointer + "/id"
             if id.text.isEmpty {
-                problems.append(Violation(pointer: idPointer, code: "empty-id", detail: "an id must not be empty"))
+                problems.append(Violation(pointer: idPointer, code: .emptyId, detail: "an id must not be empty"))
                 return
             }
             if id.byteCount > Identifier.maxBytes {
-                problems.append(Violation(pointer: idPointer, code: "id-too-long", detail: "an id has at most \(Identifier.maxBytes) UTF-8 bytes"))
+                problems.append(Violation(pointer: idPointer, code: .idTooLong, detail: "an id has at most \(Identifier.maxBytes) UTF-8 bytes"))
             }
             if !Identifier.isPrintable(id.text) {
-                problems.append(Violation(pointer: idPointer, code: "invalid-id", detail: "an id must not contain control characters"))
+                problems.append(Violation(pointer: idPointer, code: .invalidId, detail: "an id must not contain control characters"))
             }
             if let first = seen[id] {
-                problems.append(Violation(pointer: idPointer, code: "duplicate-id", detail: "id \(ClientText.quoted(id.text)) is already used at \(first)"))
+                problems.append(Violation(pointer: idPointer, code: .duplicateId, detail: "id \(ClientText.quoted(id.text)) is already used at \(first)"))
             } else {
                 seen[id] = pointer
             }
@@ -28,9 +28,9 @@ extension TabSchema {
 
         func checkTitle(_ title: String, at pointer: String) {
             if title.allSatisfy(\.isWhitespace) {
-                problems.append(Violation(pointer: pointer + "/title", code: "empty-title", detail: "a title must not be empty"))
+                problems.append(Violation(pointer: pointer + "/title", code: .emptyTitle, detail: "a title must not be empty"))
             } else if title.utf8.count > Self.maxTitleBytes {
-                problems.append(Violation(pointer: pointer + "/title", code: "title-too-long", detail: "a title has at most \(Self.maxTitleBytes) UTF-8 bytes"))
+                problems.append(Violation(pointer: pointer + "/title", code: .titleTooLong, detail: "a title has at most \(Self.maxTitleBytes) UTF-8 bytes"))
             }
         }
 
@@ -39,21 +39,21 @@ extension TabSchema {
             checkId(tab.id, at: pointer)
             checkTitle(tab.title, at: pointer)
             for (field, name) in [("systemImage", tab.systemImage), ("image", tab.image)] where (name?.utf8.count ?? 0) > Self.maxTitleBytes {
-                problems.append(Violation(pointer: pointer + "/" + field, code: "image-too-long", detail: "an image name has at most \(Self.maxTitleBytes) UTF-8 bytes"))
+                problems.append(Violation(pointer: pointer + "/" + field, code: .imageTooLong, detail: "an image name has at most \(Self.maxTitleBytes) UTF-8 bytes"))
             }
             if tab.systemImage != nil, tab.image != nil {
-                problems.append(Violation(pointer: pointer + "/image", code: "conflicting-image", detail: "give either systemImage or image, not both"))
+                problems.append(Violation(pointer: pointer + "/image", code: .conflictingImage, detail: "give either systemImage or image, not both"))
             }
             if tab.role == .search {
                 searchTabs.append(pointer)
                 if tab.placement != .pinned {
-                    problems.append(Violation(pointer: pointer + "/placement", code: "search-not-pinned", detail: "a search tab is always pinned"))
+                    problems.append(Violation(pointer: pointer + "/placement", code: .searchNotPinned, detail: "a search tab is always pinned"))
                 }
             }
             let tabBarDefault = tab.defaultVisibility.tabBar == .automatic ? inheritedTabBar : tab.defaultVisibility.tabBar
             if tab.placement == .sidebarOnly, tabBarDefault == .visible {
                 problems.append(Violation(
-                    pointer: pointer + "/defaultVisibility/tabBar", code: "sidebar-only-in-tab-bar",
+                    pointer: pointer + "/defaultVisibility/tabBar", code: .sidebarOnlyInTabBar,
                     detail: "a sidebarOnly tab cannot be visible in the tab bar by default"))
             }
         }
@@ -70,12 +70,12 @@ extension TabSchema {
                 for (tabIndex, tab) in section.tabs.enumerated() {
                     checkTab(tab, at: pointer + "/tabs/\(tabIndex)", inheritedTabBar: section.defaultVisibility.tabBar)
                     if tab.role == .search {
-                        problems.append(Violation(pointer: pointer + "/tabs/\(tabIndex)/role", code: "search-in-section", detail: "the search tab is a top-level tab"))
+                        problems.append(Violation(pointer: pointer + "/tabs/\(tabIndex)/role", code: .searchInSection, detail: "the search tab is a top-level tab"))
                     }
                 }
                 if let prefix = section.dynamicIdPrefix {
                     if !prefix.isValidId {
-                        problems.append(Violation(pointer: pointer + "/dynamicTabs/idPrefix", code: "invalid-id", detail: "idPrefix must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters"))
+                        problems.append(Violation(pointer: pointer + "/dynamicTabs/idPrefix", code: .invalidId, detail: "idPrefix must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters"))
                     } else {
                         prefixes.append((prefix, pointer + "/dynamicTabs/idPrefix"))
                     }
@@ -84,20 +84,20 @@ extension TabSchema {
         }
         if searchTabs.count > 1 {
             for pointer in searchTabs.dropFirst() {
-                problems.append(Violation(pointer: pointer + "/role", code: "multiple-search-tabs", detail: "a schema has at most one search tab"))
+                problems.append(Violation(pointer: pointer + "/role", code: .multipleSearchTabs, detail: "a schema has at most one search tab"))
             }
         }
         if itemCount > Self.maxItems {
-            problems.append(Violation(pointer: "/items", code: "too-many-items", detail: "a schema has at most \(Self.maxItems) tabs and sections"))
+            problems.append(Violation(pointer: "/items", code: .tooManyItems, detail: "a schema has at most \(Self.maxItems) tabs and sections"))
         }
         // A dynamic prefix must not claim another item's id, and prefixes must not overlap,
         // or one id would belong to two places.
         for (offset, entry) in prefixes.enumerated() {
             for (id, pointer) in seen where id.hasBytePrefix(entry.prefix) {
-                problems.append(Violation(pointer: entry.pointer, code: "dynamic-prefix-conflict", detail: "idPrefix \"\(entry.prefix)\" also matches the id at \(pointer)"))
+                problems.append(Violation(pointer: entry.pointer, code: .dynamicPrefixConflict, detail: "idPrefix \"\(entry.prefix)\" also matches the id at \(pointer)"))
             }
             for other in prefixes[(offset + 1)...] where other.prefix.hasBytePrefix(entry.prefix) || entry.prefix.hasBytePrefix(other.prefix) {
-                problems.append(Violation(pointer: other.pointer, code: "dynamic-prefix-conflict", detail: "idPrefix \"\(other.prefix)\" overlaps \"\(entry.prefix)\""))
+                problems.append(Violation(pointer: other.pointer, code: .dynamicPrefixConflict, detail: "idPrefix \"\(other.prefix)\" overlaps \"\(entry.prefix)\""))
             }
         }
         return problems

@@ -2,23 +2,23 @@
 /// kebab-case code a client can switch on, and a sentence for people.
 public struct Violation: Sendable, Equatable, CustomStringConvertible {
     public let pointer: String
-    public let code: String
+    public let code: ViolationCode
     public let detail: String
 
-    public init(pointer: String, code: String, detail: String) {
+    public init(pointer: String, code: ViolationCode, detail: String) {
         self.pointer = pointer
         self.code = code
         self.detail = detail
     }
 
-    public var description: String { "\(pointer) [\(code)] \(detail)" }
+    public var description: String { "\(pointer) [\(code.rawValue)] \(detail)" }
 }
 
 /// A request document that is not the expected shape: syntax, unknown field, wrong type (HTTP 400).
 public struct MalformedDocument: Error, Sendable, Equatable {
     public let violations: [Violation]
     public init(_ violations: [Violation]) { self.violations = violations }
-    public init(pointer: String, code: String = "invalid-type", detail: String) {
+    public init(pointer: String, code: ViolationCode = .invalidType, detail: String) {
         self.violations = [Violation(pointer: pointer, code: code, detail: detail)]
     }
 }
