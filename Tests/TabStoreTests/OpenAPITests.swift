@@ -34,6 +34,17 @@ struct OpenAPITests {
         #expect(listed == ViolationCode.allCases.map(\.rawValue))
     }
 
+    @Test("the problem types openapi.yaml lists are exactly ProblemType's, plus about:blank")
+    func problemTypes() throws {
+        let yaml = try String(contentsOf: Self.root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        let lines = yaml.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("enum: [urn:tabstore:problem:") }
+        #expect(lines.count == 1)
+        let listed = lines.first.map { line in
+            line.split(separator: "[", maxSplits: 1)[1].dropLast().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        } ?? []
+        #expect(listed == ProblemType.allCases.map(\.uri) + ["about:blank"])
+    }
+
     @Test("every route is documented and every documented operation is routed")
     func routesMatch() throws {
         let yaml = try String(contentsOf: Self.root.appendingPathComponent("openapi.yaml"), encoding: .utf8)

@@ -869,7 +869,10 @@ components:
       type: object
       required: [type, title, status, detail]
       properties:
-        type: {type: string, description: '`urn:tabstore:problem:<slug>` (`about:blank` for refusals made before routing, like 413).'}
+        type:
+          type: string
+          description: '`urn:tabstore:problem:<slug>` (`about:blank` for refusals made before routing, like 413).'
+          enum: [urn:tabstore:problem:already-exists, urn:tabstore:problem:app-exists, urn:tabstore:problem:app-not-found, urn:tabstore:problem:concurrent-registration, urn:tabstore:problem:database-unavailable, urn:tabstore:problem:draining, urn:tabstore:problem:forbidden, urn:tabstore:problem:internal-error, urn:tabstore:problem:invalid-if-match, urn:tabstore:problem:invalid-if-none-match, urn:tabstore:problem:invalid-parameter, urn:tabstore:problem:invalid-path, urn:tabstore:problem:invalid-user-id, urn:tabstore:problem:malformed-json, urn:tabstore:problem:malformed-request, urn:tabstore:problem:method-not-allowed, urn:tabstore:problem:no-route, urn:tabstore:problem:no-schema, urn:tabstore:problem:not-implemented, urn:tabstore:problem:revision-mismatch, urn:tabstore:problem:rule-violation, urn:tabstore:problem:schema-version-not-found, urn:tabstore:problem:storage-unavailable, urn:tabstore:problem:unauthorized, urn:tabstore:problem:unsupported-media-type, urn:tabstore:problem:write-contention, about:blank]
         title: {type: string}
         status: {type: integer}
         detail: {type: string}

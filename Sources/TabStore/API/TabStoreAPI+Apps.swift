@@ -24,7 +24,7 @@ extension TabStoreAPI {
         do {
             app = try await store.createApp(id: id, name: name, signingSecret: secret, createdAt: Timestamp.now())
         } catch StoreConflict.alreadyExists {
-            throw APIError(status: 409, slug: "app-exists", title: "Conflict", detail: "an app with id \"\(id)\" already exists")
+            throw APIError(status: 409, slug: .appExists, title: "Conflict", detail: "an app with id \"\(id)\" already exists")
         }
         apps.invalidate(Identifier(id))
         guard case .object(var body) = Self.appJSON(app) else { preconditionFailure("appJSON makes an object") }
@@ -37,13 +37,13 @@ extension TabStoreAPI {
         var limit = APIConfiguration.defaultPageSize
         if let text = request.queryParameter("limit") {
             guard let value = Int(text), (1...APIConfiguration.maxPageSize).contains(value) else {
-                throw APIError.badRequest("invalid-parameter", "limit must be an integer from 1 to \(APIConfiguration.maxPageSize)")
+                throw APIError.badRequest(.invalidParameter, "limit must be an integer from 1 to \(APIConfiguration.maxPageSize)")
             }
             limit = value
         }
         let cursor = request.queryParameter("cursor")
         if let cursor, !Identifier(cursor).isValidAppId {
-            throw APIError.badRequest("invalid-parameter", "cursor must be an app id, as nextCursor gives it")
+            throw APIError.badRequest(.invalidParameter, "cursor must be an app id, as nextCursor gives it")
         }
         let page = try await store.listApps(after: cursor, limit: limit)
         let next: JSONValue = page.count == limit ? .string(page.last!.id) : .null
@@ -58,7 +58,7 @@ extension TabStoreAPI {
         let appId = try Self.appId(context)
         let deleted = try await store.deleteApp(appId.text)
         apps.invalidate(appId)
-        guard deleted else { throw APIError.notFound("app-not-found", "no app \"\(appId)\"") }
+        guard deleted else { throw APIError.notFound(.appNotFound, "no app \"\(appId)\"") }
         return HTTPResponse(status: 204)
     }
 
@@ -68,7 +68,7 @@ extension TabStoreAPI {
         do {
             try await store.rotateSecret(appId: appId.text, signingSecret: secret)
         } catch StoreConflict.notFound {
-            throw APIError.notFound("app-not-found", "no app \"\(appId)\"")
+            throw APIError.notFound(.appNotFound, "no app \"\(appId)\"")
         }
         apps.invalidate(appId)
         return json(200, ["signingSecret": .string(secret)], headers: HTTPHeaders([("Cache-Control", "no-store")]))

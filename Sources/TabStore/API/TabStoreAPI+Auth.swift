@@ -155,7 +155,7 @@ extension TabStoreAPI {
         // The operator may name any app: one that does not exist is a 404 now, before its body is read.
         // (A user's token was verified with its app's secret, and `permit` matched it to the path.)
         if principal == .admin, context.parameters["appId"] != nil, try appExistsNow(try Self.appId(context)) == false {
-            throw APIError.notFound("app-not-found", "no app \"\(try Self.appId(context))\"")
+            throw APIError.notFound(.appNotFound, "no app \"\(try Self.appId(context))\"")
         }
         return true
     }

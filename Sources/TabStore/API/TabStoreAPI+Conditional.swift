@@ -18,12 +18,12 @@ struct Preconditions: Sendable {
         do {
             ifMatch = try EntityTagCondition.parse(request.headers.values("If-Match"))
         } catch {
-            throw APIError.badRequest("invalid-if-match", "If-Match must be * or a comma-separated list of entity-tags, like \"3.2\"")
+            throw APIError.badRequest(.invalidIfMatch, "If-Match must be * or a comma-separated list of entity-tags, like \"3.2\"")
         }
         do {
             ifNoneMatch = try EntityTagCondition.parse(request.headers.values("If-None-Match"))
         } catch {
-            throw APIError.badRequest("invalid-if-none-match", "If-None-Match must be * or a comma-separated list of entity-tags, like \"3.2\"")
+            throw APIError.badRequest(.invalidIfNoneMatch, "If-None-Match must be * or a comma-separated list of entity-tags, like \"3.2\"")
         }
     }
 

@@ -116,7 +116,7 @@ extension TabStoreAPI {
 
     private static func sizeClass(_ request: HTTPRequest) throws -> SizeClass {
         guard let sizeClass = request.queryParameter("sizeClass").flatMap(SizeClass.init(rawValue:)) else {
-            throw APIError.badRequest("invalid-parameter", "sizeClass must be compact or regular")
+            throw APIError.badRequest(.invalidParameter, "sizeClass must be compact or regular")
         }
         return sizeClass
     }
@@ -178,10 +178,10 @@ extension TabStoreAPI {
                 } catch StoreConflict.revisionMismatch {
                     continue  // changed meanwhile by another server: read again, check the preconditions again, compute again
                 } catch StoreConflict.notFound {
-                    throw APIError.notFound("app-not-found", "no app \"\(key.appId)\"")
+                    throw APIError.notFound(.appNotFound, "no app \"\(key.appId)\"")
                 }
             }
-            throw APIError(status: 503, slug: "write-contention", title: "Service unavailable",
+            throw APIError(status: 503, slug: .writeContention, title: "Service unavailable",
                            detail: "the customization kept changing while this write was computed; retry")
         }
         // The stored bytes are the answer; no decode and re-encode after the write.
@@ -222,11 +222,11 @@ extension TabStoreAPI {
         let (document, echo) = try Customization.decode(try jsonBody(request))
         let key = try userKey(context)
         if let appId = echo.appId, Identifier(appId) != key.appId {
-            throw APIError(status: 400, slug: "malformed-request", title: "Malformed request", detail: "appId does not match the path",
+            throw APIError(status: 400, slug: .malformedRequest, title: "Malformed request", detail: "appId does not match the path",
                            violations: [Violation(pointer: "/appId", code: .mismatch, detail: "appId must be \"\(key.appId)\"")])
         }
         if let userId = echo.userId, Identifier(userId) != key.userId {
-            throw APIError(status: 400, slug: "malformed-request", title: "Malformed request", detail: "userId does not match the path",
+            throw APIError(status: 400, slug: .malformedRequest, title: "Malformed request", detail: "userId does not match the path",
                            violations: [Violation(pointer: "/userId", code: .mismatch, detail: "userId must be \"\(key.userId)\"")])
         }
         let bodyRevision = echo.revision

@@ -16,7 +16,7 @@ extension TabStoreAPI {
         switch request.queryParameter("dryRun") {
         case nil, "false": dryRun = false
         case "true": dryRun = true
-        default: throw APIError.badRequest("invalid-parameter", "dryRun must be true or false")
+        default: throw APIError.badRequest(.invalidParameter, "dryRun must be true or false")
         }
         let identical = current?.schema == schema
         if dryRun {
@@ -34,10 +34,10 @@ extension TabStoreAPI {
             }, createdAt: createdAt)
         } catch StoreConflict.revisionMismatch {
             apps.invalidate(appId)
-            throw APIError(status: 409, slug: "concurrent-registration", title: "Conflict",
+            throw APIError(status: 409, slug: .concurrentRegistration, title: "Conflict",
                            detail: "another schema version was registered meanwhile; read it and retry")
         } catch StoreConflict.notFound {
-            throw APIError.notFound("app-not-found", "no app \"\(appId)\"")
+            throw APIError.notFound(.appNotFound, "no app \"\(appId)\"")
         }
         apps.invalidate(appId)
         return json(201, record.document, headers: HTTPHeaders([("Location", "/v1/apps/\(appId)/schema/versions/\(record.version)")]))
@@ -110,7 +110,7 @@ extension TabStoreAPI {
         let headers = Self.validatorHeaders(Self.schemaTag(schema.version), cacheControl: "private, no-cache")
         if let early = try conditionalGET(request, etag: Self.schemaTag(schema.version), headers: headers) { return early }
         guard let record = try await store.schemaVersion(appId: entry.app.id, version: schema.version) else {
-            throw APIError.notFound("no-schema", "schema version \(schema.version) is gone")
+            throw APIError.notFound(.noSchema, "schema version \(schema.version) is gone")
         }
         return json(200, record.document, headers: Self.validatorHeaders(Self.schemaTag(record.version), cacheControl: "private, no-cache"))
     }
@@ -120,7 +120,7 @@ extension TabStoreAPI {
         let text = try context.require("version")
         guard let version = Self.schemaVersionNumber(text),
               let record = try await store.schemaVersion(appId: entry.app.id, version: version)
-        else { throw APIError.notFound("schema-version-not-found", "app \"\(entry.app.id)\" has no schema version \(ClientText.quoted(text))") }
+        else { throw APIError.notFound(.schemaVersionNotFound, "app \"\(entry.app.id)\" has no schema version \(ClientText.quoted(text))") }
         let headers = Self.validatorHeaders(Self.schemaTag(record.version), cacheControl: "private, max-age=86400, immutable")
         if let early = try conditionalGET(request, etag: Self.schemaTag(record.version), headers: headers) { return early }
         return json(200, record.document, headers: headers)

@@ -8,10 +8,10 @@ extension TabStoreAPI {
 
     func readyz(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         if serverState.isDraining {
-            throw APIError(status: 503, slug: "draining", title: "Service unavailable", detail: "the server is shutting down")
+            throw APIError(status: 503, slug: .draining, title: "Service unavailable", detail: "the server is shutting down")
         }
         guard await store.ping() else {
-            throw APIError(status: 503, slug: "database-unavailable", title: "Service unavailable", detail: "the database does not answer")
+            throw APIError(status: 503, slug: .databaseUnavailable, title: "Service unavailable", detail: "the database does not answer")
         }
         if let failure = await store.writeFailure() {
             throw APIError.storageUnavailable(failure)

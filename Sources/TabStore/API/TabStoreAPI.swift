@@ -124,8 +124,8 @@ public final class TabStoreAPI: HTTPResponder {
         switch router.match(method: head.method, path: head.path) {
         case .found(let route, let parameters): return (route, parameters)
         case .methodNotAllowed(let allowed): throw APIError.methodNotAllowed(allowed + ["OPTIONS"])
-        case .notFound: throw APIError.notFound("no-route", "no resource at this path")
-        case .badPath: throw APIError.badRequest("invalid-path", "the path has an invalid percent-encoding")
+        case .notFound: throw APIError.notFound(.noRoute, "no resource at this path")
+        case .badPath: throw APIError.badRequest(.invalidPath, "the path has an invalid percent-encoding")
         }
     }
 
@@ -158,12 +158,12 @@ public final class TabStoreAPI: HTTPResponder {
         case let error as RuleRefusal: return APIError.refused(error).response()
         case StoreConflict.revisionMismatch(let current):
             return APIError.preconditionFailed(current: nil, detail: "it is at revision \(current) now; read it again and retry").response()
-        case StoreConflict.notFound: return APIError.notFound("app-not-found", "no such app").response()
+        case StoreConflict.notFound: return APIError.notFound(.appNotFound, "no such app").response()
         case let error as JSONParser.Failure:
             // A stored document that does not parse: our bug or the disk's, logged without its content.
             logger.error("stored_document_unreadable", [("requestId", .string(requestId)), ("offset", .integer(error.offset))])
             return APIError.internalError(requestId: requestId).response()
-        case StoreConflict.alreadyExists: return APIError(status: 409, slug: "already-exists", title: "Conflict", detail: "it already exists").response()
+        case StoreConflict.alreadyExists: return APIError(status: 409, slug: .alreadyExists, title: "Conflict", detail: "it already exists").response()
         case let error as StorageError where error.isUnavailable:
             // Not our bug: the disk is full or read-only. 503 + Retry-After; /readyz reports it until a write succeeds.
             logger.error("storage_unavailable", [("requestId", .string(requestId)), ("code", .integer(Int(error.extendedCode))),
@@ -200,8 +200,8 @@ public final class TabStoreAPI: HTTPResponder {
         switch router.match(method: "OPTIONS", path: request.head.path) {
         case .methodNotAllowed(let methods): allowed = methods + ["OPTIONS"]
         case .found: allowed = ["OPTIONS"]
-        case .notFound: throw APIError.notFound("no-route", "no resource at this path")
-        case .badPath: throw APIError.badRequest("invalid-path", "the path has an invalid percent-encoding")
+        case .notFound: throw APIError.notFound(.noRoute, "no resource at this path")
+        case .badPath: throw APIError.badRequest(.invalidPath, "the path has an invalid percent-encoding")
         }
         var response = HTTPResponse(status: 204)
         response.headers.add("Allow", allowed.joined(separator: ", "))
@@ -220,13 +220,13 @@ public final class TabStoreAPI: HTTPResponder {
     func jsonBody(_ request: HTTPRequest) throws -> JSONValue {
         let contentType = request.headers["Content-Type"]?.split(separator: ";").first?.trimmingOWS().lowercased()
         guard contentType == "application/json" else {
-            throw APIError(status: 415, slug: "unsupported-media-type", title: "Unsupported media type",
+            throw APIError(status: 415, slug: .unsupportedMediaType, title: "Unsupported media type",
                            detail: "send the body as application/json")
         }
         do {
             return try JSONParser.parse(request.body)
         } catch {
-            throw APIError(status: 400, slug: "malformed-json", title: "Malformed JSON",
+            throw APIError(status: 400, slug: .malformedJson, title: "Malformed JSON",
                            detail: "invalid JSON at byte \(error.offset): \(error.message)")
         }
     }
@@ -248,7 +248,7 @@ public final class TabStoreAPI: HTTPResponder {
     func requireApp(_ context: RouteContext) async throws -> AppCache.Entry {
         let appId = try Self.appId(context)
         guard let entry = try await apps.entry(appId) else {
-            throw APIError.notFound("app-not-found", "no app \"\(appId)\"")
+            throw APIError.notFound(.appNotFound, "no app \"\(appId)\"")
         }
         return entry
     }
@@ -256,7 +256,7 @@ public final class TabStoreAPI: HTTPResponder {
     /// The app's current schema, or 404 when none was registered yet.
     func requireSchema(_ entry: AppCache.Entry) throws -> SchemaIndex {
         guard let schema = entry.schema else {
-            throw APIError.notFound("no-schema", "app \"\(entry.app.id)\" has no schema yet; register one with PUT /v1/apps/\(entry.app.id)/schema")
+            throw APIError.notFound(.noSchema, "app \"\(entry.app.id)\" has no schema yet; register one with PUT /v1/apps/\(entry.app.id)/schema")
         }
         return schema
     }
@@ -264,7 +264,7 @@ public final class TabStoreAPI: HTTPResponder {
     /// The path's `{appId}`; an id that cannot exist is an unknown app (404), and never reaches storage.
     static func appId(_ context: RouteContext) throws -> Identifier {
         let appId = Identifier(try context.require("appId"))
-        guard appId.isValidAppId else { throw APIError.notFound("app-not-found", "no such app; an app id is 1-128 bytes of A-Z a-z 0-9 . _ -") }
+        guard appId.isValidAppId else { throw APIError.notFound(.appNotFound, "no such app; an app id is 1-128 bytes of A-Z a-z 0-9 . _ -") }
         return appId
     }
 
@@ -272,7 +272,7 @@ public final class TabStoreAPI: HTTPResponder {
     static func userId(_ context: RouteContext) throws -> Identifier {
         let userId = Identifier(try context.require("userId"))
         guard userId.isValidId else {
-            throw APIError.badRequest("invalid-user-id", "a user id is 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
+            throw APIError.badRequest(.invalidUserId, "a user id is 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
         }
         return userId
     }
@@ -283,7 +283,7 @@ public final class TabStoreAPI: HTTPResponder {
         if context.parameters["appId"] != nil { _ = try appId(context) }
         if context.parameters["userId"] != nil { _ = try userId(context) }
         if let version = context.parameters["version"], schemaVersionNumber(version) == nil {
-            throw APIError.notFound("schema-version-not-found", "a schema version is a positive integer")
+            throw APIError.notFound(.schemaVersionNotFound, "a schema version is a positive integer")
         }
     }
 

@@ -1,0 +1,33 @@
+/// The `type` of every problem the API answers, as `urn:tabstore:problem:<slug>`: stable words a client can
+/// switch on. openapi.yaml lists exactly these (a test compares the two).
+public enum ProblemType: String, Sendable, CaseIterable {
+    case alreadyExists = "already-exists"
+    case appExists = "app-exists"
+    case appNotFound = "app-not-found"
+    case concurrentRegistration = "concurrent-registration"
+    case databaseUnavailable = "database-unavailable"
+    case draining
+    case forbidden
+    case internalError = "internal-error"
+    case invalidIfMatch = "invalid-if-match"
+    case invalidIfNoneMatch = "invalid-if-none-match"
+    case invalidParameter = "invalid-parameter"
+    case invalidPath = "invalid-path"
+    case invalidUserId = "invalid-user-id"
+    case malformedJson = "malformed-json"
+    case malformedRequest = "malformed-request"
+    case methodNotAllowed = "method-not-allowed"
+    case noRoute = "no-route"
+    case noSchema = "no-schema"
+    case notImplemented = "not-implemented"
+    case revisionMismatch = "revision-mismatch"
+    case ruleViolation = "rule-violation"
+    case schemaVersionNotFound = "schema-version-not-found"
+    case storageUnavailable = "storage-unavailable"
+    case unauthorized
+    case unsupportedMediaType = "unsupported-media-type"
+    case writeContention = "write-contention"
+
+    /// The problem document's `type`.
+    public var uri: String { "urn:tabstore:problem:" + rawValue }
+}
