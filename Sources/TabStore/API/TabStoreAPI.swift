@@ -180,7 +180,8 @@ public final class TabStoreAPI: HTTPResponder {
 
     private func allowedOrigin(_ request: HTTPRequest) -> String? {
         guard let origin = request.headers["Origin"], !configuration.allowedOrigins.isEmpty else { return nil }
-        if configuration.allowedOrigins.contains("*") || configuration.allowedOrigins.contains(origin) { return origin }
+        // Origins compared by their bytes, like every other identity (see `Identifier`).
+        if configuration.allowedOrigins.contains("*") || configuration.allowedOrigins.contains(where: { Identifier($0) == Identifier(origin) }) { return origin }
         return nil
     }
 

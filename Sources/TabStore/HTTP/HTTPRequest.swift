@@ -52,7 +52,7 @@ public struct HTTPRequest: Sendable {
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = PercentDecoding.decode(parts[0], plusAsSpace: true)
-            if key == name { return parts.count > 1 ? PercentDecoding.decode(parts[1], plusAsSpace: true) ?? "" : "" }
+            if let key, Identifier(key) == Identifier(name) { return parts.count > 1 ? PercentDecoding.decode(parts[1], plusAsSpace: true) ?? "" : "" }
         }
         return nil
     }

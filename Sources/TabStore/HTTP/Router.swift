@@ -101,7 +101,7 @@ public struct Router: Sendable {
             var matches = true
             for (segment, value) in zip(route.segments, decoded) {
                 switch segment {
-                case .literal(let literal): matches = literal == value
+                case .literal(let literal): matches = Identifier(literal) == Identifier(value)  // bytes, not canonical equivalence
                 case .parameter(let name):
                     matches = !value.isEmpty
                     parameters[name] = value
