@@ -21,7 +21,19 @@ final class LiveService: @unchecked Sendable {
         service = try TabStoreService.start(options: options, logger: .silent)
     }
 
-    func stop() async { await service.shutdown() }
+    private let stopped = NSLock()
+    private var isStopped = false
+
+    /// Stops the service once: a second call returns at once (a second `TabStoreService.shutdown()`
+    /// would close the listening socket's descriptor again, possibly one reused by then).
+    func stop() async {
+        let first = stopped.withLock { () -> Bool in
+            defer { isStopped = true }
+            return !isStopped
+        }
+        guard first else { return }
+        await service.shutdown()
+    }
 
     /// One request on a fresh connection, off the concurrency pool.
     func call(_ method: String, _ path: String, token: String? = nil, headers: [(String, String)] = [], json body: String? = nil) async throws -> RawClient.Response {
@@ -54,6 +66,25 @@ final class LiveService: @unchecked Sendable {
         let now = Int(Date().timeIntervalSince1970)
         return JWT.sign(subject: Identifier(user), audience: Identifier(app), expiresAt: now + expiresIn, issuedAt: now, secret: secret)
     }
+}
+
+/// Runs `body` with a live service on 127.0.0.1 port 0 and always stops it, also when `body` throws.
+/// `body` may stop the service itself (e.g. to reopen its folder); stopping twice is harmless.
+func withLiveService<T>(
+    clock: (@Sendable () -> Int)? = nil,
+    adjust: (inout ServiceOptions) -> Void = { _ in },
+    _ body: (LiveService) async throws -> T
+) async throws -> T {
+    let live = try LiveService(clock: clock, adjust: adjust)
+    let result: T
+    do {
+        result = try await body(live)
+    } catch {
+        await live.stop()
+        throw error
+    }
+    await live.stop()
+    return result
 }
 
 extension RawClient.Response {

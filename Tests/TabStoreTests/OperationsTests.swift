@@ -7,71 +7,71 @@ import Testing
 struct OperationsTests {
     @Test("a full database answers writes 503 + Retry-After + storage-unavailable and fails /readyz until a write succeeds")
     func fullDatabase() async throws {
-        let live = try LiveService()
-        let secret = try await live.makeApp("app", schema: Seeds.behaviorAllAutomatic)
-        #expect(try await live.call("GET", "/readyz").status == 200)
-        // SQLITE_FULL without filling a disk: the writer may not grow the file past its current size
-        // (https://www.sqlite.org/pragma.html#pragma_max_page_count).
-        try await live.service.store.executeOnWriter("PRAGMA max_page_count = 1")
-        var full: RawClient.Response?
-        for user in 0..<500 {
-            let token = live.userToken(app: "app", user: "u\(user)", secret: secret)
-            let response = try await live.call("PUT", "/v1/apps/app/users/u\(user)/customization", token: token,
-                                               json: #"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#)
-            if response.status != 200 {
-                full = response
-                break
+        try await withLiveService { live in
+            let secret = try await live.makeApp("app", schema: Seeds.behaviorAllAutomatic)
+            #expect(try await live.call("GET", "/readyz").status == 200)
+            // SQLITE_FULL without filling a disk: the writer may not grow the file past its current size
+            // (https://www.sqlite.org/pragma.html#pragma_max_page_count).
+            try await live.service.store.executeOnWriter("PRAGMA max_page_count = 1")
+            var full: RawClient.Response?
+            for user in 0..<500 {
+                let token = live.userToken(app: "app", user: "u\(user)", secret: secret)
+                let response = try await live.call("PUT", "/v1/apps/app/users/u\(user)/customization", token: token,
+                                                   json: #"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#)
+                if response.status != 200 {
+                    full = response
+                    break
+                }
             }
-        }
-        let refused = try #require(full)
-        #expect(refused.status == 503)
-        #expect(refused.headers["Retry-After"] == String(SQLiteStore.retryAfterSeconds))
-        #expect(refused.headers["Content-Type"] == "application/problem+json")
-        #expect(refused.field("type") == .string("urn:tabstore:problem:storage-unavailable"))
-        let notReady = try await live.call("GET", "/readyz")
-        #expect(notReady.status == 503)
-        #expect(notReady.field("type") == .string("urn:tabstore:problem:storage-unavailable"))
-        #expect(live.service.store.health.current?.error.code == 13)  // SQLITE_FULL
+            let refused = try #require(full)
+            #expect(refused.status == 503)
+            #expect(refused.headers["Retry-After"] == String(SQLiteStore.retryAfterSeconds))
+            #expect(refused.headers["Content-Type"] == "application/problem+json")
+            #expect(refused.field("type") == .string("urn:tabstore:problem:storage-unavailable"))
+            let notReady = try await live.call("GET", "/readyz")
+            #expect(notReady.status == 503)
+            #expect(notReady.field("type") == .string("urn:tabstore:problem:storage-unavailable"))
+            #expect(live.service.store.health.current?.error.code == 13)  // SQLITE_FULL
 
-        try await live.service.store.executeOnWriter("PRAGMA max_page_count = 1073741823")
-        let token = live.userToken(app: "app", user: "after", secret: secret)
-        let recovered = try await live.call("PUT", "/v1/apps/app/users/after/customization", token: token,
-                                            json: #"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#)
-        #expect(recovered.status == 200)
-        #expect(try await live.call("GET", "/readyz").status == 200)
-        await live.stop()
+            try await live.service.store.executeOnWriter("PRAGMA max_page_count = 1073741823")
+            let token = live.userToken(app: "app", user: "after", secret: secret)
+            let recovered = try await live.call("PUT", "/v1/apps/app/users/after/customization", token: token,
+                                                json: #"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#)
+            #expect(recovered.status == 200)
+            #expect(try await live.call("GET", "/readyz").status == 200)
+        }
     }
 
     @Test("2,000 requests with distinct junk methods leave /metrics small, with methods from a fixed set")
     func junkMethods() async throws {
-        let live = try LiveService()
-        let port = live.port
-        let statuses = try await offPool { () throws -> Set<Int> in
-            var statuses: Set<Int> = []
-            var client = try RawClient(port: port)
-            for index in 0..<2_000 {
-                if let response = client.request("JUNK\(index)X", "/healthz") {
-                    statuses.insert(response.status)
-                } else {
-                    client = try RawClient(port: port)  // the server closed the connection: carry on with a new one
+        try await withLiveService { live in
+            let port = live.port
+            let statuses = try await offPool { () throws -> Set<Int> in
+                var statuses: Set<Int> = []
+                var client = try RawClient(port: port)
+                for index in 0..<2_000 {
+                    if let response = client.request("JUNK\(index)X", "/healthz") {
+                        statuses.insert(response.status)
+                    } else {
+                        client = try RawClient(port: port)  // the server closed the connection: carry on with a new one
+                    }
+                }
+                return statuses
+            }
+            #expect(!statuses.isEmpty)
+            let metrics = try await live.call("GET", "/metrics")
+            #expect(metrics.status == 200)
+            #expect(metrics.body.count < 16 * 1024, "/metrics is \(metrics.body.count) bytes")
+            let allowed: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"]
+            var methods: Set<String> = []
+            for line in metrics.text.split(separator: "\n") where line.hasPrefix("tabstore_http_requests_total{") {
+                if let start = line.range(of: "method=\"")?.upperBound, let end = line[start...].firstIndex(of: "\"") {
+                    methods.insert(String(line[start..<end]))
                 }
             }
-            return statuses
+            #expect(methods.contains("other"))
+            #expect(methods.isSubset(of: allowed), "\(methods)")
         }
-        #expect(!statuses.isEmpty)
-        let metrics = try await live.call("GET", "/metrics")
-        #expect(metrics.status == 200)
-        #expect(metrics.body.count < 16 * 1024, "/metrics is \(metrics.body.count) bytes")
-        let allowed: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"]
-        var methods: Set<String> = []
-        for line in metrics.text.split(separator: "\n") where line.hasPrefix("tabstore_http_requests_total{") {
-            if let start = line.range(of: "method=\"")?.upperBound, let end = line[start...].firstIndex(of: "\"") {
-                methods.insert(String(line[start..<end]))
-            }
-        }
-        #expect(methods.contains("other"))
-        #expect(methods.isSubset(of: allowed), "\(methods)")
-        await live.stop()
     }
 
     @Test("the logger bounds every string to 256 UTF-8 bytes without splitting a character; methods log as a fixed set")
@@ -155,16 +155,16 @@ struct OperationsTests {
 
     @Test("a second service on the same database in the same process is refused by the lock")
     func lockInProcess() async throws {
-        let live = try LiveService()
-        var options = ServiceOptions()
-        options.port = 0
-        options.dataDirectory = live.directory.path
-        options.adminToken = live.admin
-        #expect {
-            _ = try TabStoreService.start(options: options, logger: .silent)
-        } throws: { error in
-            "\(error)".contains("already serving")
+        try await withLiveService { live in
+            var options = ServiceOptions()
+            options.port = 0
+            options.dataDirectory = live.directory.path
+            options.adminToken = live.admin
+            #expect {
+                _ = try TabStoreService.start(options: options, logger: .silent)
+            } throws: { error in
+                "\(error)".contains("already serving")
+            }
         }
-        await live.stop()
     }
 }

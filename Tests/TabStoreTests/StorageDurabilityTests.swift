@@ -87,15 +87,15 @@ struct StorageDurabilityTests {
 
     @Test("the service's writer uses synchronous=FULL by default")
     func synchronousFullByDefault() async throws {
-        let live = try LiveService()
-        #expect(try await Self.writerSynchronous(live) == 2)
-        await live.stop()
+        try await withLiveService { live throws in
+            #expect(try await Self.writerSynchronous(live) == 2)
+        }
     }
 
     @Test("--durability normal gives the writer synchronous=NORMAL")
     func synchronousNormal() async throws {
-        let live = try LiveService(adjust: { $0.durabilityFull = false })
-        #expect(try await Self.writerSynchronous(live) == 1)
-        await live.stop()
+        try await withLiveService(adjust: { $0.durabilityFull = false }) { live throws in
+            #expect(try await Self.writerSynchronous(live) == 1)
+        }
     }
 }

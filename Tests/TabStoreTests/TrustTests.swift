@@ -21,44 +21,44 @@ struct TrustTests {
 
     @Test("a token for one spelling never reaches another spelling's customization (both directions, every verb)")
     func spellingsAreDifferentUsers() async throws {
-        let live = try LiveService()
-        for (direction, app) in ["app.fwd", "app.rev"].enumerated() {
-            let secret = try await live.makeApp(app, schema: Seeds.behaviorAllAutomatic)
-            for pair in Self.spellingPairs {
-                let (first, second) = direction == 0 ? pair : (pair.1, pair.0)
-                #expect(first == second, "the pair must be canonically equivalent to be an attack")
-                let firstPath = "/v1/apps/\(app)/users/\(Trust.pct(first))"
-                let secondPath = "/v1/apps/\(app)/users/\(Trust.pct(second))"
-                let firstToken = live.userToken(app: app, user: first, secret: secret)
-                let secondToken = live.userToken(app: app, user: second, secret: secret)
-                let created = try await live.call("PATCH", firstPath + "/customization", token: firstToken, json: Trust.patch([Trust.hide("com.myApp.bell")]))
-                #expect(created.status == 200, "\(first.debugDescription)")
+        try await withLiveService { live in
+            for (direction, app) in ["app.fwd", "app.rev"].enumerated() {
+                let secret = try await live.makeApp(app, schema: Seeds.behaviorAllAutomatic)
+                for pair in Self.spellingPairs {
+                    let (first, second) = direction == 0 ? pair : (pair.1, pair.0)
+                    #expect(first == second, "the pair must be canonically equivalent to be an attack")
+                    let firstPath = "/v1/apps/\(app)/users/\(Trust.pct(first))"
+                    let secondPath = "/v1/apps/\(app)/users/\(Trust.pct(second))"
+                    let firstToken = live.userToken(app: app, user: first, secret: secret)
+                    let secondToken = live.userToken(app: app, user: second, secret: secret)
+                    let created = try await live.call("PATCH", firstPath + "/customization", token: firstToken, json: Trust.patch([Trust.hide("com.myApp.bell")]))
+                    #expect(created.status == 200, "\(first.debugDescription)")
 
-                let label = "\(second.debugDescription) on \(first.debugDescription)'s path"
-                #expect(try await live.call("GET", firstPath + "/customization", token: secondToken).status == 403, "\(label)")
-                #expect(try await live.call("PATCH", firstPath + "/customization", token: secondToken, json: Trust.patch([Trust.hide("com.myApp.lights")])).status == 403, "\(label)")
-                #expect(try await live.call("PUT", firstPath + "/customization", token: secondToken, json: #"{"tabs": {}}"#).status == 403, "\(label)")
-                #expect(try await live.call("DELETE", firstPath + "/customization", token: secondToken).status == 403, "\(label)")
-                for sizeClass in ["compact", "regular"] {
-                    #expect(try await live.call("GET", firstPath + "/layout?sizeClass=\(sizeClass)", token: secondToken).status == 403, "\(label)")
+                    let label = "\(second.debugDescription) on \(first.debugDescription)'s path"
+                    #expect(try await live.call("GET", firstPath + "/customization", token: secondToken).status == 403, "\(label)")
+                    #expect(try await live.call("PATCH", firstPath + "/customization", token: secondToken, json: Trust.patch([Trust.hide("com.myApp.lights")])).status == 403, "\(label)")
+                    #expect(try await live.call("PUT", firstPath + "/customization", token: secondToken, json: #"{"tabs": {}}"#).status == 403, "\(label)")
+                    #expect(try await live.call("DELETE", firstPath + "/customization", token: secondToken).status == 403, "\(label)")
+                    for sizeClass in ["compact", "regular"] {
+                        #expect(try await live.call("GET", firstPath + "/layout?sizeClass=\(sizeClass)", token: secondToken).status == 403, "\(label)")
+                    }
+                    #expect(try await live.call("GET", secondPath + "/customization", token: firstToken).status == 403, "and back")
+
+                    // The second spelling's own customization: empty, revision 0, and named by its own bytes.
+                    let own = try await live.call("GET", secondPath + "/customization", token: secondToken)
+                    #expect(own.status == 200)
+                    #expect(own.field("revision") == .integer(0), "\(second.debugDescription)")
+                    #expect(own.field("tabs") == .object(JSONObject()), "\(second.debugDescription)")
+                    #expect(Trust.id(own, "userId") == Identifier(second))
+
+                    // The first user's data is unchanged.
+                    let stored = try await live.call("GET", firstPath + "/customization", token: live.admin)
+                    #expect(stored.field("revision") == .integer(1), "\(first.debugDescription)")
+                    #expect(Trust.id(stored, "userId") == Identifier(first))
+                    #expect(Trust.keys(stored, "tabs") == [Identifier("com.myApp.bell")])
                 }
-                #expect(try await live.call("GET", secondPath + "/customization", token: firstToken).status == 403, "and back")
-
-                // The second spelling's own customization: empty, revision 0, and named by its own bytes.
-                let own = try await live.call("GET", secondPath + "/customization", token: secondToken)
-                #expect(own.status == 200)
-                #expect(own.field("revision") == .integer(0), "\(second.debugDescription)")
-                #expect(own.field("tabs") == .object(JSONObject()), "\(second.debugDescription)")
-                #expect(Trust.id(own, "userId") == Identifier(second))
-
-                // The first user's data is unchanged.
-                let stored = try await live.call("GET", firstPath + "/customization", token: live.admin)
-                #expect(stored.field("revision") == .integer(1), "\(first.debugDescription)")
-                #expect(Trust.id(stored, "userId") == Identifier(first))
-                #expect(Trust.keys(stored, "tabs") == [Identifier("com.myApp.bell")])
             }
         }
-        await live.stop()
     }
 
     @Test("Identifier: distinct spellings are unequal, hash apart and are two Set and Dictionary members")
@@ -101,29 +101,29 @@ struct TrustTests {
 
     @Test("PUT naming both spellings of a tab: the one the schema lacks is refused as unknown-tab, never merged")
     func putBothSpellingsOfATab() async throws {
-        let live = try LiveService()
-        for (app, declared, other) in [("app.nfc", "caf\u{E9}", "cafe\u{301}"), ("app.nfd", "cafe\u{301}", "caf\u{E9}"),
-                                       ("app.kelvin", "Kelvin", "\u{212A}elvin")] {
-            let schema = Trust.text(["items": [["kind": "tab", "id": "home", "title": "Home"], ["kind": "tab", "id": .string(declared), "title": "Caf\u{E9}"]]])
-            let secret = try await live.makeApp(app, schema: schema)
-            let token = live.userToken(app: app, user: "u", secret: secret)
-            let path = "/v1/apps/\(app)/users/u/customization"
-            let hidden: JSONValue = ["sidebarVisibility": "hidden"]
-            for tabs in [JSONObject([(declared, hidden), (other, hidden)]), JSONObject([(other, hidden), (declared, hidden)]),
-                         JSONObject([(other, hidden)])] {
-                let refused = try await live.call("PUT", path, token: token, json: Trust.text(.object(JSONObject([("tabs", .object(tabs))]))))
-                #expect(refused.status == 422, "\(app) \(tabs.keys.map(\.debugDescription))")
-                #expect(refused.codes == ["unknown-tab"], "\(app)")
+        try await withLiveService { live in
+            for (app, declared, other) in [("app.nfc", "caf\u{E9}", "cafe\u{301}"), ("app.nfd", "cafe\u{301}", "caf\u{E9}"),
+                                           ("app.kelvin", "Kelvin", "\u{212A}elvin")] {
+                let schema = Trust.text(["items": [["kind": "tab", "id": "home", "title": "Home"], ["kind": "tab", "id": .string(declared), "title": "Caf\u{E9}"]]])
+                let secret = try await live.makeApp(app, schema: schema)
+                let token = live.userToken(app: app, user: "u", secret: secret)
+                let path = "/v1/apps/\(app)/users/u/customization"
+                let hidden: JSONValue = ["sidebarVisibility": "hidden"]
+                for tabs in [JSONObject([(declared, hidden), (other, hidden)]), JSONObject([(other, hidden), (declared, hidden)]),
+                             JSONObject([(other, hidden)])] {
+                    let refused = try await live.call("PUT", path, token: token, json: Trust.text(.object(JSONObject([("tabs", .object(tabs))]))))
+                    #expect(refused.status == 422, "\(app) \(tabs.keys.map(\.debugDescription))")
+                    #expect(refused.codes == ["unknown-tab"], "\(app)")
+                }
+                #expect(try await live.call("GET", path, token: token).field("revision") == .integer(0), "nothing stored")
+                let accepted = try await live.call("PUT", path, token: token, json: Trust.text(.object(JSONObject([("tabs", .object(JSONObject([(declared, hidden)])))]))))
+                #expect(accepted.status == 200)
+                #expect(Trust.keys(accepted, "tabs") == [Identifier(declared)])
+                // PATCH is held to the same rule.
+                let patched = try await live.call("PATCH", path, token: token, json: Trust.patch([Trust.hide(other)]))
+                #expect(patched.status == 422 && patched.codes == ["unknown-tab"])
             }
-            #expect(try await live.call("GET", path, token: token).field("revision") == .integer(0), "nothing stored")
-            let accepted = try await live.call("PUT", path, token: token, json: Trust.text(.object(JSONObject([("tabs", .object(JSONObject([(declared, hidden)])))]))))
-            #expect(accepted.status == 200)
-            #expect(Trust.keys(accepted, "tabs") == [Identifier(declared)])
-            // PATCH is held to the same rule.
-            let patched = try await live.call("PATCH", path, token: token, json: Trust.patch([Trust.hide(other)]))
-            #expect(patched.status == 422 && patched.codes == ["unknown-tab"])
         }
-        await live.stop()
     }
 
     // MARK: 2. Property: no spelling reaches another
@@ -160,31 +160,31 @@ struct TrustTests {
 
     @Test("hostile exp, nbf and iat: 401 with a problem document, and the server stays up")
     func hostileTimeClaims() async throws {
-        let live = try LiveService()
-        let secret = try await live.makeApp("app", schema: Seeds.behaviorAllAutomatic)
-        let path = "/v1/apps/app/users/alice/customization"
-        let valid = Trust.now() + 600
-        // The hand-built token is accepted when its claims are sane, so every 401 below is the claim's.
-        let sane = Trust.jwt(payload: #"{"sub":"alice","aud":"app","exp":\#(valid),"nbf":\#(valid - 900),"iat":\#(valid - 900)}"#, secret: secret)
-        #expect(try await live.call("GET", path, token: sane).status == 200)
-        for number in Self.hostileNumbers {
-            let payloads = [
-                #"{"sub":"alice","aud":"app","exp":\#(number)}"#,
-                #"{"sub":"alice","aud":"app","exp":\#(valid),"nbf":\#(number)}"#,
-                #"{"sub":"alice","aud":"app","exp":\#(valid),"iat":\#(number)}"#,
-                #"{"sub":"alice","aud":"app","exp":\#(number),"nbf":\#(number),"iat":\#(number)}"#,
-            ]
-            for payload in payloads {
-                let response = try await live.call("GET", path, token: Trust.jwt(payload: payload, secret: secret))
-                #expect(response.status == 401, "\(payload)")
-                #expect(response.headers["Content-Type"] == "application/problem+json", "\(payload)")
-                #expect(response.field("status") == .integer(401), "\(payload)")
-                #expect(response.field("revision") == nil)
+        try await withLiveService { live in
+            let secret = try await live.makeApp("app", schema: Seeds.behaviorAllAutomatic)
+            let path = "/v1/apps/app/users/alice/customization"
+            let valid = Trust.now() + 600
+            // The hand-built token is accepted when its claims are sane, so every 401 below is the claim's.
+            let sane = Trust.jwt(payload: #"{"sub":"alice","aud":"app","exp":\#(valid),"nbf":\#(valid - 900),"iat":\#(valid - 900)}"#, secret: secret)
+            #expect(try await live.call("GET", path, token: sane).status == 200)
+            for number in Self.hostileNumbers {
+                let payloads = [
+                    #"{"sub":"alice","aud":"app","exp":\#(number)}"#,
+                    #"{"sub":"alice","aud":"app","exp":\#(valid),"nbf":\#(number)}"#,
+                    #"{"sub":"alice","aud":"app","exp":\#(valid),"iat":\#(number)}"#,
+                    #"{"sub":"alice","aud":"app","exp":\#(number),"nbf":\#(number),"iat":\#(number)}"#,
+                ]
+                for payload in payloads {
+                    let response = try await live.call("GET", path, token: Trust.jwt(payload: payload, secret: secret))
+                    #expect(response.status == 401, "\(payload)")
+                    #expect(response.headers["Content-Type"] == "application/problem+json", "\(payload)")
+                    #expect(response.field("status") == .integer(401), "\(payload)")
+                    #expect(response.field("revision") == nil)
+                }
             }
+            #expect(try await live.call("GET", "/healthz").status == 200)
+            #expect(try await live.call("GET", path, token: sane).status == 200)
         }
-        #expect(try await live.call("GET", "/healthz").status == 200)
-        #expect(try await live.call("GET", path, token: sane).status == 200)
-        await live.stop()
     }
 
     @Test("JWT time checks never trap, whatever the clock or claims")
@@ -221,57 +221,57 @@ struct TrustTests {
 
     @Test("limits are bytes: 257-byte ids of few characters are refused, 256-byte ids are accepted")
     func idLimitsAreBytes() async throws {
-        let live = try LiveService()
-        let wide = "t" + String(repeating: "\u{212A}", count: 85)  // 256 bytes
-        #expect(wide.utf8.count == 256)
-        let schema = Trust.text(["items": [["kind": "tab", "id": "home", "title": "Home"], ["kind": "tab", "id": .string(wide), "title": "Wide"]]])
-        let secret = try await live.makeApp("app", schema: schema)
-        let tooLong = [
-            "a" + String(repeating: "\u{301}", count: 128),  // 257 bytes, one character
-            "ab" + String(repeating: "\u{301}", count: 128),  // 258 bytes, two characters
-            String(repeating: "\u{212A}", count: 86),  // 258 bytes
-            String(repeating: "\u{1F600}", count: 65),  // 260 bytes
-            String(repeating: "\u{E9}", count: 129),  // 258 bytes
-            String(repeating: "a", count: 257),
-        ]
-        for id in tooLong {
-            #expect(id.utf8.count > 256)
-            let response = try await live.call("GET", "/v1/apps/app/users/\(Trust.pct(id))/customization", token: live.admin)
-            #expect(response.status == 400, "\(id.utf8.count) bytes, \(id.count) characters")
-            #expect(response.field("type") == .string("urn:tabstore:problem:invalid-user-id"))
-            // Nor can a token name such a user.
-            let token = Trust.jwt(payload: Trust.text(["sub": .string(id), "aud": "app", "exp": .integer(Trust.now() + 600)]), secret: secret)
-            #expect(try await live.call("GET", "/v1/apps/app/users/\(Trust.pct(id))/customization", token: token).status == 401)
-        }
-        // A tab id of too many bytes, wherever a request names one.
-        let longTab = "a" + String(repeating: "\u{301}", count: 290)
-        let user = live.userToken(app: "app", user: "u", secret: secret)
-        let path = "/v1/apps/app/users/u/customization"
-        let operations: [JSONValue] = [
-            Trust.hide(longTab),
-            ["op": "setTabBarVisibility", "tab": .string(longTab), "visibility": "hidden"],
-            ["op": "moveTab", "section": .string(longTab), "tab": "home", "toIndex": 0],
-            ["op": "setTabBarOrder", "tabBarOrder": ["home", .string(longTab)]],
-            ["op": "setSectionExpanded", "section": .string(longTab), "expanded": true],
-        ]
-        for operation in operations {
-            let response = try await live.call("PATCH", path, token: user, json: Trust.patch([operation]))
-            #expect(response.status == 400, "\(Trust.text(operation).prefix(40))")
-            #expect(response.codes == ["invalid-id"], "\(Trust.text(operation).prefix(40))")
-        }
-        let put = try await live.call("PUT", path, token: user, json: Trust.text(["tabs": .object(JSONObject([(longTab, ["sidebarVisibility": "hidden"])]))]))
-        #expect(put.status == 400 && put.codes == ["invalid-id"])
+        try await withLiveService { live in
+            let wide = "t" + String(repeating: "\u{212A}", count: 85)  // 256 bytes
+            #expect(wide.utf8.count == 256)
+            let schema = Trust.text(["items": [["kind": "tab", "id": "home", "title": "Home"], ["kind": "tab", "id": .string(wide), "title": "Wide"]]])
+            let secret = try await live.makeApp("app", schema: schema)
+            let tooLong = [
+                "a" + String(repeating: "\u{301}", count: 128),  // 257 bytes, one character
+                "ab" + String(repeating: "\u{301}", count: 128),  // 258 bytes, two characters
+                String(repeating: "\u{212A}", count: 86),  // 258 bytes
+                String(repeating: "\u{1F600}", count: 65),  // 260 bytes
+                String(repeating: "\u{E9}", count: 129),  // 258 bytes
+                String(repeating: "a", count: 257),
+            ]
+            for id in tooLong {
+                #expect(id.utf8.count > 256)
+                let response = try await live.call("GET", "/v1/apps/app/users/\(Trust.pct(id))/customization", token: live.admin)
+                #expect(response.status == 400, "\(id.utf8.count) bytes, \(id.count) characters")
+                #expect(response.field("type") == .string("urn:tabstore:problem:invalid-user-id"))
+                // Nor can a token name such a user.
+                let token = Trust.jwt(payload: Trust.text(["sub": .string(id), "aud": "app", "exp": .integer(Trust.now() + 600)]), secret: secret)
+                #expect(try await live.call("GET", "/v1/apps/app/users/\(Trust.pct(id))/customization", token: token).status == 401)
+            }
+            // A tab id of too many bytes, wherever a request names one.
+            let longTab = "a" + String(repeating: "\u{301}", count: 290)
+            let user = live.userToken(app: "app", user: "u", secret: secret)
+            let path = "/v1/apps/app/users/u/customization"
+            let operations: [JSONValue] = [
+                Trust.hide(longTab),
+                ["op": "setTabBarVisibility", "tab": .string(longTab), "visibility": "hidden"],
+                ["op": "moveTab", "section": .string(longTab), "tab": "home", "toIndex": 0],
+                ["op": "setTabBarOrder", "tabBarOrder": ["home", .string(longTab)]],
+                ["op": "setSectionExpanded", "section": .string(longTab), "expanded": true],
+            ]
+            for operation in operations {
+                let response = try await live.call("PATCH", path, token: user, json: Trust.patch([operation]))
+                #expect(response.status == 400, "\(Trust.text(operation).prefix(40))")
+                #expect(response.codes == ["invalid-id"], "\(Trust.text(operation).prefix(40))")
+            }
+            let put = try await live.call("PUT", path, token: user, json: Trust.text(["tabs": .object(JSONObject([(longTab, ["sidebarVisibility": "hidden"])]))]))
+            #expect(put.status == 400 && put.codes == ["invalid-id"])
 
-        // Exactly 256 bytes is valid: as a user id (in the path and the token) and as a tab id.
-        for id in ["ab" + String(repeating: "\u{301}", count: 127), String(repeating: "\u{212A}", count: 85) + "a", String(repeating: "x", count: 256)] {
-            #expect(id.utf8.count == 256)
-            let token = live.userToken(app: "app", user: id, secret: secret)
-            let own = "/v1/apps/app/users/\(Trust.pct(id))/customization"
-            let patched = try await live.call("PATCH", own, token: token, json: Trust.patch([Trust.hide(wide)]))
-            #expect(patched.status == 200, "\(id.count) characters")
-            #expect(Trust.id(patched, "userId") == Identifier(id))
-            #expect(Trust.keys(patched, "tabs") == [Identifier(wide)])
+            // Exactly 256 bytes is valid: as a user id (in the path and the token) and as a tab id.
+            for id in ["ab" + String(repeating: "\u{301}", count: 127), String(repeating: "\u{212A}", count: 85) + "a", String(repeating: "x", count: 256)] {
+                #expect(id.utf8.count == 256)
+                let token = live.userToken(app: "app", user: id, secret: secret)
+                let own = "/v1/apps/app/users/\(Trust.pct(id))/customization"
+                let patched = try await live.call("PATCH", own, token: token, json: Trust.patch([Trust.hide(wide)]))
+                #expect(patched.status == 200, "\(id.count) characters")
+                #expect(Trust.id(patched, "userId") == Identifier(id))
+                #expect(Trust.keys(patched, "tabs") == [Identifier(wide)])
+            }
         }
-        await live.stop()
     }
 }
