@@ -32,3 +32,33 @@ struct ByteIdentityTests {
         await store.close()
     }
 }
+
+@Suite("Per-user write turns")
+struct KeyedLockTests {
+    @Test("writes of one key never overlap, other keys are not held up, and nothing stays behind")
+    func turns() async throws {
+        let lock = KeyedLock<Identifier>()
+        let inside = Locked([Identifier: Int]())
+        let overlaps = Locked(0)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<200 {
+                // "Kate" and KELVIN SIGN "\u{212A}ate" are two keys (bytes), so they may run side by side.
+                let key: Identifier = index % 2 == 0 ? "Kate" : "\u{212A}ate"
+                group.addTask {
+                    try await lock.withLock(key) {
+                        let concurrent = inside.withLock { inside -> Int in
+                            inside[key, default: 0] += 1
+                            return inside[key]!
+                        }
+                        if concurrent > 1 { overlaps.withLock { $0 += 1 } }
+                        await Task.yield()
+                        inside.withLock { $0[key]! -= 1 }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(overlaps.withLock { $0 } == 0)
+        #expect(lock.heldKeys == 0)
+    }
+}

@@ -45,6 +45,6 @@ final class KeyedLock<Key: Hashable & Sendable>: Sendable {
         next?.resume()
     }
 
-    /// Keys held or waited for (tests).
-    var count: Int { waiters.withLock { $0.count } }
+    /// Keys held or waited for: 0 when nobody holds a turn (memory is bounded by the callers in flight).
+    var heldKeys: Int { waiters.withLock { $0.count } }
 }

@@ -27,8 +27,6 @@ struct Preconditions: Sendable {
         }
     }
 
-    var isEmpty: Bool { ifMatch == nil && ifNoneMatch == nil }
-
     /// - Parameters:
     ///   - current: the ETag of the current representation.
     ///   - exists: whether a current representation exists (what `*` tests).
