@@ -59,23 +59,24 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     /// only a real write tells: rewriting the header's `user_version` with its own value dirties page 1,
     /// which COMMIT must write to the WAL (https://www.sqlite.org/pragma.html#pragma_user_version).
     /// - Throws: `StorageError` with a message that says what to check.
-    private static func checkWritable(_ db: SQLiteConnection) throws(StorageError) {
-        do throws(StorageError) {
-            let version = try db.scalarInt("PRAGMA user_version") ?? 0
-            try db.execute("BEGIN IMMEDIATE; PRAGMA user_version = \(version); COMMIT")
-        } catch {
-            try? db.execute("ROLLBACK")
+    private static func checkWritable(_ db: SQLiteConnection) throws {
+        do {
+            try db.transaction { try rewriteUserVersion(db) }  // rolls back itself when the write fails
+        } catch let error as StorageError {
             throw StorageError(extendedCode: error.extendedCode, message: "cannot write to the database \(db.path) (\(error.message)); refusing to start: check that the file and its folder are writable (SQLite creates -wal and -shm files beside it) and the file system is not read-only or full")
         }
+    }
+
+    /// The smallest real write: `user_version` set to its own value (inside the caller's transaction).
+    private static func rewriteUserVersion(_ db: SQLiteConnection) throws(StorageError) {
+        let version = try db.scalarInt("PRAGMA user_version") ?? 0
+        try db.execute("PRAGMA user_version = \(version)")
     }
 
     /// A cheap real write on the writer (see `checkWritable`); clears `health` when it commits.
     public func probeWrite() async -> Bool {
         do {
-            try await writer.write { db in
-                let version = try db.scalarInt("PRAGMA user_version") ?? 0
-                try db.execute("PRAGMA user_version = \(version)")
-            }
+            try await writer.write { db in try Self.rewriteUserVersion(db) }
             return true
         } catch {
             return false
@@ -173,11 +174,13 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
 
     public func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord {
         try await writer.write { db in
-            guard let current = try db.scalarInt("SELECT schema_version FROM apps WHERE id = ?", [.text(appId)]),
-                  let floor = try db.scalarInt("SELECT schema_version_floor FROM apps WHERE id = ?", [.text(appId)])
-            else {
+            let statement = try db.statement("SELECT schema_version, schema_version_floor FROM apps WHERE id = ?").bind([.text(appId)])
+            guard try statement.step() else {
+                statement.reset()
                 throw StoreConflict.notFound
             }
+            let (current, floor) = (statement.int(0), statement.int(1))
+            statement.reset()
             guard current == expectedCurrent else { throw StoreConflict.revisionMismatch(current: current) }
             let version = max(current, floor) + 1
             let document = makeDocument(version)
