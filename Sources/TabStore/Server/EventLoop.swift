@@ -343,13 +343,21 @@ final class EventLoop: @unchecked Sendable {
     private func admit(_ head: HTTPRequestHead, on connection: Connection, at now: UInt64) -> Bool {
         let requestId = ServerContext.saneRequestId(head.headers["X-Request-ID"]) ?? context.makeRequestId()
         connection.requestId = requestId
-        guard var refusal = context.responder.admit(head, context: RequestContext(requestId: requestId, receivedAt: now)) else { return true }
-        refusal.headers.set("X-Request-ID", requestId)
+        guard let refusal = context.responder.admit(head, context: RequestContext(requestId: requestId, receivedAt: now)) else { return true }
+        answerAndClose(connection, refusal, requestId: requestId, includeBody: head.method != "HEAD")
+        return false
+    }
+
+    /// Sends `response` as the connection's last answer, its request's unread bytes dropped and its body
+    /// reservation returned, then closes (lingering) once it is written.
+    private func answerAndClose(_ connection: Connection, _ response: HTTPResponse, requestId: String, includeBody: Bool) {
+        var response = response
+        response.headers.set("X-Request-ID", requestId)
         connection.discardRequest()
-        ResponseEncoder.encode(refusal, keepAlive: false, includeBody: head.method != "HEAD", date: httpDate(), into: &connection.output)
+        releaseBody(connection)
+        ResponseEncoder.encode(response, keepAlive: false, includeBody: includeBody, date: httpDate(), into: &connection.output)
         connection.state = .closing
         flush(connection)
-        return false
     }
 
     private func dispatch(_ request: HTTPRequest, requestId: String, on connection: Connection, receivedAt: UInt64) {
@@ -403,17 +411,12 @@ final class EventLoop: @unchecked Sendable {
         context.observer?.serverResponded(status: status, reason: reason)
         let requestId = connection.requestId ?? context.makeRequestId()
         connection.requestId = nil
-        connection.discardRequest()
-        releaseBody(connection)
         // The access log line of a request that never reached a handler (its method and path are unknown or untrusted).
         context.logger.info("request", [("route", "unparsed"), ("status", .integer(status)), ("reason", .string(reason)),
                                         ("requestId", .string(requestId))])
         var response = ServerProblem.response(status, reason)
         if let retryAfter { response.headers.add("Retry-After", String(retryAfter)) }
-        response.headers.add("X-Request-ID", requestId)
-        ResponseEncoder.encode(response, keepAlive: false, includeBody: true, date: httpDate(), into: &connection.output)
-        connection.state = .closing
-        flush(connection)
+        answerAndClose(connection, response, requestId: requestId, includeBody: true)
     }
 
     /// Writes what it can; closes (lingering) after the last response once everything is written.
