@@ -2,11 +2,6 @@ import Glibc
 
 /// `tab-server healthcheck`: a tiny blocking HTTP client for container health checks.
 public enum HealthCheck {
-    /// True when `GET /healthz` on host:port answers 200 within `timeout` seconds.
-    public static func run(host: String, port: Int, timeout: Int = 3) -> Bool {
-        check(host: host, port: port, timeout: timeout) == nil
-    }
-
     /// Nil when `GET /healthz` on host:port answers 200 within `timeout` seconds, else one line saying
     /// what failed (the connection, with the address tried, or the status the server answered).
     public static func check(host: String, port: Int, timeout: Int = 3) -> String? {
