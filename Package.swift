@@ -1,6 +1,15 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The server's layers, each a target so the compiler keeps the graph acyclic (docs/architecture in README):
+//   Support ← Domain ← API
+//   Support ← Storage (CSQLite) ← API
+//   Support ← HTTP ← Server (CSystem)
+//   Support ← Auth (CCrypto) ← API
+//   everything ← TabStore (the composition root, Sources/TabStore/Service) ← tab-server
+// Cross-layer symbols are `package`, never `public`, unless the TabStore library product exports them.
+let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
 let package = Package(
     name: "TabStore",
     platforms: [.macOS(.v15)],
@@ -10,46 +19,55 @@ let package = Package(
     ],
     targets: [
         // SQLite from the system (Debian: libsqlite3-dev). modulemap + shim only.
-        .systemLibrary(
-            name: "CSQLite",
-            path: "Sources/CSQLite",
-            providers: [.apt(["libsqlite3-dev"])]
-        ),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // OpenSSL's libcrypto for HMAC-SHA256, random bytes and constant-time comparison (Debian: libssl-dev).
-        .systemLibrary(
-            name: "CCrypto",
-            path: "Sources/CCrypto",
-            providers: [.apt(["libssl-dev"])]
-        ),
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
         // Linux syscalls Glibc's module does not export (epoll, accept4, eventfd), as static inline wrappers.
-        .systemLibrary(
-            name: "CSystem",
-            path: "Sources/CSystem"
-        ),
+        .systemLibrary(name: "CSystem", path: "Sources/CSystem"),
+
+        // Identifiers, JSON, logging, locks: what every layer uses. No C module.
+        .target(name: "TabStoreSupport", path: "Sources/TabStore/Support", swiftSettings: swift6),
+        // Tab schemas, customizations, operations, reconciliation, layouts: pure rules, no I/O, no C module.
+        .target(name: "TabStoreDomain", dependencies: ["TabStoreSupport"], path: "Sources/TabStore/Domain", swiftSettings: swift6),
+        // The SQLite backend (one writer, a read pool, migrations).
+        .target(name: "TabStoreStorage", dependencies: ["TabStoreSupport", "CSQLite"], path: "Sources/TabStore/Storage", swiftSettings: swift6),
+        // HTTP/1.1 messages, the request parser, the router, entity tags, the responder protocol.
+        .target(name: "TabStoreHTTP", dependencies: ["TabStoreSupport"], path: "Sources/TabStore/HTTP", swiftSettings: swift6),
+        // The server on POSIX sockets: event loops, connections, limits, shutdown.
+        .target(name: "TabStoreServer", dependencies: ["TabStoreHTTP", "TabStoreSupport", "CSystem"], path: "Sources/TabStore/Server",
+                swiftSettings: swift6),
+        // Tokens: JWT (HS256), the token cache, libcrypto.
+        .target(name: "TabStoreAuth", dependencies: ["TabStoreSupport", "CCrypto"], path: "Sources/TabStore/Auth", swiftSettings: swift6),
+        // The REST API v1: routes, handlers, problems, metrics.
+        .target(name: "TabStoreAPI", dependencies: ["TabStoreDomain", "TabStoreStorage", "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport"],
+                path: "Sources/TabStore/API", swiftSettings: swift6),
+        // The composition root: options, data folder, wiring storage, API and server together.
         .target(
             name: "TabStore",
-            dependencies: ["CSQLite", "CCrypto", "CSystem"],
-            swiftSettings: [.swiftLanguageMode(.v6)],
+            dependencies: ["TabStoreAPI", "TabStoreServer", "TabStoreStorage", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport"],
+            path: "Sources/TabStore/Service",
+            swiftSettings: swift6,
             linkerSettings: [.linkedLibrary("m")]
         ),
-        .executableTarget(
-            name: "tab-server",
-            dependencies: ["TabStore"],
-            swiftSettings: [.swiftLanguageMode(.v6)]
-        ),
+        .executableTarget(name: "tab-server", dependencies: ["TabStore"], swiftSettings: swift6),
+        // `swift run -c release tabstore-bench-storage`: the storage layer alone, no HTTP (bench/README.md).
+        .executableTarget(name: "tabstore-bench-storage", dependencies: ["TabStoreStorage", "TabStoreSupport"], path: "bench/storage",
+                          swiftSettings: swift6),
         // libFuzzer targets (scripts/fuzz builds them with the fuzzer sanitizer; a plain build replays corpora).
+        // They link the parsers and rules only: HTTP, JSON, JWT, the domain (no storage, no server).
         .executableTarget(
             name: "tabstore-fuzz",
-            dependencies: ["TabStore"],
+            dependencies: ["TabStoreHTTP", "TabStoreDomain", "TabStoreAuth", "TabStoreSupport"],
             path: "Tests/Fuzz",
             exclude: ["corpus"],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            swiftSettings: swift6
         ),
         .testTarget(
             name: "TabStoreTests",
-            dependencies: ["TabStore"],
+            dependencies: ["TabStore", "TabStoreAPI", "TabStoreServer", "TabStoreStorage", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth",
+                           "TabStoreSupport"],
             path: "Tests/TabStoreTests",
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            swiftSettings: swift6
         ),
     ]
 )

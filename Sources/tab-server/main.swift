@@ -42,15 +42,19 @@ func run() async {
     }
     let command = rest.first.map { $0.hasPrefix("--") ? "serve" : $0 } ?? "serve"
     if !rest.isEmpty, rest.first == command { rest.removeFirst() }
-    let logger = Logger(minimum: options.logLevel)
     if command != "serve" { ShutdownSignals.restoreDefaults() }
     do {
         switch command {
         case "serve":
             guard rest.isEmpty else { fail("unknown argument \(rest[0]); see tab-server --help") }
-            try await serve(options, logger: logger)
+            try await Commands.serve(options) {
+                // The signal may already be pending (sent while starting): then this returns at once.
+                await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+                    Thread { continuation.resume(returning: ShutdownSignals.wait()) }.start()
+                }
+            }
         case "token":
-            try await token(options, rest)
+            print(try await Commands.token(options, rest))
         case "backup":
             guard rest.count == 1 else { fail("usage: tab-server backup PATH") }
             let store = try TabStoreService.openStore(options, create: false)
@@ -63,10 +67,6 @@ func run() async {
                 exit(1)
             }
             exit(0)
-        case "bench-storage":
-            let seconds = rest.first.flatMap(Double.init) ?? 3
-            try FileManager.default.createDirectory(atPath: options.dataDirectory, withIntermediateDirectories: true)
-            print(try await StorageBenchmark.run(directory: options.dataDirectory, seconds: seconds, synchronousFull: options.durabilityFull))
         case "demo":
             let store = try TabStoreService.openStore(options)
             let app = try await DemoData.load(into: store)
@@ -82,51 +82,6 @@ func run() async {
     } catch {
         fail(describe(error))
     }
-}
-
-func token(_ options: ServiceOptions, _ arguments: [String]) async throws {
-    var app: String?
-    var user: String?
-    var ttl = 3600
-    var index = 0
-    while index < arguments.count {
-        let flag = arguments[index]
-        guard index + 1 < arguments.count else { fail("\(flag) needs a value") }
-        let value = arguments[index + 1]
-        switch flag {
-        case "--app": app = value
-        case "--user": user = value
-        case "--ttl":
-            guard let seconds = Int(value), seconds > 0, seconds <= 31_536_000 else { fail("--ttl must be 1-31536000 seconds") }
-            ttl = seconds
-        default: fail("unknown option \(flag) for token")
-        }
-        index += 2
-    }
-    guard let app, let user else { fail("usage: tab-server token --app ID --user ID [--ttl SECONDS]") }
-    guard Identifier(app).isValidAppId else { fail("--app must be 1-128 bytes of A-Z a-z 0-9 . _ -") }
-    guard Identifier(user).isValidId else { fail("--user must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters") }
-    let store = try TabStoreService.openStore(options, create: false)
-    defer { Task { await store.close() } }
-    guard let record = try await store.app(app) else { fail("no app \(app) in \(options.resolvedDatabasePath)") }
-    let now = Int(Date().timeIntervalSince1970)
-    print(JWT.sign(subject: Identifier(user), audience: Identifier(app), expiresAt: now + ttl, issuedAt: now, secret: record.signingSecret))
-}
-
-func serve(_ options: ServiceOptions, logger: Logger) async throws {
-    let service = try TabStoreService.start(options: options, logger: logger)
-    logger.info("listening", [
-        ("host", .string(options.host)), ("port", .integer(service.port)), ("database", .string(options.resolvedDatabasePath)),
-        ("threads", .integer(options.threads)), ("durability", .string(options.durabilityFull ? "full" : "normal")),
-        ("version", .string(TabStoreVersion.current)),
-    ])
-    // The signal may already be pending (sent while starting): then this returns at once.
-    let signalNumber = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-        Thread { continuation.resume(returning: ShutdownSignals.wait()) }.start()
-    }
-    logger.info("shutdown_started", [("signal", .integer(Int(signalNumber))), ("graceSeconds", .number(options.shutdownGrace))])
-    await service.shutdown()
-    logger.info("shutdown_complete")
 }
 
 // First, so no signal can arrive before its handler (see ShutdownSignals).

@@ -5,10 +5,18 @@
 // Built normally (swift build), it replays the files or folders given as arguments, so the corpora
 // stay runnable without the sanitizer toolchain.
 import Foundation
-import TabStore
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreSupport
 
-/// The schema operations and documents are checked against (the seeds' demo app).
-let fixture: SchemaIndex = SchemaIndex(schema: try! TabSchema.parse(try! JSONParser.parse(Array(DemoData.schemaJSON.utf8))), version: 1)
+/// The schema operations and documents are checked against: the seeds' demo app, `examples/schema.json`
+/// (read from the source tree, so this target links the parsers and rules only, not the service).
+let fixture: SchemaIndex = {
+    let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../examples/schema.json").path
+    guard let bytes = FileManager.default.contents(atPath: path) else { fatalError("tabstore-fuzz: cannot read \(path)") }
+    return SchemaIndex(schema: try! TabSchema.parse(try! JSONParser.parse(Array(bytes))), version: 1)
+}()
 
 /// Parses every request in `bytes`, fed either whole or in two pieces split at `split`.
 func requests(_ bytes: [UInt8], split: Int) -> (heads: [String], status: Int?) {

@@ -1,5 +1,12 @@
 import Foundation
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// A live service on 127.0.0.1 port 0 over a fresh database, built exactly as `tab-server` builds it.
 final class LiveService: @unchecked Sendable {

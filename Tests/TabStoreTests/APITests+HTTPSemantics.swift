@@ -1,6 +1,13 @@
 import Foundation
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// Issue 12: conditional requests and caching (RFC 9110 / 9111), authentication challenges, methods.
 extension APITests {

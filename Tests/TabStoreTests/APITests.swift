@@ -1,6 +1,13 @@
 import Foundation
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 @Suite("REST API end to end (real server, real sockets, real SQLite)", .serialized)
 struct APITests {
@@ -248,7 +255,7 @@ struct APITests {
         let directory = TemporaryDirectory()
         let store = try SQLiteStore(configuration: .init(path: directory.file("r.sqlite")))
         let state = ServerState()
-        let api = TabStoreAPI(store: store, configuration: APIConfiguration(adminToken: "in-process-admin-token"), serverState: state)
+        let api = APIResponder(store: store, configuration: APIConfiguration(adminToken: "in-process-admin-token"), serverState: state)
         let head = HTTPRequestHead(method: "GET", target: "/readyz", version: .http11, headers: HTTPHeaders([("Host", "x")]),
                                    keepAlive: true, contentLength: nil, chunked: false, expectsContinue: false)
         let context = RequestContext(requestId: "r1", receivedAt: 0)

@@ -2,6 +2,13 @@ import Foundation
 import Glibc
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 @Suite("Abuse and authorization against the live server", .serialized)
 struct AbuseTests {

@@ -1,5 +1,12 @@
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 @Suite("Client text is matched by bytes wherever it is compared")
 struct ByteIdentityTests {
@@ -10,7 +17,7 @@ struct ByteIdentityTests {
         var configuration = APIConfiguration(adminToken: "byte-identity-admin-token")
         configuration.accessLog = false
         configuration.allowedOrigins = ["https://Kate.example"]
-        let api = TabStoreAPI(store: store, configuration: configuration)
+        let api = APIResponder(store: store, configuration: configuration)
         func get(_ target: String, origin: String? = nil) async -> HTTPResponse {
             var head = InProcessAPI.head("GET", target, token: nil)
             if let origin { head.headers.add("Origin", origin) }

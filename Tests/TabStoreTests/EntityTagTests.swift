@@ -1,5 +1,12 @@
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 @Suite("Entity-tag lists (RFC 9110 §8.8.3, §13.1.1-2): parsing and comparison")
 struct EntityTagTests {

@@ -1,5 +1,12 @@
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// Feeds `input` to a parser in pieces of `step` bytes (0 = whole) and collects the requests,
 /// or the error that stopped it.

@@ -3,6 +3,13 @@ import Glibc
 import Synchronization
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// A responder for server tests: `/slow` waits, `/echo` returns the body, anything else says hello.
 struct TestResponder: HTTPResponder {

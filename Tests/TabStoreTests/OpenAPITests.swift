@@ -1,6 +1,13 @@
 import Foundation
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 @Suite("openapi.yaml describes exactly what is served")
 struct OpenAPITests {
@@ -49,7 +56,7 @@ struct OpenAPITests {
     func routesMatch() throws {
         let yaml = try String(contentsOf: Self.root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
         let directory = TemporaryDirectory()
-        let api = TabStoreAPI(store: try SQLiteStore(configuration: .init(path: directory.file("x.sqlite"))), configuration: APIConfiguration())
+        let api = APIResponder(store: try SQLiteStore(configuration: .init(path: directory.file("x.sqlite"))), configuration: APIConfiguration())
         let routed = Set(api.router.routes.map { "\($0.method) \($0.pattern)" })
         let documented = Self.documentedOperations(yaml)
         #expect(routed.subtracting(documented).isEmpty, "routed but not documented")

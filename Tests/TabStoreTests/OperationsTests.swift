@@ -2,6 +2,13 @@ import Foundation
 import Glibc
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 @Suite("Operations: storage health, metrics cardinality, bounded logs, customization gauge (security audit)")
 struct OperationsTests {

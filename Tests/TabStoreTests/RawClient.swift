@@ -1,6 +1,13 @@
 import Foundation
 import Glibc
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// Runs blocking work on a thread of its own, so blocking socket calls in tests never occupy the
 /// concurrency pool the server's handlers need (the machine has two cores: two pool threads).

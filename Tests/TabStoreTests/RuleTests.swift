@@ -1,5 +1,12 @@
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// A schema that exercises every rule: disabled, reorderable, sidebarOnly, pinned, sections, dynamic tabs.
 let ruleSchema = """

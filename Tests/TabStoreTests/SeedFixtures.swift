@@ -1,5 +1,12 @@
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// Every example of the three seeds in ../shared/seeds, written as a TabStore schema.
 enum Seeds {

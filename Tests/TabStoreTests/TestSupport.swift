@@ -1,5 +1,12 @@
 import Foundation
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// A fresh temporary folder per test, removed when the value is released.
 final class TemporaryDirectory: @unchecked Sendable {

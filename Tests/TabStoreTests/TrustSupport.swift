@@ -1,5 +1,12 @@
 import Foundation
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// Helpers for `TrustTests`: byte-exact reads of responses, hand-built tokens, percent-encoding, random spellings.
 enum Trust {
@@ -95,7 +102,7 @@ enum Trust {
 final class InProcessAPI: @unchecked Sendable {
     let directory = TemporaryDirectory()
     let store: SQLiteStore
-    let api: TabStoreAPI
+    let api: APIResponder
     let admin = "in-process-admin-token-0123456789"
 
     init(metricsRequireAuth: Bool = false) throws {
@@ -103,7 +110,7 @@ final class InProcessAPI: @unchecked Sendable {
         var configuration = APIConfiguration(adminToken: admin)
         configuration.accessLog = false
         configuration.metricsRequireAuth = metricsRequireAuth
-        api = TabStoreAPI(store: store, configuration: configuration)
+        api = APIResponder(store: store, configuration: configuration)
     }
 
     func close() async { await store.close() }

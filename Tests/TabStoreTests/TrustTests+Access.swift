@@ -1,6 +1,13 @@
 import Foundation
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// Items 6-9 of `TrustTests`.
 extension TrustTests {

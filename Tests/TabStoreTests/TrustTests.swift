@@ -1,6 +1,13 @@
 import Foundation
 import Testing
 @testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreDomain
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// The audit's trust findings, each attacked several ways: ids are bytes, JWT claims cannot trap, limits are
 /// in bytes and hold for what is stored, one bad row never fails a whole-app operation, path ids never reach

@@ -1,3 +1,8 @@
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
 /// How the API behaves, apart from the HTTP server's limits.
 public struct APIConfiguration: Sendable {
     /// The operator's bearer token; nil refuses every operator call.

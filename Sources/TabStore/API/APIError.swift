@@ -1,5 +1,10 @@
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
 /// An error answered as an RFC 9457 problem document. Every error of the API becomes one of these
-/// in exactly one place (`TabStoreAPI.respond`).
+/// in exactly one place (`APIResponder.respond`).
 public struct APIError: Error, Sendable {
     public var status: Int
     /// A stable kebab-case slug; the problem `type` is `urn:tabstore:problem:<slug>`.

@@ -1,3 +1,8 @@
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
 
 /// Apps and their current schema, kept in memory: every request needs the app's signing secret and
 /// schema, and they change only through the operator's writes, which invalidate the entry.

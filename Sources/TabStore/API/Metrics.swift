@@ -1,3 +1,8 @@
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
 
 /// Prometheus metrics (text exposition format 0.0.4). One lock; every update is a few additions.
 public final class Metrics: Sendable, ServerObserver {

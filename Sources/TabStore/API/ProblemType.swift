@@ -1,3 +1,8 @@
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
 /// The `type` of every problem the API answers, as `urn:tabstore:problem:<slug>`: stable words a client can
 /// switch on. openapi.yaml lists exactly these (a test compares the two).
 public enum ProblemType: String, Sendable, CaseIterable {

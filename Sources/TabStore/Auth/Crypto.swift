@@ -1,4 +1,5 @@
 import CCrypto
+import TabStoreSupport
 
 /// The few primitives TabStore needs, all from OpenSSL's libcrypto: nothing here is hand-rolled.
 public enum Crypto {

@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// HS256 JSON Web Tokens (RFC 7519 / RFC 7515) for an app's users.
 public enum JWT {
     public struct Claims: Sendable, Equatable {

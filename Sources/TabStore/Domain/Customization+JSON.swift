@@ -1,3 +1,4 @@
+import TabStoreSupport
 extension Customization {
     /// The customization as API.md shows it; maps are written with sorted keys so equal values encode equally.
     public func json(appId: Identifier, userId: Identifier) -> JSONValue {

@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// A user's `TabViewCustomization`, with what Apple keeps private made first-class (DOMAIN.md section 2).
 public struct Customization: Sendable, Equatable {
     /// Per-tab visibility choices; `automatic` means "use the schema default".

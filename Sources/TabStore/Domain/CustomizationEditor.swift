@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// Applies changes to a customization under a schema's rules: all-or-nothing, in order, and every
 /// refusal names where (the operation or document entry), the id and the rule code.
 public struct CustomizationEditor {

@@ -1,3 +1,4 @@
+import TabStoreSupport
 extension Layout {
     public func json(appId: Identifier, userId: Identifier, customization: Customization) -> JSONValue {
         var object = JSONObject()

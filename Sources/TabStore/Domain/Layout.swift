@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// What a `TabView` shows for one user and size class (DOMAIN.md section 3), so every client renders
 /// the same thing without re-implementing the rules.
 public struct Layout: Sendable, Equatable {

@@ -1,11 +1,12 @@
+import TabStoreSupport
 /// Reads the members of one JSON object with exact pointers in every error,
 /// and refuses members it was not asked for (API.md: unknown fields are a 400).
-struct ObjectReader {
+package struct ObjectReader {
     let object: JSONObject
     let pointer: String
 
     /// - Throws: `MalformedDocument` when `value` is not an object.
-    init(_ value: JSONValue, at pointer: String) throws(MalformedDocument) {
+    package init(_ value: JSONValue, at pointer: String) throws(MalformedDocument) {
         guard case .object(let object) = value else {
             throw MalformedDocument(pointer: pointer, detail: "expected an object, found \(value.typeName)")
         }
@@ -16,7 +17,7 @@ struct ObjectReader {
     func path(_ key: String) -> String { JSONPointer.append(pointer, key) }
 
     /// Refuses any member whose name is not in `allowed`.
-    func rejectUnknown(_ allowed: Set<String>) throws(MalformedDocument) {
+    package func rejectUnknown(_ allowed: Set<String>) throws(MalformedDocument) {
         // By bytes, like every member lookup: a name canonically equivalent to an allowed one is unknown.
         let names = Set(allowed.map { Identifier($0) })
         let unknown = object.keys.filter { !names.contains(Identifier($0)) }
@@ -41,7 +42,7 @@ struct ObjectReader {
         return text
     }
 
-    func requiredString(_ key: String) throws(MalformedDocument) -> String {
+    package func requiredString(_ key: String) throws(MalformedDocument) -> String {
         guard let text = try string(key) else {
             throw MalformedDocument(pointer: path(key), code: .missingField, detail: "\"\(key)\" is required")
         }

@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// One change of API.md's `PATCH` operations.
 public enum Operation: Sendable, Equatable {
     public enum ResetScope: String, Sendable, CaseIterable {

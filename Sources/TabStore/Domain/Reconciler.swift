@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// Brings a stored customization up to a newer schema version (DOMAIN.md "Schema changes").
 ///
 /// Entries for ids that no longer exist are dropped, choices the new rules no longer allow fall back to

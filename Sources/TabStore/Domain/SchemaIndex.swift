@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// A schema prepared for lookups: built once per schema version and shared read-only.
 public struct SchemaIndex: Sendable {
     /// Where a tab id lives in the schema.

@@ -1,3 +1,4 @@
+import TabStoreSupport
 extension TabSchema {
     /// Decodes a schema document and checks every schema rule, collecting all problems at once.
     /// - Throws: `MalformedDocument` for wrong shapes (400), `RuleRefusal` for rule violations (422).
@@ -10,7 +11,7 @@ extension TabSchema {
     }
 
     /// Decodes the shape only; unknown enum values are added to `problems` instead of thrown.
-    static func decode(_ json: JSONValue, problems: inout [Violation]) throws(MalformedDocument) -> TabSchema {
+    package static func decode(_ json: JSONValue, problems: inout [Violation]) throws(MalformedDocument) -> TabSchema {
         let root = try ObjectReader(json, at: "")
         // `version` and `createdAt` are what GET answers with; accepting them lets a client PUT back what it read.
         try root.rejectUnknown(["items", "version", "createdAt"])

@@ -1,3 +1,4 @@
+import TabStoreSupport
 extension TabSchema {
     /// Every rule of DOMAIN.md section 1, all problems at once, each with a pointer and a stable code.
     public func validate() -> [Violation] {

@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// SwiftUI's `AdaptableTabBarPlacement`: where a customization applies.
 public enum Placement: String, Sendable, CaseIterable {
     case sidebar, tabBar

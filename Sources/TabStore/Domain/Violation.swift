@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// One problem with a document or a change: where it is (an RFC 6901 JSON pointer), a stable
 /// kebab-case code a client can switch on, and a sentence for people.
 public struct Violation: Sendable, Equatable, CustomStringConvertible {

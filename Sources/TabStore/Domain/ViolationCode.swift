@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// Every code a violation can carry: stable kebab-case words a client switches on. openapi.yaml lists
 /// exactly these (a test compares the two), so a new code cannot ship undocumented.
 public enum ViolationCode: String, Sendable, CaseIterable {

@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// An entity-tag (RFC 9110 §8.8.3): an opaque quoted string, optionally marked weak (`W/"…"`).
 public struct EntityTag: Sendable, Hashable {
     /// The characters between the quotes.

@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// Header fields in the order received, repeats kept, looked up case-insensitively (RFC 9110 §5.1).
 public struct HTTPHeaders: Sendable, Equatable, Sequence {
     public private(set) var fields: [(name: String, value: String)] = []
@@ -61,7 +62,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
 extension Substring {
     /// Trims optional whitespace (SP / HTAB) from both ends.
-    func trimmingOWS() -> Substring {
+    package func trimmingOWS() -> Substring {
         var start = utf8.startIndex
         var end = utf8.endIndex
         while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start = utf8.index(after: start) }
@@ -71,5 +72,5 @@ extension Substring {
 }
 
 extension String {
-    func trimmingOWS() -> String { String(self[...].trimmingOWS()) }
+    package func trimmingOWS() -> String { String(self[...].trimmingOWS()) }
 }

@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// Why a request could not be framed. Every case is answered with its status and `Connection: close`,
 /// since after a framing error the next request's start cannot be known (RFC 9112 §9.6).
 public struct HTTPParseError: Error, Sendable, Equatable {

@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// An incremental HTTP/1.1 request parser (RFC 9112): bytes in, events out, no I/O.
 ///
 /// Feed it the connection's unread bytes; it consumes what it used by advancing `offset`, and

@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// The HTTP version of a request; only 1.0 and 1.1 are served.
 public enum HTTPVersion: Sendable, Equatable {
     case http10, http11

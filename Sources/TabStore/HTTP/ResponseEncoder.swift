@@ -1,10 +1,11 @@
 import Glibc
+import TabStoreSupport
 
 /// Writes a response head and body in HTTP/1.1 wire format.
-enum ResponseEncoder {
+package enum ResponseEncoder {
     /// Appends the response to `out`. `Content-Length`, `Date` and `Connection` are set here, once;
     /// header values never carry CR, LF or NUL onto the wire (no response splitting).
-    static func encode(_ response: HTTPResponse, keepAlive: Bool, includeBody: Bool, date: String, into out: inout [UInt8]) {
+    package static func encode(_ response: HTTPResponse, keepAlive: Bool, includeBody: Bool, date: String, into out: inout [UInt8]) {
         out.append(contentsOf: "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n".utf8)
         for (name, value) in response.headers {
             guard !name.isEmpty, name.utf8.allSatisfy(HTTPParser.isTokenByte) else { continue }
@@ -24,7 +25,7 @@ enum ResponseEncoder {
     }
 
     /// RFC 9110 §5.6.7 IMF-fixdate for the current second.
-    static func httpDate(_ seconds: time_t) -> String {
+    package static func httpDate(_ seconds: time_t) -> String {
         var time = seconds
         var parts = tm()
         gmtime_r(&time, &parts)
@@ -37,8 +38,8 @@ enum ResponseEncoder {
 }
 
 /// Minimal RFC 9457 problem documents for errors the server itself answers (framing, limits, timeouts).
-enum ServerProblem {
-    static func response(_ status: Int, _ detail: String) -> HTTPResponse {
+package enum ServerProblem {
+    package static func response(_ status: Int, _ detail: String) -> HTTPResponse {
         let body: JSONValue = .object(JSONObject([
             ("type", "about:blank"), ("title", .string(HTTPStatus.reason(status))), ("status", .integer(status)), ("detail", .string(detail)),
         ]))

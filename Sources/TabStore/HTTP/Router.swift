@@ -1,9 +1,16 @@
+import TabStoreSupport
 /// Path parameters and what the server knows of one request, for handlers.
 public struct RouteContext: Sendable {
     public let parameters: [String: String]
     public let requestId: String
     /// The route's pattern (`/v1/apps/{appId}`), for logs and metrics: never the raw path.
     public let pattern: String
+
+    package init(parameters: [String: String], requestId: String, pattern: String) {
+        self.parameters = parameters
+        self.requestId = requestId
+        self.pattern = pattern
+    }
 
     /// A path parameter the route's pattern declares.
     /// - Throws: `MissingRouteParameter` when the pattern has no such name: a mistyped name is our bug,
@@ -52,8 +59,8 @@ public struct Router: Sendable {
         public let pattern: String
         public let access: RouteAccess
         let segments: [Segment]
-        let handler: Handler
-        let inline: InlineHandler?
+        package let handler: Handler
+        package let inline: InlineHandler?
     }
 
     public enum Match: Sendable {

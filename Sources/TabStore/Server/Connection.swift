@@ -1,3 +1,5 @@
+import TabStoreHTTP
+import TabStoreSupport
 /// One client connection. Owned and touched only by its event loop's thread.
 final class Connection {
     enum State {

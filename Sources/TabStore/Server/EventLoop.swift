@@ -2,6 +2,8 @@ import CSystem
 import Dispatch
 import Foundation
 import Glibc
+import TabStoreHTTP
+import TabStoreSupport
 
 /// One epoll event loop on its own thread: accepts, reads, parses, hands complete requests to the
 /// responder (off the loop), and writes responses back in order.

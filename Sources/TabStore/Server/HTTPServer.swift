@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 import Glibc
+import TabStoreHTTP
+import TabStoreSupport
 
 /// TabStore's HTTP/1.1 server: a listening socket and one epoll event loop per configured thread.
 public final class HTTPServer: Sendable {
@@ -22,12 +24,12 @@ public final class HTTPServer: Sendable {
 
     /// Binds and listens only, so a caller can check the address before creating anything else.
     /// - Throws: `SystemError` when the address is invalid or cannot be bound.
-    static func listen(_ configuration: ServerConfiguration) throws(SystemError) -> ListeningSocket {
+    package static func listen(_ configuration: ServerConfiguration) throws(SystemError) -> ListeningSocket {
         try ListeningSocket(host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
     }
 
     /// Starts serving on a socket from `listen`; closes it when the event loops cannot start.
-    static func start(
+    package static func start(
         configuration: ServerConfiguration, listener: ListeningSocket, responder: any HTTPResponder, state: ServerState,
         observer: (any ServerObserver)?, logger: Logger
     ) throws -> HTTPServer {

@@ -1,8 +1,10 @@
 import CSystem
 import Glibc
+import TabStoreHTTP
+import TabStoreSupport
 
 /// A non-blocking listening TCP socket on an IPv4 or IPv6 address.
-final class ListeningSocket: Sendable {
+package final class ListeningSocket: Sendable {
     let fd: Int32
     let port: Int
 
@@ -41,5 +43,5 @@ final class ListeningSocket: Sendable {
         }
     }
 
-    func close() { Syscall.close(fd) }
+    package func close() { Syscall.close(fd) }
 }

@@ -1,4 +1,6 @@
 import Glibc
+import TabStoreHTTP
+import TabStoreSupport
 
 /// Everything that bounds the HTTP server, in one value.
 public struct ServerConfiguration: Sendable {

@@ -1,5 +1,7 @@
 import Dispatch
 import Synchronization
+import TabStoreHTTP
+import TabStoreSupport
 
 /// What every event loop of one server shares. Immutable apart from atomics.
 final class ServerContext: Sendable {

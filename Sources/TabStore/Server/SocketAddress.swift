@@ -1,13 +1,15 @@
 import Glibc
+import TabStoreHTTP
+import TabStoreSupport
 
 /// An IPv4 or IPv6 address and port, ready for bind(2) or connect(2).
-struct SocketAddress {
-    let family: Int32
+package struct SocketAddress {
+    package let family: Int32
     private var storage = sockaddr_storage()
     private let length: socklen_t
 
     /// Parses a numeric address (`localhost` means 127.0.0.1); nil when it is neither IPv4 nor IPv6.
-    init?(host: String, port: Int) {
+    package init?(host: String, port: Int) {
         let address = host == "localhost" ? "127.0.0.1" : host
         if address.contains(":") {
             var addr = sockaddr_in6()
@@ -29,7 +31,7 @@ struct SocketAddress {
     }
 
     /// Calls bind(2) or connect(2) (or any call of that shape) with the address.
-    func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> Result) rethrows -> Result {
+    package func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> Result) rethrows -> Result {
         var copy = storage
         return try withUnsafePointer(to: &copy) { pointer in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body($0, length) }

@@ -1,3 +1,10 @@
+import TabStoreAPI
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreServer
+import TabStoreStorage
+import TabStoreSupport
 /// The demo app `tab-server demo` loads: seed 000's Home/Alerts/Categories with API.md's search tab and
 /// playlists. The same document is `examples/schema.json` (a test keeps the two equal).
 public enum DemoData {
@@ -30,7 +37,7 @@ public enum DemoData {
             let schema = try TabSchema.parse(try JSONParser.parse(Array(schemaJSON.utf8)))
             let createdAt = Timestamp.now()
             _ = try await store.addSchemaVersion(appId: appId, expectedCurrent: 0, makeDocument: { version in
-                TabStoreAPI.schemaDocument(schema, version: version, createdAt: createdAt)
+                APIResponder.schemaDocument(schema, version: version, createdAt: createdAt)
             }, createdAt: createdAt)
             app = try await store.app(appId) ?? app
         }

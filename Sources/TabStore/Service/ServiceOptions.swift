@@ -1,4 +1,11 @@
 import Foundation
+import TabStoreAPI
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreServer
+import TabStoreStorage
+import TabStoreSupport
 
 /// Every setting of `tab-server`, from flags or the same names as `TAB_SERVER_…` environment variables
 /// (a flag wins over the environment).
@@ -43,9 +50,7 @@ public struct ServiceOptions: Sendable {
     }
 
     /// A configuration problem that stops start-up with a clear message.
-    public struct Invalid: Error, Sendable, CustomStringConvertible {
-        public let description: String
-    }
+    public typealias Invalid = ConfigurationError
 
     /// One setting: its flag, environment name, meaning, and how to apply a value.
     struct Setting: Sendable {
@@ -174,7 +179,6 @@ public struct ServiceOptions: Sendable {
               tab-server backup PATH [options]      write a consistent online copy of the (existing) database to PATH
               tab-server healthcheck [options]      exit 0 when GET /healthz on host:port answers 200
               tab-server demo [options]             create the demo app com.myApp with examples/schema.json, then exit
-              tab-server bench-storage [SECONDS]    measure commits/s and point reads/s on scratch files in --data-dir
               tab-server -h | --help                this text
               tab-server -v | --version             the version
 

@@ -1,10 +1,17 @@
 import Foundation
+import TabStoreAPI
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreServer
+import TabStoreStorage
+import TabStoreSupport
 
 /// The whole service: store, API and HTTP server, built the same way by `tab-server` and the tests.
 public final class TabStoreService: Sendable {
     public let options: ServiceOptions
     public let store: SQLiteStore
-    public let api: TabStoreAPI
+    public let api: APIResponder
     public let server: HTTPServer
     public let adminToken: String
     /// Held while serving: a second server on the same database refuses to start.
@@ -54,7 +61,7 @@ public final class TabStoreService: Sendable {
             apiConfiguration.metricsRequireAuth = options.metricsRequireAuth
             apiConfiguration.accessLog = options.accessLog
             apiConfiguration.maxCustomizationBytes = options.maxCustomizationBytes
-            let api = TabStoreAPI(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
+            let api = APIResponder(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
             ownsListener = false  // from here HTTPServer.start owns it (and closes it when it throws)
             let http = try HTTPServer.start(configuration: server, listener: listener, responder: api, state: state, observer: metrics, logger: logger)
             return TabStoreService(options: options, store: opened, lock: lock!, api: api, server: http, adminToken: adminToken)
@@ -66,7 +73,7 @@ public final class TabStoreService: Sendable {
         }
     }
 
-    private init(options: ServiceOptions, store: SQLiteStore, lock: DatabaseLock, api: TabStoreAPI, server: HTTPServer, adminToken: String) {
+    private init(options: ServiceOptions, store: SQLiteStore, lock: DatabaseLock, api: APIResponder, server: HTTPServer, adminToken: String) {
         self.options = options
         self.store = store
         self.lock = lock

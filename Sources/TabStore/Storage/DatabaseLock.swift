@@ -1,4 +1,5 @@
 import Glibc
+import TabStoreSupport
 
 /// One serving process per database: an exclusive `flock(2)` on the database file itself, held until
 /// `release` (in practice for the process lifetime; the kernel drops it when the process dies, even on
@@ -20,12 +21,12 @@ public final class DatabaseLock: Sendable {
     private let fd: Locked<Int32>
 
     /// Creates the database file (owner-only) when missing and takes the lock without waiting.
-    /// - Throws: `ServiceOptions.Invalid` naming the database when another process holds it or it cannot be opened.
+    /// - Throws: `ConfigurationError` naming the database when another process holds it or it cannot be opened.
     public init(databasePath: String) throws {
         let path = databasePath
         let fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, mode_t(0o600))  // read-only is enough for flock
         guard fd >= 0 else {
-            throw ServiceOptions.Invalid(description: "cannot open the database \(path): \(String(cString: strerror(errno)))")
+            throw ConfigurationError(description: "cannot open the database \(path): \(String(cString: strerror(errno)))")
         }
         var result: Int32
         repeat { result = flock(fd, LOCK_EX | LOCK_NB) } while result != 0 && errno == EINTR
@@ -33,9 +34,9 @@ public final class DatabaseLock: Sendable {
             let code = errno
             Glibc.close(fd)
             if code == EWOULDBLOCK {
-                throw ServiceOptions.Invalid(description: "another tab-server is already serving \(databasePath) (it holds a lock on the database file, also through links); stop it first or use another --data-dir/--database")
+                throw ConfigurationError(description: "another tab-server is already serving \(databasePath) (it holds a lock on the database file, also through links); stop it first or use another --data-dir/--database")
             }
-            throw ServiceOptions.Invalid(description: "cannot lock \(path): \(String(cString: strerror(code)))")
+            throw ConfigurationError(description: "cannot lock \(path): \(String(cString: strerror(code)))")
         }
         self.path = path
         self.fd = Locked(fd)

@@ -1,4 +1,5 @@
 import CSQLite
+import TabStoreSupport
 /// Versioned schema migrations. Each runs in one `BEGIN IMMEDIATE` transaction together with its
 /// bookkeeping row, so a crash leaves either all of it or none of it.
 public enum Migrations {

@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import TabStoreSupport
 
 /// One SQLite connection. Owned by one thread at a time (the writer, or a reader checked out of the pool);
 /// that is why it is `@unchecked Sendable`: it moves between threads but is never used by two at once.

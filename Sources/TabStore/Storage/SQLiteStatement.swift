@@ -1,4 +1,5 @@
 import CSQLite
+import TabStoreSupport
 
 /// A prepared statement; finalized when released. Used by one thread at a time, with its connection.
 public final class SQLiteStatement {

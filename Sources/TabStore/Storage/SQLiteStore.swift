@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import TabStoreSupport
 
 /// The embedded store: one SQLite file, one group-committing writer, a pool of readers.
 public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {

@@ -1,4 +1,5 @@
 import CSQLite
+import TabStoreSupport
 
 /// A storage failure: SQLite's extended result code, its message and the SQL (never bound values).
 public struct StorageError: Error, Sendable, CustomStringConvertible {

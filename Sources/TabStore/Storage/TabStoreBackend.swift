@@ -1,3 +1,4 @@
+import TabStoreSupport
 /// An app as stored.
 public struct AppRecord: Sendable, Equatable {
     public let id: String

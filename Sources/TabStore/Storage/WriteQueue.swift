@@ -1,6 +1,7 @@
 import CSQLite
 import Dispatch
 import Foundation
+import TabStoreSupport
 
 /// The single writer: concurrent writes queue here and a dedicated thread commits them in batches
 /// (group commit). Each batch is one transaction; each job runs inside its own savepoint, so one caller's

@@ -1,11 +1,13 @@
 import Dispatch
 import Foundation
+import TabStoreStorage
+import TabStoreSupport
 
-/// `tab-server bench-storage`: committed single-row writes per second with 1, 8 and 64 concurrent
+/// `tabstore-bench-storage`: committed single-row writes per second with 1, 8 and 64 concurrent
 /// writers, with and without group commit, and point reads per second, on a scratch database in the
 /// given folder (so it measures that disk). Prints a markdown table.
-public enum StorageBenchmark {
-    public static func run(directory: String, seconds: Double, synchronousFull: Bool) async throws -> String {
+enum StorageBenchmark {
+    static func run(directory: String, seconds: Double, synchronousFull: Bool) async throws -> String {
         var lines = ["| durability | group commit | writers | commits/s | mean batch |", "|---|---|---|---|---|"]
         for groupCommit in [true, false] {
             for writers in [1, 8, 64] {

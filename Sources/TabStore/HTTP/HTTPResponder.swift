@@ -1,4 +1,5 @@
 import Synchronization
+import TabStoreSupport
 
 /// What the server knows about a request beyond its bytes.
 public struct RequestContext: Sendable {
@@ -6,6 +7,11 @@ public struct RequestContext: Sendable {
     public let requestId: String
     /// When the request was complete, in monotonic nanoseconds (for durations); for `admit`, when its head was.
     public let receivedAt: UInt64
+
+    package init(requestId: String, receivedAt: UInt64) {
+        self.requestId = requestId
+        self.receivedAt = receivedAt
+    }
 }
 
 /// Turns a request into a response. The server calls it off the event loop, so it may wait.
@@ -44,5 +50,5 @@ public final class ServerState: Sendable {
 
     public var isDraining: Bool { drainingFlag.load(ordering: .acquiring) }
 
-    func startDraining() { drainingFlag.store(true, ordering: .releasing) }
+    package func startDraining() { drainingFlag.store(true, ordering: .releasing) }
 }

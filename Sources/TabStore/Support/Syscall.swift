@@ -1,4 +1,3 @@
-import CSystem
 import Glibc
 
 /// A failed system call with its errno.
@@ -6,13 +5,18 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
     public let call: String
     public let errno: Int32
 
+    package init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+
     public var description: String { "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
 }
 
 /// Syscall hygiene in one place: `EINTR` is retried, `-1` becomes a typed error.
-enum Syscall {
+package enum Syscall {
     @discardableResult
-    static func retrying(_ call: String, _ body: () -> Int) throws(SystemError) -> Int {
+    package static func retrying(_ call: String, _ body: () -> Int) throws(SystemError) -> Int {
         while true {
             let result = body()
             if result >= 0 { return result }
@@ -23,7 +27,7 @@ enum Syscall {
     }
 
     /// Like `retrying`, but `EAGAIN` reads as nil (nothing to do now on a non-blocking descriptor).
-    static func nonBlocking(_ call: String, _ body: () -> Int) throws(SystemError) -> Int? {
+    package static func nonBlocking(_ call: String, _ body: () -> Int) throws(SystemError) -> Int? {
         while true {
             let result = body()
             if result >= 0 { return result }
@@ -34,17 +38,17 @@ enum Syscall {
         }
     }
 
-    static func close(_ fd: Int32) {
+    package static func close(_ fd: Int32) {
         // close(2) must not be retried on EINTR on Linux: the descriptor is already released.
         _ = Glibc.close(fd)
     }
 
     /// Ignores SIGPIPE once for the process: a peer that went away is an EPIPE, not a crash.
-    static func ignoreSIGPIPE() {
+    package static func ignoreSIGPIPE() {
         signal(SIGPIPE, SIG_IGN)
     }
 
-    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
+    package static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
         var value = value
         _ = setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
     }

@@ -1,10 +1,15 @@
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
 /// Who is calling.
 enum Principal: Sendable, Equatable {
     case admin
     case user(appId: Identifier, userId: Identifier)
 }
 
-extension TabStoreAPI {
+extension APIResponder {
     /// The bearer token of the request, or 401.
     private func bearer(_ head: HTTPRequestHead) throws -> String {
         let values = head.headers.values("Authorization")

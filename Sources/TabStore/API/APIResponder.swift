@@ -1,8 +1,13 @@
 import Dispatch
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
 
 /// The REST API v1 of API.md: routes, authentication, errors, CORS, metrics and access logs.
 /// `main` and the tests build it the same way, through `init`.
-public final class TabStoreAPI: HTTPResponder {
+public final class APIResponder: HTTPResponder {
     let store: any TabStoreBackend
     let configuration: APIConfiguration
     let serverState: ServerState
@@ -15,7 +20,7 @@ public final class TabStoreAPI: HTTPResponder {
     /// Verifies tokens that name an unknown app, so they cost what a known app's do (see `verifyUser`).
     let unknownAppSecret = Crypto.newSecret()
     /// Built once in `init`, never changed.
-    private(set) nonisolated(unsafe) var router = Router(routes: [])
+    private(set) nonisolated(unsafe) var router = Router.Builder().build()
     let adminTokenDigest: [UInt8]?
 
     public init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState = ServerState(),

@@ -1,3 +1,8 @@
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
 /// `If-Match` and `If-None-Match` of one request, parsed once, evaluated as RFC 9110 §13.2.2 orders them.
 struct Preconditions: Sendable {
     let ifMatch: EntityTagCondition?
@@ -40,7 +45,7 @@ struct Preconditions: Sendable {
     }
 }
 
-extension TabStoreAPI {
+extension APIResponder {
     /// Evaluates a GET's preconditions against `etag`: a 304 (with `headers`, which carry the ETag and the
     /// caching headers a 200 would), nil to send the representation.
     /// - Throws: `APIError` 400 for a malformed header, 412 when `If-Match` does not match.

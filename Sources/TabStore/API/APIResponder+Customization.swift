@@ -1,4 +1,9 @@
-extension TabStoreAPI {
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
+extension APIResponder {
     /// A user's customization brought to the current schema, and the bytes to serve for it.
     struct CurrentCustomization {
         let value: Customization

@@ -1,6 +1,11 @@
-extension TabStoreAPI {
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
+extension APIResponder {
     /// The schema as served and stored: `version`, `createdAt`, then the items with defaults written out.
-    static func schemaDocument(_ schema: TabSchema, version: Int, createdAt: String) -> [UInt8] {
+    package static func schemaDocument(_ schema: TabSchema, version: Int, createdAt: String) -> [UInt8] {
         guard case .object(let items) = schema.json() else { preconditionFailure("a schema encodes as an object") }
         var object = JSONObject([("version", .integer(version)), ("createdAt", .string(createdAt))])
         for (key, value) in items.members { object[key] = value }

@@ -1,4 +1,9 @@
-extension TabStoreAPI {
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
+extension APIResponder {
     /// Probes and metrics describe this instant: never stored by a cache.
     private static let noStore = HTTPHeaders([("Cache-Control", "no-store")])
 

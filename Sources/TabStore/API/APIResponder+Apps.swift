@@ -1,4 +1,9 @@
-extension TabStoreAPI {
+import TabStoreAuth
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
+extension APIResponder {
     static func appJSON(_ app: AppRecord) -> JSONValue {
         .object(JSONObject([
             ("id", .string(app.id)), ("name", .string(app.name)), ("createdAt", .string(app.createdAt)),

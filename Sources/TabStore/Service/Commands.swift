@@ -1,0 +1,65 @@
+import Foundation
+import TabStoreAuth
+import TabStoreStorage
+import TabStoreSupport
+
+/// The work of `tab-server`'s subcommands, so the executable only parses, dispatches and handles signals.
+public enum Commands {
+    /// `token --app ID --user ID [--ttl SECONDS]`: a development JWT signed with the app's current secret.
+    /// - Throws: `ConfigurationError` for a bad flag, an invalid id or an unknown app; `StorageError`.
+    public static func token(_ options: ServiceOptions, _ arguments: [String]) async throws -> String {
+        var app: String?
+        var user: String?
+        var ttl = 3600
+        var index = 0
+        while index < arguments.count {
+            let flag = arguments[index]
+            guard index + 1 < arguments.count else { throw ConfigurationError(description: "\(flag) needs a value") }
+            let value = arguments[index + 1]
+            switch flag {
+            case "--app": app = value
+            case "--user": user = value
+            case "--ttl":
+                guard let seconds = Int(value), seconds > 0, seconds <= 31_536_000 else {
+                    throw ConfigurationError(description: "--ttl must be 1-31536000 seconds")
+                }
+                ttl = seconds
+            default: throw ConfigurationError(description: "unknown option \(flag) for token")
+            }
+            index += 2
+        }
+        guard let app, let user else { throw ConfigurationError(description: "usage: tab-server token --app ID --user ID [--ttl SECONDS]") }
+        guard Identifier(app).isValidAppId else { throw ConfigurationError(description: "--app must be 1-128 bytes of A-Z a-z 0-9 . _ -") }
+        guard Identifier(user).isValidId else {
+            throw ConfigurationError(description: "--user must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
+        }
+        let store = try TabStoreService.openStore(options, create: false)
+        let record: AppRecord?
+        do {
+            record = try await store.app(app)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+        guard let record else { throw ConfigurationError(description: "no app \(app) in \(options.resolvedDatabasePath)") }
+        let now = Int(Date().timeIntervalSince1970)
+        return JWT.sign(subject: Identifier(user), audience: Identifier(app), expiresAt: now + ttl, issuedAt: now, secret: record.signingSecret)
+    }
+
+    /// `serve`: starts the service, logs where it listens, waits until `waitForSignal` returns a signal
+    /// number, then drains within the grace period and closes.
+    public static func serve(_ options: ServiceOptions, waitForSignal: @escaping @Sendable () async -> Int32) async throws {
+        let logger = Logger(minimum: options.logLevel)
+        let service = try TabStoreService.start(options: options, logger: logger)
+        logger.info("listening", [
+            ("host", .string(options.host)), ("port", .integer(service.port)), ("database", .string(options.resolvedDatabasePath)),
+            ("threads", .integer(options.threads)), ("durability", .string(options.durabilityFull ? "full" : "normal")),
+            ("version", .string(TabStoreVersion.current)),
+        ])
+        let signalNumber = await waitForSignal()
+        logger.info("shutdown_started", [("signal", .integer(Int(signalNumber))), ("graceSeconds", .number(options.shutdownGrace))])
+        await service.shutdown()
+        logger.info("shutdown_complete")
+    }
+}
