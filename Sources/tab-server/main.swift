@@ -57,9 +57,7 @@ func run() async {
             print(try await Commands.token(options, rest))
         case "backup":
             guard rest.count == 1 else { fail("usage: tab-server backup PATH") }
-            let store = try TabStoreService.openStore(options, create: false)
-            try await store.backup(to: rest[0])
-            await store.close()
+            try await Commands.backup(options, to: rest[0])
             print("backup written to \(rest[0])")
         case "healthcheck":
             if let failure = HealthCheck.check(host: options.host, port: options.port) {
@@ -68,14 +66,7 @@ func run() async {
             }
             exit(0)
         case "demo":
-            let store = try TabStoreService.openStore(options)
-            let app = try await DemoData.load(into: store)
-            await store.close()
-            print("demo app \(app.id) is ready with schema version \(app.schemaVersion)")
-            // The same database as the one just loaded, whatever the working folder is.
-            let database = options.databasePath.map { "--database \($0)" } ?? "--data-dir \(options.dataDirectory)"
-            print("mint a token:  tab-server token --app \(app.id) --user alice \(database)")
-            print("serve it:      tab-server serve \(database)")
+            for line in try await Commands.demo(options) { print(line) }
         default:
             fail("unknown command \(command); see tab-server --help")
         }

@@ -1,20 +1,19 @@
-import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStorage
 import TabStoreSupport
 /// An error answered as an RFC 9457 problem document. Every error of the API becomes one of these
 /// in exactly one place (`APIResponder.respond`).
-public struct APIError: Error, Sendable {
-    public var status: Int
+package struct APIError: Error, Sendable {
+    package var status: Int
     /// A stable kebab-case slug; the problem `type` is `urn:tabstore:problem:<slug>`.
-    public var slug: ProblemType
-    public var title: String
-    public var detail: String
-    public var violations: [Violation] = []
-    public var headers: HTTPHeaders = HTTPHeaders()
+    package var slug: ProblemType
+    package var title: String
+    package var detail: String
+    package var violations: [Violation] = []
+    package var headers: HTTPHeaders = HTTPHeaders()
 
-    public init(status: Int, slug: ProblemType, title: String, detail: String, violations: [Violation] = []) {
+    package init(status: Int, slug: ProblemType, title: String, detail: String, violations: [Violation] = []) {
         self.status = status
         self.slug = slug
         self.title = title
@@ -22,67 +21,67 @@ public struct APIError: Error, Sendable {
         self.violations = violations
     }
 
-    public static func malformed(_ document: MalformedDocument) -> APIError {
+    package static func malformed(_ document: MalformedDocument) -> APIError {
         APIError(status: 400, slug: .malformedRequest, title: "Malformed request",
                  detail: document.violations.first?.detail ?? "the request body is malformed", violations: document.violations)
     }
 
-    public static func badRequest(_ slug: ProblemType, _ detail: String) -> APIError {
+    package static func badRequest(_ slug: ProblemType, _ detail: String) -> APIError {
         APIError(status: 400, slug: slug, title: "Bad request", detail: detail)
     }
 
-    public static func refused(_ refusal: RuleRefusal) -> APIError {
+    package static func refused(_ refusal: RuleRefusal) -> APIError {
         APIError(status: 422, slug: .ruleViolation, title: "Refused by the tab schema's rules",
                  detail: refusal.violations.prefix(3).map(\.detail).joined(separator: "; ")
                     + (refusal.violations.count > 3 ? "; and \(refusal.violations.count - 3) more" : ""),
                  violations: refusal.violations)
     }
 
-    public static func notFound(_ slug: ProblemType, _ detail: String) -> APIError {
+    package static func notFound(_ slug: ProblemType, _ detail: String) -> APIError {
         APIError(status: 404, slug: slug, title: "Not found", detail: detail)
     }
 
     /// 401 with a Bearer challenge (RFC 6750 §3): `error="invalid_token"` when credentials were sent and
     /// failed; no error parameter when the request carried none (or used another scheme), per §3.1.
-    public static func unauthorized(_ detail: String, credentialsSent: Bool = true) -> APIError {
+    package static func unauthorized(_ detail: String, credentialsSent: Bool = true) -> APIError {
         var error = APIError(status: 401, slug: .unauthorized, title: "Unauthorized", detail: detail)
         error.headers.add("WWW-Authenticate", credentialsSent ? #"Bearer realm="tabstore", error="invalid_token""# : #"Bearer realm="tabstore""#)
         return error
     }
 
-    public static func forbidden(_ detail: String) -> APIError {
+    package static func forbidden(_ detail: String) -> APIError {
         APIError(status: 403, slug: .forbidden, title: "Forbidden", detail: detail)
     }
 
     /// 412: a precondition (`If-Match`, `If-None-Match`, a `revision` in a body) does not hold. Carries the
     /// current representation's ETag when there is one, so the client knows what it would have to name.
-    public static func preconditionFailed(current etag: EntityTag?, detail: String) -> APIError {
+    package static func preconditionFailed(current etag: EntityTag?, detail: String) -> APIError {
         var error = APIError(status: 412, slug: .revisionMismatch, title: "Precondition failed", detail: detail)
         if let etag { error.headers.add("ETag", etag.text) }
         return error
     }
 
     /// 501: a request method this server implements for no resource (RFC 9110 §15.6.2).
-    public static func notImplemented(_ method: String) -> APIError {
+    package static func notImplemented(_ method: String) -> APIError {
         APIError(status: 501, slug: .notImplemented, title: "Not implemented",
                  detail: "this server implements GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS")
     }
 
-    public static func methodNotAllowed(_ allowed: [String]) -> APIError {
+    package static func methodNotAllowed(_ allowed: [String]) -> APIError {
         var error = APIError(status: 405, slug: .methodNotAllowed, title: "Method not allowed",
                              detail: "allowed: \(allowed.joined(separator: ", "))")
         error.headers.add("Allow", allowed.joined(separator: ", "))
         return error
     }
 
-    public static func internalError(requestId: String) -> APIError {
+    package static func internalError(requestId: String) -> APIError {
         APIError(status: 500, slug: .internalError, title: "Internal server error",
                  detail: "something went wrong on our side; quote request id \(requestId) when reporting it")
     }
 
     /// The database cannot take writes (full, read-only, I/O error, corrupt): the client may retry later.
     /// The detail names the condition by SQLite's primary result code only (no paths, no SQL).
-    public static func storageUnavailable(_ error: StorageError) -> APIError {
+    package static func storageUnavailable(_ error: StorageError) -> APIError {
         var problem = APIError(status: 503, slug: .storageUnavailable, title: "Service unavailable",
                                detail: "the database cannot take writes now (\(error.conditionName)); retry later")
         problem.headers.add("Retry-After", String(SQLiteStore.retryAfterSeconds))
@@ -90,10 +89,10 @@ public struct APIError: Error, Sendable {
     }
 
     /// The most entries a problem's `errors` lists.
-    public static let maxListedErrors = 100
+    package static let maxListedErrors = 100
 
     /// The problem document.
-    public func response() -> HTTPResponse {
+    package func response() -> HTTPResponse {
         var object = JSONObject([
             ("type", .string(slug.uri)), ("title", .string(title)),
             ("status", .integer(status)), ("detail", .string(detail)),

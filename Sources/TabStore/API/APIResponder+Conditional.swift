@@ -1,8 +1,4 @@
-import TabStoreAuth
-import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
-import TabStoreSupport
 /// `If-Match` and `If-None-Match` of one request, parsed once, evaluated as RFC 9110 §13.2.2 orders them.
 struct Preconditions: Sendable {
     let ifMatch: EntityTagCondition?

@@ -1,4 +1,3 @@
-import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStorage

@@ -1,8 +1,5 @@
 import TabStoreAuth
-import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
-import TabStoreSupport
 extension APIResponder {
     /// Probes and metrics describe this instant: never stored by a cache.
     private static let noStore = HTTPHeaders([("Cache-Control", "no-store")])

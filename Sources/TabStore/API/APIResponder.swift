@@ -7,11 +7,11 @@ import TabStoreSupport
 
 /// The REST API v1 of API.md: routes, authentication, errors, CORS, metrics and access logs.
 /// `main` and the tests build it the same way, through `init`.
-public final class APIResponder: HTTPResponder {
+package final class APIResponder: HTTPResponder {
     let store: any TabStoreBackend
     let configuration: APIConfiguration
     let serverState: ServerState
-    public let metrics: Metrics
+    package let metrics: Metrics
     let logger: Logger
     let apps: AppCache
     let tokens = TokenCache()
@@ -23,7 +23,7 @@ public final class APIResponder: HTTPResponder {
     private(set) nonisolated(unsafe) var router = Router.Builder().build()
     let adminTokenDigest: [UInt8]?
 
-    public init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState = ServerState(),
+    package init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState = ServerState(),
                 metrics: Metrics = Metrics(), logger: Logger = .silent) {
         self.store = store
         self.configuration = configuration
@@ -62,7 +62,7 @@ public final class APIResponder: HTTPResponder {
 
     // MARK: - The one place requests become responses
 
-    public func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {
+    package func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {
         var pattern = "unmatched"
         var response: HTTPResponse
         do {
@@ -85,7 +85,7 @@ public final class APIResponder: HTTPResponder {
     /// Refuses from the head alone, before the server reads a body: unknown routes and methods, missing or
     /// invalid credentials, invalid path ids and callers the route's access does not admit.
     /// Answers nil (go on) when the decision needs waiting for storage; `respond` decides then.
-    public func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse? {
+    package func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse? {
         guard head.method != "OPTIONS" else { return nil }
         var pattern = "unmatched"
         let response: HTTPResponse
@@ -102,7 +102,7 @@ public final class APIResponder: HTTPResponder {
     }
 
     /// Answers GETs whose data is in memory or one point read away, on the event loop (see `HTTPResponder`).
-    public func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
+    package func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
         guard request.method == "GET" || request.method == "HEAD",
               case .found(let route, let parameters) = router.match(method: request.method, path: request.head.path),
               let inline = route.inline

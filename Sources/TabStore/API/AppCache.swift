@@ -1,6 +1,4 @@
-import TabStoreAuth
 import TabStoreDomain
-import TabStoreHTTP
 import TabStoreStorage
 import TabStoreSupport
 

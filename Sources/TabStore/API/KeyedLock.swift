@@ -1,7 +1,3 @@
-import TabStoreAuth
-import TabStoreDomain
-import TabStoreHTTP
-import TabStoreStorage
 import TabStoreSupport
 /// Mutual exclusion per key for async callers: writes to one user's customization take turns here, so the
 /// decoding, validation and encoding they do happens outside the storage writer yet never races another

@@ -1,11 +1,8 @@
-import TabStoreAuth
-import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
 import TabStoreSupport
 
 /// Prometheus metrics (text exposition format 0.0.4). One lock; every update is a few additions.
-public final class Metrics: Sendable, ServerObserver {
+package final class Metrics: Sendable, ServerObserver {
     static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
     static let batchBuckets: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256]
     static let commitBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
@@ -48,18 +45,18 @@ public final class Metrics: Sendable, ServerObserver {
     /// All counters; every thread updates them under this lock.
     private let state = Locked(State())
 
-    public init() {}
+    package init() {}
 
     /// The methods that get a label of their own; any other becomes `other`.
     static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
     /// A request method as a label or log field: one of `knownMethods`, else `other`. A client picks the
     /// method, so using it raw let 2,000 junk methods grow /metrics to 8 MB (unbounded label cardinality).
-    public static func methodLabel(_ method: String) -> String {
+    package static func methodLabel(_ method: String) -> String {
         knownMethods.contains(method) ? method : "other"
     }
 
-    public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
+    package func recordRequest(route: String, method: String, status: Int, seconds: Double) {
         let method = Self.methodLabel(method)
         state.withLock { state in
             state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
@@ -67,22 +64,22 @@ public final class Metrics: Sendable, ServerObserver {
         }
     }
 
-    public func recordBatch(size: Int, seconds: Double) {
+    package func recordBatch(size: Int, seconds: Double) {
         state.withLock { state in
             state.batches.observe(Double(size))
             state.commits.observe(seconds)
         }
     }
 
-    public func serverResponded(status: Int, reason: String) {
+    package func serverResponded(status: Int, reason: String) {
         state.withLock { $0.serverResponses[status, default: 0] += 1 }
     }
 
-    public func connectionOpened() { state.withLock { $0.openConnections += 1 } }
-    public func connectionClosed() { state.withLock { $0.openConnections -= 1 } }
+    package func connectionOpened() { state.withLock { $0.openConnections += 1 } }
+    package func connectionClosed() { state.withLock { $0.openConnections -= 1 } }
 
     /// The exposition text; `customizations` is the stored count, read by the caller.
-    public func render(customizations: Int) -> String {
+    package func render(customizations: Int) -> String {
         let snapshot = state.withLock { $0 }
         var out = ""
         out += "# HELP tabstore_http_requests_total HTTP requests answered, by route pattern, method and status.\n"

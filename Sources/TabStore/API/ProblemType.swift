@@ -1,11 +1,6 @@
-import TabStoreAuth
-import TabStoreDomain
-import TabStoreHTTP
-import TabStoreStorage
-import TabStoreSupport
 /// The `type` of every problem the API answers, as `urn:tabstore:problem:<slug>`: stable words a client can
 /// switch on. openapi.yaml lists exactly these (a test compares the two).
-public enum ProblemType: String, Sendable, CaseIterable {
+package enum ProblemType: String, Sendable, CaseIterable {
     case alreadyExists = "already-exists"
     case appExists = "app-exists"
     case appNotFound = "app-not-found"
@@ -34,5 +29,5 @@ public enum ProblemType: String, Sendable, CaseIterable {
     case writeContention = "write-contention"
 
     /// The problem document's `type`.
-    public var uri: String { "urn:tabstore:problem:" + rawValue }
+    package var uri: String { "urn:tabstore:problem:" + rawValue }
 }

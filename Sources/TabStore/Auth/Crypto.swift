@@ -1,10 +1,9 @@
 import CCrypto
-import TabStoreSupport
 
 /// The few primitives TabStore needs, all from OpenSSL's libcrypto: nothing here is hand-rolled.
-public enum Crypto {
+package enum Crypto {
     /// HMAC-SHA256 of `message` under `key`.
-    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    package static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         key.withUnsafeBytes { keyBuffer in
@@ -18,7 +17,7 @@ public enum Crypto {
     }
 
     /// SHA-256 of `data`.
-    public static func sha256(_ data: [UInt8]) -> [UInt8] {
+    package static func sha256(_ data: [UInt8]) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
         data.withUnsafeBytes { buffer in
             _ = SHA256(buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count, &output)
@@ -27,7 +26,7 @@ public enum Crypto {
     }
 
     /// Cryptographically secure random bytes.
-    public static func randomBytes(_ count: Int) -> [UInt8] {
+    package static func randomBytes(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         let ok = RAND_bytes(&bytes, Int32(count))
         precondition(ok == 1, "RAND_bytes failed: the system has no entropy source")
@@ -35,7 +34,7 @@ public enum Crypto {
     }
 
     /// Compares in time that does not depend on where the inputs differ.
-    public static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+    package static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         guard lhs.count == rhs.count else { return false }
         return lhs.withUnsafeBytes { left in
             rhs.withUnsafeBytes { right in CRYPTO_memcmp(left.baseAddress, right.baseAddress, left.count) == 0 }
@@ -43,14 +42,14 @@ public enum Crypto {
     }
 
     /// A new signing secret: 256 random bits, base64url without padding.
-    public static func newSecret() -> String { Base64URL.encode(randomBytes(32)) }
+    package static func newSecret() -> String { Base64URL.encode(randomBytes(32)) }
 }
 
 /// RFC 4648 §5 base64url without padding, as JWTs use it.
-public enum Base64URL {
+package enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var index = 0
@@ -71,9 +70,9 @@ public enum Base64URL {
     }
 
     /// Decodes unpadded base64url; nil for any other character, padding, or an impossible length.
-    public static func decode(_ text: String) -> [UInt8]? { decode(Array(text.utf8)[...]) }
+    package static func decode(_ text: String) -> [UInt8]? { decode(Array(text.utf8)[...]) }
 
-    public static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+    package static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         var values: [UInt8] = []
         values.reserveCapacity(text.count)
         for byte in text {

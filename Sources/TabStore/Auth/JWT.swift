@@ -1,21 +1,21 @@
 import TabStoreSupport
 /// HS256 JSON Web Tokens (RFC 7519 / RFC 7515) for an app's users.
-public enum JWT {
-    public struct Claims: Sendable, Equatable {
-        public let subject: Identifier
-        public let audience: [Identifier]
-        public let expiresAt: Int
-        public let notBefore: Int?
-        public let issuedAt: Int?
+package enum JWT {
+    package struct Claims: Sendable, Equatable {
+        package let subject: Identifier
+        package let audience: [Identifier]
+        package let expiresAt: Int
+        package let notBefore: Int?
+        package let issuedAt: Int?
 
         /// The time before which the token is not valid: `nbf`, or with `orIssuedAt` the later of `nbf` and `iat`.
-        public func notBefore(orIssuedAt: Bool) -> Int? {
+        package func notBefore(orIssuedAt: Bool) -> Int? {
             guard orIssuedAt, let issuedAt else { return notBefore }
             return Swift.max(notBefore ?? issuedAt, issuedAt)
         }
     }
 
-    public enum Failure: Error, Sendable, Equatable {
+    package enum Failure: Error, Sendable, Equatable {
         case malformed(String)
         case unsupportedAlgorithm(String)
         case badSignature
@@ -24,18 +24,18 @@ public enum JWT {
     }
 
     /// Clock skew tolerated on `exp`, `nbf` and `iat` (seconds).
-    public static let leeway = 30
+    package static let leeway = 30
     /// The latest time a claim may name: 9999-12-31T23:59:59Z. Bounding `exp`, `nbf` and `iat` when parsing
     /// keeps every later sum (`exp + leeway`) far from `Int.max`: a claim can never make arithmetic trap.
-    public static let maxTimestamp = 253_402_300_799
+    package static let maxTimestamp = 253_402_300_799
     /// Most audiences one token may list.
-    public static let maxAudiences = 16
+    package static let maxAudiences = 16
     /// Longest token accepted, so a hostile header cannot make us parse megabytes.
-    public static let maxLength = 8 * 1024
+    package static let maxLength = 8 * 1024
 
     /// A token split and decoded once: its claims (not yet trusted), and what the signature covers.
-    public struct Parsed: Sendable {
-        public let claims: Claims
+    package struct Parsed: Sendable {
+        package let claims: Claims
         let signingInput: ArraySlice<UInt8>
         let signature: [UInt8]
     }
@@ -43,7 +43,7 @@ public enum JWT {
     /// Splits and decodes a token; checks only its shape and algorithm, so the caller can find the app
     /// (`aud`) whose secret must verify it.
     /// - Throws: `JWT.Failure.malformed` / `.unsupportedAlgorithm`.
-    public static func parse(_ token: String) throws(Failure) -> Parsed {
+    package static func parse(_ token: String) throws(Failure) -> Parsed {
         let bytes = Array(token.utf8)
         guard bytes.count <= maxLength else { throw .malformed("token too long") }
         guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
@@ -58,11 +58,11 @@ public enum JWT {
 
     /// The unverified claims of a token.
     /// - Throws: `JWT.Failure.malformed` / `.unsupportedAlgorithm`.
-    public static func unverifiedClaims(_ token: String) throws(Failure) -> Claims { try parse(token).claims }
+    package static func unverifiedClaims(_ token: String) throws(Failure) -> Claims { try parse(token).claims }
 
     /// Verifies the signature with `secret` and the time claims against `now` (seconds since 1970).
     /// - Throws: `JWT.Failure`.
-    public static func verify(_ parsed: Parsed, secret: String, now: Int) throws(Failure) -> Claims {
+    package static func verify(_ parsed: Parsed, secret: String, now: Int) throws(Failure) -> Claims {
         let expected = Crypto.hmacSHA256(key: Array(secret.utf8), message: Array(parsed.signingInput))
         guard Crypto.constantTimeEqual(parsed.signature, expected) else { throw .badSignature }
         let claims = parsed.claims
@@ -72,7 +72,7 @@ public enum JWT {
 
     /// Checks `exp` and not-before against `now` with the leeway, without overflow whatever the values.
     /// - Throws: `.expired`, `.notYetValid`.
-    public static func checkTimes(expiresAt: Int, notBefore: Int?, now: Int) throws(Failure) {
+    package static func checkTimes(expiresAt: Int, notBefore: Int?, now: Int) throws(Failure) {
         // Claims are within 0...maxTimestamp; the leeway is applied to `now` with overflow reported, never trapping.
         let (earliest, overflowDown) = now.subtractingReportingOverflow(leeway)
         let (latest, overflowUp) = now.addingReportingOverflow(leeway)
@@ -82,12 +82,12 @@ public enum JWT {
 
     /// Parses and verifies in one call.
     /// - Throws: `JWT.Failure`.
-    public static func verify(_ token: String, secret: String, now: Int) throws(Failure) -> Claims {
+    package static func verify(_ token: String, secret: String, now: Int) throws(Failure) -> Claims {
         try verify(try parse(token), secret: secret, now: now)
     }
 
     /// Mints a token (for `tab-server token` and tests).
-    public static func sign(subject: Identifier, audience: Identifier, expiresAt: Int, issuedAt: Int, secret: String) -> String {
+    package static func sign(subject: Identifier, audience: Identifier, expiresAt: Int, issuedAt: Int, secret: String) -> String {
         let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
         let payload = Base64URL.encode(JSONWriter.bytes(.object(JSONObject([
             ("sub", .string(subject.text)), ("aud", .string(audience.text)), ("iat", .integer(issuedAt)), ("exp", .integer(expiresAt)),

@@ -1,7 +1,7 @@
 import TabStoreSupport
 extension Customization {
     /// The customization as API.md shows it; maps are written with sorted keys so equal values encode equally.
-    public func json(appId: Identifier, userId: Identifier) -> JSONValue {
+    package func json(appId: Identifier, userId: Identifier) -> JSONValue {
         var object = JSONObject()
         object["appId"] = .string(appId.text)
         object["userId"] = .string(userId.text)
@@ -25,31 +25,31 @@ extension Customization {
     }
 
     /// The server-owned fields a client may echo back in a PUT.
-    public struct Echo: Sendable, Equatable {
-        public var appId: String?
-        public var userId: String?
-        public var revision: Int?
-        public var schemaVersion: Int?
+    package struct Echo: Sendable, Equatable {
+        package var appId: String?
+        package var userId: String?
+        package var revision: Int?
+        package var schemaVersion: Int?
     }
 
     /// Which limits a decode applies. A request is held to the request limits; a stored document was accepted
     /// once (possibly by an older version with other limits) and must stay readable, countable and deletable,
     /// so it is decoded with no count or id limits: its size is already bounded by what is stored.
-    public enum DecodeRules: Sendable {
+    package enum DecodeRules: Sendable {
         case request
         case stored
     }
 
     /// Decodes a document the store holds (written by `json(appId:userId:)`), under storage rules.
     /// - Throws: `JSONParser.Failure` or `MalformedDocument` when the stored bytes are damaged.
-    public static func decodeStored(_ bytes: [UInt8]) throws -> Customization {
+    package static func decodeStored(_ bytes: [UInt8]) throws -> Customization {
         try decode(try JSONParser.parse(bytes), rules: .stored).0
     }
 
     /// Decodes a customization document (a PUT body, or a stored document).
     /// - Throws: `MalformedDocument` for wrong shapes, unknown fields, unknown enum values, and (request rules)
     ///   ids that are not 1-256 UTF-8 bytes without control characters or too many entries.
-    public static func decode(_ json: JSONValue, rules: DecodeRules = .request) throws(MalformedDocument) -> (Customization, Echo) {
+    package static func decode(_ json: JSONValue, rules: DecodeRules = .request) throws(MalformedDocument) -> (Customization, Echo) {
         let checked = rules == .request
         let root = try ObjectReader(json, at: "")
         try root.rejectUnknown(["appId", "userId", "revision", "schemaVersion", "updatedAt", "tabs", "sections", "tabBarOrder"])

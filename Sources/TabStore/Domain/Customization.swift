@@ -1,17 +1,17 @@
 import TabStoreSupport
 /// A user's `TabViewCustomization`, with what Apple keeps private made first-class (DOMAIN.md section 2).
-public struct Customization: Sendable, Equatable {
+package struct Customization: Sendable, Equatable {
     /// Per-tab visibility choices; `automatic` means "use the schema default".
-    public struct TabEntry: Sendable, Equatable {
-        public var sidebarVisibility: Visibility = .automatic
-        public var tabBarVisibility: Visibility = .automatic
+    package struct TabEntry: Sendable, Equatable {
+        package var sidebarVisibility: Visibility = .automatic
+        package var tabBarVisibility: Visibility = .automatic
 
-        public init(sidebarVisibility: Visibility = .automatic, tabBarVisibility: Visibility = .automatic) {
+        package init(sidebarVisibility: Visibility = .automatic, tabBarVisibility: Visibility = .automatic) {
             self.sidebarVisibility = sidebarVisibility
             self.tabBarVisibility = tabBarVisibility
         }
 
-        public subscript(placement: Placement) -> Visibility {
+        package subscript(placement: Placement) -> Visibility {
             get { placement == .sidebar ? sidebarVisibility : tabBarVisibility }
             set { if placement == .sidebar { sidebarVisibility = newValue } else { tabBarVisibility = newValue } }
         }
@@ -20,13 +20,13 @@ public struct Customization: Sendable, Equatable {
     }
 
     /// Per-section choices.
-    public struct SectionEntry: Sendable, Equatable {
+    package struct SectionEntry: Sendable, Equatable {
         /// Absent: builder order. Present: the order of all of the section's tabs.
-        public var tabOrder: [Identifier]?
+        package var tabOrder: [Identifier]?
         /// Sidebar collapse state; absent means expanded.
-        public var expanded: Bool?
+        package var expanded: Bool?
 
-        public init(tabOrder: [Identifier]? = nil, expanded: Bool? = nil) {
+        package init(tabOrder: [Identifier]? = nil, expanded: Bool? = nil) {
             self.tabOrder = tabOrder
             self.expanded = expanded
         }
@@ -34,15 +34,15 @@ public struct Customization: Sendable, Equatable {
         var isDefault: Bool { tabOrder == nil && expanded == nil }
     }
 
-    public var revision: Int
-    public var schemaVersion: Int
-    public var updatedAt: String?
-    public var tabs: [Identifier: TabEntry]
-    public var sections: [Identifier: SectionEntry]
+    package var revision: Int
+    package var schemaVersion: Int
+    package var updatedAt: String?
+    package var tabs: [Identifier: TabEntry]
+    package var sections: [Identifier: SectionEntry]
     /// The order of the customizable tab-bar items; nil until the user reorders the bar.
-    public var tabBarOrder: [Identifier]?
+    package var tabBarOrder: [Identifier]?
 
-    public init(
+    package init(
         revision: Int = 0, schemaVersion: Int = 0, updatedAt: String? = nil,
         tabs: [Identifier: TabEntry] = [:], sections: [Identifier: SectionEntry] = [:], tabBarOrder: [Identifier]? = nil
     ) {
@@ -55,10 +55,10 @@ public struct Customization: Sendable, Equatable {
     }
 
     /// The customization a user has before any change: everything follows the schema.
-    public static let empty = Customization()
+    package static let empty = Customization()
 
     /// Whether the user-owned parts equal another's (ignoring revision, schema version and time).
-    public func sameChoices(as other: Customization) -> Bool {
+    package func sameChoices(as other: Customization) -> Bool {
         tabs == other.tabs && sections == other.sections && tabBarOrder == other.tabBarOrder
     }
 
@@ -69,7 +69,7 @@ public struct Customization: Sendable, Equatable {
     }
 
     /// Every id the customization names.
-    public var referencedIds: Set<Identifier> {
+    package var referencedIds: Set<Identifier> {
         var ids = Set(tabs.keys).union(sections.keys)
         for entry in sections.values { ids.formUnion(entry.tabOrder ?? []) }
         ids.formUnion(tabBarOrder ?? [])
@@ -77,6 +77,6 @@ public struct Customization: Sendable, Equatable {
     }
 
     /// Limits that keep a document bounded even with dynamic tabs (ids that come from data).
-    public static let maxTabEntries = 2_000
-    public static let maxOrderLength = 2_000
+    package static let maxTabEntries = 2_000
+    package static let maxOrderLength = 2_000
 }

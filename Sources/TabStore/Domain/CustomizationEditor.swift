@@ -1,7 +1,7 @@
 import TabStoreSupport
 /// Applies changes to a customization under a schema's rules: all-or-nothing, in order, and every
 /// refusal names where (the operation or document entry), the id and the rule code.
-public struct CustomizationEditor {
+package struct CustomizationEditor {
     /// One change with the place in the request it came from.
     struct Step {
         let operation: Operation
@@ -22,7 +22,7 @@ public struct CustomizationEditor {
 
     /// Applies a PATCH's operations to `customization` atomically.
     /// - Throws: `RuleRefusal` naming the first refused operation; nothing is changed then.
-    public static func apply(_ operations: [Operation], to customization: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
+    package static func apply(_ operations: [Operation], to customization: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
         let steps = operations.enumerated().map { Step(operation: $1, pointer: "/operations/\($0)", perField: true) }
         return try run(steps, from: customization, index: index)
     }
@@ -30,7 +30,7 @@ public struct CustomizationEditor {
     /// Validates a whole document (PUT) by replaying it as operations on the empty customization,
     /// so PUT and PATCH share one set of rules.
     /// - Throws: `RuleRefusal` naming the refused entries.
-    public static func replace(with document: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
+    package static func replace(with document: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
         var steps: [Step] = []
         for id in document.tabs.keys.sorted() {
             let entry = document.tabs[id]!
@@ -101,7 +101,7 @@ public struct CustomizationEditor {
     // MARK: - Effective state
 
     /// Whether a tab shows in a placement for this customization (before size-class rules).
-    public static func isVisible(_ info: SchemaIndex.TabInfo, in placement: Placement, customization: Customization, index: SchemaIndex) -> Bool {
+    package static func isVisible(_ info: SchemaIndex.TabInfo, in placement: Placement, customization: Customization, index: SchemaIndex) -> Bool {
         let entry = customization.tabs[info.tab.id] ?? Customization.TabEntry()
         if placement == .tabBar {
             if info.tab.placement == .sidebarOnly { return false }

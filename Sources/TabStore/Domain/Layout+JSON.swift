@@ -1,6 +1,6 @@
 import TabStoreSupport
 extension Layout {
-    public func json(appId: Identifier, userId: Identifier, customization: Customization) -> JSONValue {
+    package func json(appId: Identifier, userId: Identifier, customization: Customization) -> JSONValue {
         var object = JSONObject()
         object["appId"] = .string(appId.text)
         object["userId"] = .string(userId.text)

@@ -1,30 +1,30 @@
 import TabStoreSupport
 /// What a `TabView` shows for one user and size class (DOMAIN.md section 3), so every client renders
 /// the same thing without re-implementing the rules.
-public struct Layout: Sendable, Equatable {
-    public struct Section: Sendable, Equatable {
-        public let section: SchemaSection
-        public let expanded: Bool
-        public let tabs: [SchemaTab]
+package struct Layout: Sendable, Equatable {
+    package struct Section: Sendable, Equatable {
+        package let section: SchemaSection
+        package let expanded: Bool
+        package let tabs: [SchemaTab]
     }
 
-    public enum SidebarItem: Sendable, Equatable {
+    package enum SidebarItem: Sendable, Equatable {
         case tab(SchemaTab)
         case section(Section)
     }
 
-    public let sizeClass: SizeClass
-    public var sidebar: [SidebarItem] = []
-    public var tabBar: [SchemaTab] = []
-    public var pinned: [SchemaTab] = []
-    public var more: [SchemaTab] = []
-    public var hidden: [Identifier] = []
+    package let sizeClass: SizeClass
+    package var sidebar: [SidebarItem] = []
+    package var tabBar: [SchemaTab] = []
+    package var pinned: [SchemaTab] = []
+    package var more: [SchemaTab] = []
+    package var hidden: [Identifier] = []
 
     /// Compact bars with this many items or more show the first four and a More list.
-    public static let moreThreshold = 6
-    public static let compactBarSlots = 4
+    package static let moreThreshold = 6
+    package static let compactBarSlots = 4
 
-    public init(customization: Customization, index: SchemaIndex, sizeClass: SizeClass) {
+    package init(customization: Customization, index: SchemaIndex, sizeClass: SizeClass) {
         self.sizeClass = sizeClass
         let present = { (hiddenIn: [SizeClass]) in !hiddenIn.contains(sizeClass) }
         let visible = { (info: SchemaIndex.TabInfo, placement: Placement) in

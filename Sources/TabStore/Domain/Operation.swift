@@ -1,7 +1,7 @@
 import TabStoreSupport
 /// One change of API.md's `PATCH` operations.
-public enum Operation: Sendable, Equatable {
-    public enum ResetScope: String, Sendable, CaseIterable {
+package enum Operation: Sendable, Equatable {
+    package enum ResetScope: String, Sendable, CaseIterable {
         case sidebar, tabBar, all
     }
 
@@ -14,11 +14,11 @@ public enum Operation: Sendable, Equatable {
     case resetSectionOrder(section: Identifier?)
     case resetTabBarOrder
 
-    public static let maxOperations = 1_000
+    package static let maxOperations = 1_000
 
     /// Decodes a `PATCH` body: `{"operations": [...]}`.
     /// - Throws: `MalformedDocument` for wrong shapes, unknown ops or fields.
-    public static func decodeList(_ json: JSONValue) throws(MalformedDocument) -> [Operation] {
+    package static func decodeList(_ json: JSONValue) throws(MalformedDocument) -> [Operation] {
         let root = try ObjectReader(json, at: "")
         try root.rejectUnknown(["operations"])
         guard let items = try root.array("operations") else {

@@ -4,8 +4,8 @@ import TabStoreSupport
 /// Entries for ids that no longer exist are dropped, choices the new rules no longer allow fall back to
 /// the default, new tabs join customized section orders at the end, and new tab-bar tabs join a
 /// customized `tabBarOrder` at the end. Reconciling twice gives the same value as once.
-public enum Reconciler {
-    public static func reconcile(_ customization: Customization, with index: SchemaIndex) -> Customization {
+package enum Reconciler {
+    package static func reconcile(_ customization: Customization, with index: SchemaIndex) -> Customization {
         var result = customization
         result.tabs = [:]
         for (id, entry) in customization.tabs {
@@ -49,15 +49,15 @@ public enum Reconciler {
     }
 
     /// What registering a new schema version would do to the stored customizations.
-    public struct Impact: Sendable, Equatable {
-        public var customizationsChecked = 0
-        public var customizationsAffected = 0
+    package struct Impact: Sendable, Equatable {
+        package var customizationsChecked = 0
+        package var customizationsAffected = 0
         /// Ids that stored customizations name and the new version no longer has.
-        public var droppedIds: Set<Identifier> = []
+        package var droppedIds: Set<Identifier> = []
 
-        public init() {}
+        package init() {}
 
-        public mutating func add(_ customization: Customization, newIndex: SchemaIndex) {
+        package mutating func add(_ customization: Customization, newIndex: SchemaIndex) {
             customizationsChecked += 1
             let reconciled = reconcile(customization, with: newIndex)
             if !reconciled.sameChoices(as: customization) { customizationsAffected += 1 }

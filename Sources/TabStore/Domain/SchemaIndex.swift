@@ -1,24 +1,24 @@
 import TabStoreSupport
 /// A schema prepared for lookups: built once per schema version and shared read-only.
-public struct SchemaIndex: Sendable {
+package struct SchemaIndex: Sendable {
     /// Where a tab id lives in the schema.
-    public struct TabInfo: Sendable, Equatable {
-        public let tab: SchemaTab
+    package struct TabInfo: Sendable, Equatable {
+        package let tab: SchemaTab
         /// The section holding the tab, nil for a top-level tab.
-        public let sectionId: Identifier?
+        package let sectionId: Identifier?
         /// Whether the tab comes from data (a dynamic section's `idPrefix`).
-        public let isDynamic: Bool
+        package let isDynamic: Bool
     }
 
-    public let schema: TabSchema
-    public let version: Int
+    package let schema: TabSchema
+    package let version: Int
     private let tabs: [Identifier: TabInfo]
     private let sections: [Identifier: SchemaSection]
     private let dynamicSections: [(prefix: Identifier, section: SchemaSection)]
     /// Every static tab in builder order (top-level and in sections).
-    public let allTabs: [TabInfo]
+    package let allTabs: [TabInfo]
 
-    public init(schema: TabSchema, version: Int) {
+    package init(schema: TabSchema, version: Int) {
         self.schema = schema
         self.version = version
         var tabs: [Identifier: TabInfo] = [:]
@@ -47,10 +47,10 @@ public struct SchemaIndex: Sendable {
         self.allTabs = all
     }
 
-    public func section(_ id: Identifier) -> SchemaSection? { sections[id] }
+    package func section(_ id: Identifier) -> SchemaSection? { sections[id] }
 
     /// A static tab, or a tab of a dynamic section whose id matches its prefix.
-    public func tab(_ id: Identifier) -> TabInfo? {
+    package func tab(_ id: Identifier) -> TabInfo? {
         if let info = tabs[id] { return info }
         for (prefix, section) in dynamicSections where id.byteCount > prefix.byteCount && id.hasBytePrefix(prefix) && id.isValidId {
             // A dynamic tab has no declaration of its own: it takes its section's behavior (the modifier
@@ -62,12 +62,12 @@ public struct SchemaIndex: Sendable {
     }
 
     /// Whether `id` names a static tab or section of this schema.
-    public func containsStatic(_ id: Identifier) -> Bool { tabs[id] != nil || sections[id] != nil }
+    package func containsStatic(_ id: Identifier) -> Bool { tabs[id] != nil || sections[id] != nil }
 
     /// The behavior that governs a tab in a placement. A section's behavior governs its children
     /// (seed 000): `disabled` on the section fixes them (no hiding, no moving); `reorderable` lets them
     /// move and leaves hiding to each tab's own behavior (API.md hides a tab of a reorderable section).
-    public func behavior(of info: TabInfo, in placement: Placement) -> CustomizationBehavior {
+    package func behavior(of info: TabInfo, in placement: Placement) -> CustomizationBehavior {
         if let sectionId = info.sectionId, let section = sections[sectionId], section.customizationBehavior[placement] == .disabled {
             return .disabled
         }
@@ -75,7 +75,7 @@ public struct SchemaIndex: Sendable {
     }
 
     /// The schema's default visibility of a tab in a placement, before any customization.
-    public func defaultVisible(_ info: TabInfo, in placement: Placement) -> Bool {
+    package func defaultVisible(_ info: TabInfo, in placement: Placement) -> Bool {
         if placement == .tabBar, info.tab.placement == .sidebarOnly { return false }
         var visibility = info.tab.defaultVisibility[placement]
         if visibility == .automatic, let sectionId = info.sectionId, let section = sections[sectionId] {
@@ -85,5 +85,5 @@ public struct SchemaIndex: Sendable {
     }
 
     /// The builder order of a section's static tabs.
-    public func builderOrder(of section: SchemaSection) -> [Identifier] { section.tabs.map(\.id) }
+    package func builderOrder(of section: SchemaSection) -> [Identifier] { section.tabs.map(\.id) }
 }

@@ -2,7 +2,7 @@ import TabStoreSupport
 extension TabSchema {
     /// Decodes a schema document and checks every schema rule, collecting all problems at once.
     /// - Throws: `MalformedDocument` for wrong shapes (400), `RuleRefusal` for rule violations (422).
-    public static func parse(_ json: JSONValue) throws -> TabSchema {
+    package static func parse(_ json: JSONValue) throws -> TabSchema {
         var problems: [Violation] = []
         let schema = try decode(json, problems: &problems)
         problems += schema.validate()
@@ -119,7 +119,7 @@ extension TabSchema {
     }
 
     /// The schema as served: defaults written out, so a client never guesses them.
-    public func json() -> JSONValue {
+    package func json() -> JSONValue {
         .object(JSONObject([("items", .array(items.map { item in
             switch item {
             case .tab(let tab): tab.json()
@@ -135,7 +135,7 @@ extension PerPlacement where Value: RawRepresentable, Value.RawValue == String {
 
 extension SchemaTab {
     /// The full schema form of the tab.
-    public func json() -> JSONValue {
+    package func json() -> JSONValue {
         var object = JSONObject([("kind", "tab"), ("id", .string(id.text)), ("title", .string(title))])
         if let systemImage { object["systemImage"] = .string(systemImage) }
         if let image { object["image"] = .string(image) }
@@ -149,7 +149,7 @@ extension SchemaTab {
 }
 
 extension SchemaSection {
-    public func json() -> JSONValue {
+    package func json() -> JSONValue {
         var object = JSONObject([("kind", "section"), ("id", .string(id.text)), ("title", .string(title))])
         object["customizationBehavior"] = customizationBehavior.json()
         object["defaultVisibility"] = defaultVisibility.json()

@@ -1,7 +1,7 @@
 import TabStoreSupport
 extension TabSchema {
     /// Every rule of DOMAIN.md section 1, all problems at once, each with a pointer and a stable code.
-    public func validate() -> [Violation] {
+    package func validate() -> [Violation] {
         var problems: [Violation] = []
         var seen: [Identifier: String] = [:]  // id -> pointer of its first use
         var searchTabs: [String] = []

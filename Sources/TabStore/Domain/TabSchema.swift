@@ -1,17 +1,17 @@
 import TabStoreSupport
 /// SwiftUI's `AdaptableTabBarPlacement`: where a customization applies.
-public enum Placement: String, Sendable, CaseIterable {
+package enum Placement: String, Sendable, CaseIterable {
     case sidebar, tabBar
 }
 
 /// SwiftUI's `TabCustomizationBehavior`.
-public enum CustomizationBehavior: String, Sendable, CaseIterable, Comparable {
+package enum CustomizationBehavior: String, Sendable, CaseIterable, Comparable {
     case automatic, reorderable, disabled
 
     /// Hiding (or adding) needs full customization.
-    public var canHide: Bool { self == .automatic }
+    package var canHide: Bool { self == .automatic }
     /// Moving needs `automatic` or `reorderable`.
-    public var canMove: Bool { self != .disabled }
+    package var canMove: Bool { self != .disabled }
 
     private var strictness: Int {
         switch self {
@@ -21,57 +21,57 @@ public enum CustomizationBehavior: String, Sendable, CaseIterable, Comparable {
         }
     }
 
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.strictness < rhs.strictness }
+    package static func < (lhs: Self, rhs: Self) -> Bool { lhs.strictness < rhs.strictness }
 }
 
 /// SwiftUI's `Visibility`: `automatic` means "not customized, use the default".
-public enum Visibility: String, Sendable, CaseIterable {
+package enum Visibility: String, Sendable, CaseIterable {
     case automatic, visible, hidden
 }
 
 /// Where a tab may appear.
-public enum TabPlacement: String, Sendable, CaseIterable {
+package enum TabPlacement: String, Sendable, CaseIterable {
     case automatic, pinned, sidebarOnly
 }
 
-public enum TabRole: String, Sendable, CaseIterable {
+package enum TabRole: String, Sendable, CaseIterable {
     case search
 }
 
 /// The horizontal size class a layout is resolved for.
-public enum SizeClass: String, Sendable, CaseIterable {
+package enum SizeClass: String, Sendable, CaseIterable {
     case compact, regular
 }
 
 /// A value for each placement.
-public struct PerPlacement<Value: Sendable & Equatable>: Sendable, Equatable {
-    public var sidebar: Value
-    public var tabBar: Value
+package struct PerPlacement<Value: Sendable & Equatable>: Sendable, Equatable {
+    package var sidebar: Value
+    package var tabBar: Value
 
-    public init(sidebar: Value, tabBar: Value) {
+    package init(sidebar: Value, tabBar: Value) {
         self.sidebar = sidebar
         self.tabBar = tabBar
     }
 
-    public subscript(placement: Placement) -> Value {
+    package subscript(placement: Placement) -> Value {
         get { placement == .sidebar ? sidebar : tabBar }
         set { if placement == .sidebar { sidebar = newValue } else { tabBar = newValue } }
     }
 }
 
 /// One `Tab` of the app's `TabView` builder.
-public struct SchemaTab: Sendable, Equatable {
-    public var id: Identifier
-    public var title: String
-    public var systemImage: String?
-    public var image: String?
-    public var role: TabRole?
-    public var placement: TabPlacement
-    public var customizationBehavior: PerPlacement<CustomizationBehavior>
-    public var defaultVisibility: PerPlacement<Visibility>
-    public var hiddenIn: [SizeClass]
+package struct SchemaTab: Sendable, Equatable {
+    package var id: Identifier
+    package var title: String
+    package var systemImage: String?
+    package var image: String?
+    package var role: TabRole?
+    package var placement: TabPlacement
+    package var customizationBehavior: PerPlacement<CustomizationBehavior>
+    package var defaultVisibility: PerPlacement<Visibility>
+    package var hiddenIn: [SizeClass]
 
-    public init(
+    package init(
         id: Identifier, title: String, systemImage: String? = nil, image: String? = nil, role: TabRole? = nil,
         placement: TabPlacement = .automatic,
         customizationBehavior: PerPlacement<CustomizationBehavior> = .init(sidebar: .automatic, tabBar: .automatic),
@@ -90,21 +90,21 @@ public struct SchemaTab: Sendable, Equatable {
     }
 
     /// A search tab is pinned whatever its declared placement (SwiftUI puts it at the trailing end).
-    public var isPinned: Bool { placement == .pinned || role == .search }
+    package var isPinned: Bool { placement == .pinned || role == .search }
 }
 
 /// One `TabSection`: tabs only, never nested sections.
-public struct SchemaSection: Sendable, Equatable {
-    public var id: Identifier
-    public var title: String
-    public var customizationBehavior: PerPlacement<CustomizationBehavior>
-    public var defaultVisibility: PerPlacement<Visibility>
-    public var hiddenIn: [SizeClass]
+package struct SchemaSection: Sendable, Equatable {
+    package var id: Identifier
+    package var title: String
+    package var customizationBehavior: PerPlacement<CustomizationBehavior>
+    package var defaultVisibility: PerPlacement<Visibility>
+    package var hiddenIn: [SizeClass]
     /// Tabs that come from data (`ForEach`): their ids start with this prefix.
-    public var dynamicIdPrefix: Identifier?
-    public var tabs: [SchemaTab]
+    package var dynamicIdPrefix: Identifier?
+    package var tabs: [SchemaTab]
 
-    public init(
+    package init(
         id: Identifier, title: String,
         customizationBehavior: PerPlacement<CustomizationBehavior> = .init(sidebar: .automatic, tabBar: .automatic),
         defaultVisibility: PerPlacement<Visibility> = .init(sidebar: .automatic, tabBar: .automatic),
@@ -121,11 +121,11 @@ public struct SchemaSection: Sendable, Equatable {
 }
 
 /// A top-level item of the builder.
-public enum SchemaItem: Sendable, Equatable {
+package enum SchemaItem: Sendable, Equatable {
     case tab(SchemaTab)
     case section(SchemaSection)
 
-    public var id: Identifier {
+    package var id: Identifier {
         switch self {
         case .tab(let tab): tab.id
         case .section(let section): section.id
@@ -134,12 +134,12 @@ public enum SchemaItem: Sendable, Equatable {
 }
 
 /// The ordered items of an app's `TabView` builder, as the app registered them.
-public struct TabSchema: Sendable, Equatable {
-    public var items: [SchemaItem]
+package struct TabSchema: Sendable, Equatable {
+    package var items: [SchemaItem]
 
-    public init(items: [SchemaItem]) { self.items = items }
+    package init(items: [SchemaItem]) { self.items = items }
 
-    public static let maxItems = 500
+    package static let maxItems = 500
     /// Longest title (and image name), in UTF-8 bytes.
-    public static let maxTitleBytes = 1024
+    package static let maxTitleBytes = 1024
 }

@@ -1,7 +1,6 @@
-import TabStoreSupport
 /// Every code a violation can carry: stable kebab-case words a client switches on. openapi.yaml lists
 /// exactly these (a test compares the two), so a new code cannot ship undocumented.
-public enum ViolationCode: String, Sendable, CaseIterable {
+package enum ViolationCode: String, Sendable, CaseIterable {
     // Customization rules (422).
     case unknownTab = "unknown-tab"
     case unknownSection = "unknown-section"

@@ -1,38 +1,37 @@
-import TabStoreSupport
 /// An entity-tag (RFC 9110 §8.8.3): an opaque quoted string, optionally marked weak (`W/"…"`).
-public struct EntityTag: Sendable, Hashable {
+package struct EntityTag: Sendable, Hashable {
     /// The characters between the quotes.
-    public let opaque: String
-    public let isWeak: Bool
+    package let opaque: String
+    package let isWeak: Bool
 
-    public init(_ opaque: String, weak: Bool = false) {
+    package init(_ opaque: String, weak: Bool = false) {
         self.opaque = opaque
         self.isWeak = weak
     }
 
     /// The header form: `"…"` or `W/"…"`.
-    public var text: String { (isWeak ? "W/" : "") + "\"" + opaque + "\"" }
+    package var text: String { (isWeak ? "W/" : "") + "\"" + opaque + "\"" }
 
     /// Strong comparison (§8.8.3.2): both strong, same opaque bytes.
-    public func strongMatches(_ other: EntityTag) -> Bool {
+    package func strongMatches(_ other: EntityTag) -> Bool {
         !isWeak && !other.isWeak && Array(opaque.utf8) == Array(other.opaque.utf8)
     }
 
     /// Weak comparison: same opaque bytes, weakness ignored.
-    public func weakMatches(_ other: EntityTag) -> Bool {
+    package func weakMatches(_ other: EntityTag) -> Bool {
         Array(opaque.utf8) == Array(other.opaque.utf8)
     }
 }
 
 /// The value of `If-Match` or `If-None-Match` (RFC 9110 §13.1.1, §13.1.2): `*`, or a list of entity-tags.
-public enum EntityTagCondition: Sendable, Equatable {
+package enum EntityTagCondition: Sendable, Equatable {
     case any
     case tags([EntityTag])
 
     /// Parses every field line of one precondition header, combined as one list (RFC 9110 §5.3).
     /// Returns nil when the header is absent; throws when it is malformed.
     /// - Throws: `EntityTagCondition.Malformed`.
-    public static func parse(_ fieldValues: [String]) throws(Malformed) -> EntityTagCondition? {
+    package static func parse(_ fieldValues: [String]) throws(Malformed) -> EntityTagCondition? {
         guard !fieldValues.isEmpty else { return nil }
         var tags: [EntityTag] = []
         var sawStar = false
@@ -54,7 +53,7 @@ public enum EntityTagCondition: Sendable, Equatable {
         return .tags(tags)
     }
 
-    public struct Malformed: Error, Sendable, Equatable {}
+    package struct Malformed: Error, Sendable, Equatable {}
 
     /// `#entity-tag`: comma-separated, optional whitespace around members, empty members allowed (§5.6.1).
     /// Commas may occur inside an opaque-tag, so the list is scanned, never split.
@@ -95,7 +94,7 @@ public enum EntityTagCondition: Sendable, Equatable {
 
     /// `If-Match` (§13.1.1): `*` matches when a current representation exists; otherwise strong comparison
     /// against any listed tag.
-    public func matchesStrongly(_ current: EntityTag, exists: Bool = true) -> Bool {
+    package func matchesStrongly(_ current: EntityTag, exists: Bool = true) -> Bool {
         switch self {
         case .any: exists
         // A listed tag is compared with the current representation's tag whatever `exists` says: the empty
@@ -106,7 +105,7 @@ public enum EntityTagCondition: Sendable, Equatable {
 
     /// `If-None-Match` (§13.1.2): true when the condition *fails*, i.e. `*` and a representation exists,
     /// or a listed tag matches the current one by weak comparison.
-    public func matchesWeakly(_ current: EntityTag, exists: Bool = true) -> Bool {
+    package func matchesWeakly(_ current: EntityTag, exists: Bool = true) -> Bool {
         switch self {
         case .any: exists
         case .tags(let tags): tags.contains { $0.weakMatches(current) }

@@ -1,44 +1,43 @@
-import TabStoreSupport
 /// Header fields in the order received, repeats kept, looked up case-insensitively (RFC 9110 §5.1).
-public struct HTTPHeaders: Sendable, Equatable, Sequence {
-    public private(set) var fields: [(name: String, value: String)] = []
+package struct HTTPHeaders: Sendable, Equatable, Sequence {
+    package private(set) var fields: [(name: String, value: String)] = []
 
-    public init() {}
+    package init() {}
 
-    public init(_ fields: [(String, String)]) {
+    package init(_ fields: [(String, String)]) {
         for (name, value) in fields { add(name, value) }
     }
 
-    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
+    package mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 
     /// Replaces every field of this name with one.
-    public mutating func set(_ name: String, _ value: String) {
+    package mutating func set(_ name: String, _ value: String) {
         remove(name)
         add(name, value)
     }
 
-    public mutating func remove(_ name: String) {
+    package mutating func remove(_ name: String) {
         fields.removeAll { Self.equal($0.name, name) }
     }
 
     /// The first value of the field, if any.
-    public subscript(name: String) -> String? {
+    package subscript(name: String) -> String? {
         fields.first { Self.equal($0.name, name) }?.value
     }
 
     /// Every value of the field, in order.
-    public func values(_ name: String) -> [String] {
+    package func values(_ name: String) -> [String] {
         fields.filter { Self.equal($0.name, name) }.map(\.value)
     }
 
     /// Comma-separated list members of every field of this name, trimmed and lowercased (RFC 9110 §5.6.1).
-    public func tokens(_ name: String) -> [String] {
+    package func tokens(_ name: String) -> [String] {
         values(name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
     }
 
-    public var count: Int { fields.count }
+    package var count: Int { fields.count }
 
-    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+    package func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
     /// ASCII case-insensitive comparison without allocating.
     static func equal(_ lhs: String, _ rhs: String) -> Bool {
@@ -55,7 +54,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         }
     }
 
-    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+    package static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.fields.count == rhs.fields.count && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 }

@@ -1,9 +1,8 @@
-import TabStoreSupport
 /// Why a request could not be framed. Every case is answered with its status and `Connection: close`,
 /// since after a framing error the next request's start cannot be known (RFC 9112 §9.6).
-public struct HTTPParseError: Error, Sendable, Equatable {
-    public let status: Int
-    public let reason: String
+package struct HTTPParseError: Error, Sendable, Equatable {
+    package let status: Int
+    package let reason: String
 
     init(_ status: Int, _ reason: String) {
         self.status = status
@@ -14,14 +13,14 @@ public struct HTTPParseError: Error, Sendable, Equatable {
 }
 
 /// Parser limits, part of the server's configuration.
-public struct HTTPLimits: Sendable, Equatable {
+package struct HTTPLimits: Sendable, Equatable {
     /// Longest request line (RFC 9112 §3 recommends supporting at least 8000 octets).
-    public var maxRequestLine = 8 * 1024
+    package var maxRequestLine = 8 * 1024
     /// Largest header block, request line included; beyond it: 431.
-    public var maxHeaderBytes = 64 * 1024
-    public var maxHeaderCount = 100
+    package var maxHeaderBytes = 64 * 1024
+    package var maxHeaderCount = 100
     /// Largest body; beyond it: 413, refused before reading it when the length is declared.
-    public var maxBodyBytes = 1024 * 1024
+    package var maxBodyBytes = 1024 * 1024
 
-    public init() {}
+    package init() {}
 }

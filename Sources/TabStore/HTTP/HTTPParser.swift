@@ -1,12 +1,11 @@
-import TabStoreSupport
 /// An incremental HTTP/1.1 request parser (RFC 9112): bytes in, events out, no I/O.
 ///
 /// Feed it the connection's unread bytes; it consumes what it used by advancing `offset`, and
 /// returns `.head` for a request with a body (so the caller can answer `100 Continue` before reading it),
 /// then `.request` when the body is complete; a request without a body comes as `.request` at once.
 /// A declared body over the limit is refused (413) from its head, before a byte of it is read.
-public struct HTTPParser: Sendable {
-    public enum Event: Sendable {
+package struct HTTPParser: Sendable {
+    package enum Event: Sendable {
         case needMore
         case head(HTTPRequestHead)
         case request(HTTPRequest)
@@ -21,7 +20,7 @@ public struct HTTPParser: Sendable {
         case trailers
     }
 
-    public let limits: HTTPLimits
+    package let limits: HTTPLimits
     private var state = State.head
     private var scanned = 0
     private var currentHead: HTTPRequestHead?
@@ -29,11 +28,11 @@ public struct HTTPParser: Sendable {
     private var trailerBytes = 0
     private var sawLineEnd = false
 
-    public init(limits: HTTPLimits = HTTPLimits()) { self.limits = limits }
+    package init(limits: HTTPLimits = HTTPLimits()) { self.limits = limits }
 
     /// Parses from `buffer[offset...]`, advancing `offset` past what was consumed.
     /// - Throws: `HTTPParseError`; the connection must answer it and close.
-    public mutating func parse(_ buffer: [UInt8], offset: inout Int) throws(HTTPParseError) -> Event {
+    package mutating func parse(_ buffer: [UInt8], offset: inout Int) throws(HTTPParseError) -> Event {
         while true {
             switch state {
             case .head:

@@ -1,54 +1,54 @@
 import TabStoreSupport
 /// The HTTP version of a request; only 1.0 and 1.1 are served.
-public enum HTTPVersion: Sendable, Equatable {
+package enum HTTPVersion: Sendable, Equatable {
     case http10, http11
 
-    public var text: String { self == .http11 ? "HTTP/1.1" : "HTTP/1.0" }
+    package var text: String { self == .http11 ? "HTTP/1.1" : "HTTP/1.0" }
 }
 
 /// A request's head, as soon as it is parsed (before the body).
-public struct HTTPRequestHead: Sendable, Equatable {
-    public var method: String
+package struct HTTPRequestHead: Sendable, Equatable {
+    package var method: String
     /// The raw request-target (origin-form: path and query, still percent-encoded).
-    public var target: String
-    public var version: HTTPVersion
-    public var headers: HTTPHeaders
+    package var target: String
+    package var version: HTTPVersion
+    package var headers: HTTPHeaders
     /// Whether the connection stays open after the response (RFC 9112 §9.3).
-    public var keepAlive: Bool
+    package var keepAlive: Bool
     /// The declared body length; nil for chunked or no body.
-    public var contentLength: Int?
-    public var chunked: Bool
+    package var contentLength: Int?
+    package var chunked: Bool
     /// The client sent `Expect: 100-continue`.
-    public var expectsContinue: Bool
+    package var expectsContinue: Bool
 
     /// The path part of the target (percent-encoded).
-    public var path: Substring {
+    package var path: Substring {
         guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target[...] }
         return target[..<question]
     }
 
     /// The query part of the target, without `?`.
-    public var query: Substring? {
+    package var query: Substring? {
         guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
         return target[target.utf8.index(after: question)...]
     }
 }
 
 /// A complete request.
-public struct HTTPRequest: Sendable {
-    public var head: HTTPRequestHead
-    public var body: [UInt8]
+package struct HTTPRequest: Sendable {
+    package var head: HTTPRequestHead
+    package var body: [UInt8]
 
-    public init(head: HTTPRequestHead, body: [UInt8]) {
+    package init(head: HTTPRequestHead, body: [UInt8]) {
         self.head = head
         self.body = body
     }
 
-    public var method: String { head.method }
-    public var headers: HTTPHeaders { head.headers }
+    package var method: String { head.method }
+    package var headers: HTTPHeaders { head.headers }
 
     /// A query parameter, percent-decoded; the first when repeated.
-    public func queryParameter(_ name: String) -> String? {
+    package func queryParameter(_ name: String) -> String? {
         guard let query = head.query else { return nil }
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -60,12 +60,12 @@ public struct HTTPRequest: Sendable {
 }
 
 /// A response a handler returns.
-public struct HTTPResponse: Sendable {
-    public var status: Int
-    public var headers: HTTPHeaders
-    public var body: [UInt8]
+package struct HTTPResponse: Sendable {
+    package var status: Int
+    package var headers: HTTPHeaders
+    package var body: [UInt8]
 
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    package init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -73,9 +73,9 @@ public struct HTTPResponse: Sendable {
 }
 
 /// RFC 3986 percent-decoding.
-public enum PercentDecoding {
+package enum PercentDecoding {
     /// Decodes `%XX` escapes; nil for a malformed escape or a result that is not UTF-8.
-    public static func decode(_ text: Substring, plusAsSpace: Bool = false) -> String? {
+    package static func decode(_ text: Substring, plusAsSpace: Bool = false) -> String? {
         // Most segments have nothing to decode: no copy through a byte array then.
         if !text.utf8.contains(UInt8(ascii: "%")), !(plusAsSpace && text.utf8.contains(UInt8(ascii: "+"))) { return String(text) }
         var bytes: [UInt8] = []
@@ -105,8 +105,8 @@ public enum PercentDecoding {
 }
 
 /// Reason phrases for the statuses the server sends.
-public enum HTTPStatus {
-    public static func reason(_ status: Int) -> String {
+package enum HTTPStatus {
+    package static func reason(_ status: Int) -> String {
         switch status {
         case 100: "Continue"
         case 200: "OK"

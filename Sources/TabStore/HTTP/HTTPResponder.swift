@@ -1,12 +1,11 @@
 import Synchronization
-import TabStoreSupport
 
 /// What the server knows about a request beyond its bytes.
-public struct RequestContext: Sendable {
+package struct RequestContext: Sendable {
     /// The client's `X-Request-ID` when sane, else one the server made; echoed on the response.
-    public let requestId: String
+    package let requestId: String
     /// When the request was complete, in monotonic nanoseconds (for durations); for `admit`, when its head was.
-    public let receivedAt: UInt64
+    package let receivedAt: UInt64
 
     package init(requestId: String, receivedAt: UInt64) {
         self.requestId = requestId
@@ -15,7 +14,7 @@ public struct RequestContext: Sendable {
 }
 
 /// Turns a request into a response. The server calls it off the event loop, so it may wait.
-public protocol HTTPResponder: Sendable {
+package protocol HTTPResponder: Sendable {
     func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse
 
     /// An answer made on the event loop without waiting, or nil to go through `respond`. Only for work
@@ -28,14 +27,14 @@ public protocol HTTPResponder: Sendable {
 }
 
 extension HTTPResponder {
-    public func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? { nil }
+    package func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? { nil }
 
     /// Admits every request: the full request decides.
-    public func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse? { nil }
+    package func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse? { nil }
 }
 
 /// Hooks the server reports to (metrics, logs).
-public protocol ServerObserver: Sendable {
+package protocol ServerObserver: Sendable {
     /// A response the server produced itself (framing error, limit, timeout, overload).
     func serverResponded(status: Int, reason: String)
     func connectionOpened()
@@ -43,12 +42,12 @@ public protocol ServerObserver: Sendable {
 }
 
 /// Shared run state, read by handlers (`/readyz`) and set by shutdown.
-public final class ServerState: Sendable {
+package final class ServerState: Sendable {
     private let drainingFlag = Atomic<Bool>(false)
 
-    public init() {}
+    package init() {}
 
-    public var isDraining: Bool { drainingFlag.load(ordering: .acquiring) }
+    package var isDraining: Bool { drainingFlag.load(ordering: .acquiring) }
 
     package func startDraining() { drainingFlag.store(true, ordering: .releasing) }
 }

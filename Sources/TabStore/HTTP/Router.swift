@@ -1,10 +1,10 @@
 import TabStoreSupport
 /// Path parameters and what the server knows of one request, for handlers.
-public struct RouteContext: Sendable {
-    public let parameters: [String: String]
-    public let requestId: String
+package struct RouteContext: Sendable {
+    package let parameters: [String: String]
+    package let requestId: String
     /// The route's pattern (`/v1/apps/{appId}`), for logs and metrics: never the raw path.
-    public let pattern: String
+    package let pattern: String
 
     package init(parameters: [String: String], requestId: String, pattern: String) {
         self.parameters = parameters
@@ -15,22 +15,22 @@ public struct RouteContext: Sendable {
     /// A path parameter the route's pattern declares.
     /// - Throws: `MissingRouteParameter` when the pattern has no such name: a mistyped name is our bug,
     ///   answered as a 500 and logged, never read as an empty id.
-    public func require(_ name: String) throws -> String {
+    package func require(_ name: String) throws -> String {
         guard let value = parameters[name] else { throw MissingRouteParameter(name: name, pattern: pattern) }
         return value
     }
 }
 
 /// A handler asked for a path parameter its route's pattern does not declare (our bug).
-public struct MissingRouteParameter: Error, Sendable, CustomStringConvertible {
-    public let name: String
-    public let pattern: String
-    public var description: String { "route \(pattern) has no parameter {\(name)}" }
+package struct MissingRouteParameter: Error, Sendable, CustomStringConvertible {
+    package let name: String
+    package let pattern: String
+    package var description: String { "route \(pattern) has no parameter {\(name)}" }
 }
 
 /// Who may call a route. Every route declares one (the builder requires it), and the API enforces it from the
 /// request head, before the body is read and before the handler runs, so no handler can forget a check.
-public enum RouteAccess: Sendable, Equatable, CaseIterable {
+package enum RouteAccess: Sendable, Equatable, CaseIterable {
     /// No credentials needed (probes, the API description).
     case anyone
     /// `/metrics`: anyone, or only the operator when configured so.
@@ -44,26 +44,26 @@ public enum RouteAccess: Sendable, Equatable, CaseIterable {
 }
 
 /// Method + path pattern → handler. Built once, then immutable.
-public struct Router: Sendable {
-    public typealias Handler = @Sendable (HTTPRequest, RouteContext) async throws -> HTTPResponse
+package struct Router: Sendable {
+    package typealias Handler = @Sendable (HTTPRequest, RouteContext) async throws -> HTTPResponse
     /// Answers without waiting, or returns nil when it would have to wait (then `Handler` runs).
-    public typealias InlineHandler = @Sendable (HTTPRequest, RouteContext) throws -> HTTPResponse?
+    package typealias InlineHandler = @Sendable (HTTPRequest, RouteContext) throws -> HTTPResponse?
 
     enum Segment: Sendable, Equatable {
         case literal(String)
         case parameter(String)
     }
 
-    public struct Route: Sendable {
-        public let method: String
-        public let pattern: String
-        public let access: RouteAccess
+    package struct Route: Sendable {
+        package let method: String
+        package let pattern: String
+        package let access: RouteAccess
         let segments: [Segment]
         package let handler: Handler
         package let inline: InlineHandler?
     }
 
-    public enum Match: Sendable {
+    package enum Match: Sendable {
         case found(Route, parameters: [String: String])
         /// The path exists for other methods.
         case methodNotAllowed(allowed: [String])
@@ -72,14 +72,14 @@ public struct Router: Sendable {
         case badPath
     }
 
-    public let routes: [Route]
+    package let routes: [Route]
 
-    public struct Builder {
+    package struct Builder {
         private var routes: [Route] = []
 
-        public init() {}
+        package init() {}
 
-        public mutating func add(_ method: String, _ pattern: String, access: RouteAccess, inline: InlineHandler? = nil, _ handler: @escaping Handler) {
+        package mutating func add(_ method: String, _ pattern: String, access: RouteAccess, inline: InlineHandler? = nil, _ handler: @escaping Handler) {
             let segments: [Segment] = pattern.split(separator: "/").map { part in
                 part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
             }
@@ -87,12 +87,12 @@ public struct Router: Sendable {
             routes.append(Route(method: method, pattern: pattern, access: access, segments: segments, handler: handler, inline: inline))
         }
 
-        public func build() -> Router { Router(routes: routes) }
+        package func build() -> Router { Router(routes: routes) }
     }
 
     /// Matches a raw (percent-encoded) path. Segments are split first and decoded after,
     /// so `%2F` inside an id never creates a new segment.
-    public func match(method: String, path: Substring) -> Match {
+    package func match(method: String, path: Substring) -> Match {
         guard path.hasPrefix("/") else { return .notFound }
         let rawSegments = path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         var decoded: [String] = []

@@ -1,6 +1,4 @@
 import Glibc
-import TabStoreHTTP
-import TabStoreSupport
 
 /// What the loops do when accept(2) fails, as a pure value with an injected clock (monotonic nanoseconds).
 ///

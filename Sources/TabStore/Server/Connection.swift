@@ -1,5 +1,4 @@
 import TabStoreHTTP
-import TabStoreSupport
 /// One client connection. Owned and touched only by its event loop's thread.
 final class Connection {
     enum State {

@@ -1,7 +1,5 @@
 import Foundation
 import Glibc
-import TabStoreHTTP
-import TabStoreSupport
 
 /// The process's open-file limit (RLIMIT_NOFILE) and how many connections fit in it.
 enum DescriptorLimit {

@@ -5,16 +5,16 @@ import TabStoreHTTP
 import TabStoreSupport
 
 /// TabStore's HTTP/1.1 server: a listening socket and one epoll event loop per configured thread.
-public final class HTTPServer: Sendable {
+package final class HTTPServer: Sendable {
     private let context: ServerContext
     private let listener: ListeningSocket
     private let loops: [EventLoop]
     /// The port actually bound (useful with port 0).
-    public let port: Int
+    package let port: Int
 
     /// Binds and starts serving.
     /// - Throws: `SystemError` when the address cannot be bound.
-    public static func start(
+    package static func start(
         configuration: ServerConfiguration, responder: any HTTPResponder, state: ServerState = ServerState(),
         observer: (any ServerObserver)? = nil, logger: Logger = .silent
     ) throws -> HTTPServer {
@@ -67,27 +67,27 @@ public final class HTTPServer: Sendable {
         self.port = listener.port
     }
 
-    public var state: ServerState { context.state }
+    package var state: ServerState { context.state }
 
     /// Serves an already connected stream socket on the first event loop; the server owns `fd` from now on.
     /// - Throws: `SystemError` when the socket cannot be made non-blocking.
-    public func adopt(connectedSocket fd: Int32) throws {
+    package func adopt(connectedSocket fd: Int32) throws {
         let flags = fcntl(fd, F_GETFL)
         guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else { throw SystemError(call: "fcntl(O_NONBLOCK)", errno: errno) }
         loops[0].adopt(fd)
     }
 
-    public var openConnections: Int { context.openConnections.load(ordering: .relaxed) }
+    package var openConnections: Int { context.openConnections.load(ordering: .relaxed) }
 
     /// The connection cap in force: the configured one, lowered at start to fit the open-file limit.
-    public var maxConnections: Int { context.configuration.maxConnections }
+    package var maxConnections: Int { context.configuration.maxConnections }
 
     /// Bytes of request bodies reserved right now (0 when no body is being received or handled).
-    public var bodyBytesInFlight: Int { context.bodyBytesInFlight.load(ordering: .relaxed) }
+    package var bodyBytesInFlight: Int { context.bodyBytesInFlight.load(ordering: .relaxed) }
 
     /// Graceful shutdown: stop accepting, let in-flight requests finish (their responses say
     /// `Connection: close`), close idle connections; after `grace` seconds close whatever is left.
-    public func shutdown(grace: Double) async {
+    package func shutdown(grace: Double) async {
         context.state.startDraining()
         for loop in loops { loop.wake() }
         let loops = self.loops

@@ -1,6 +1,5 @@
 import CSystem
 import Glibc
-import TabStoreHTTP
 import TabStoreSupport
 
 /// A non-blocking listening TCP socket on an IPv4 or IPv6 address.

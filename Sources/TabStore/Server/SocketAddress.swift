@@ -1,6 +1,4 @@
 import Glibc
-import TabStoreHTTP
-import TabStoreSupport
 
 /// An IPv4 or IPv6 address and port, ready for bind(2) or connect(2).
 package struct SocketAddress {

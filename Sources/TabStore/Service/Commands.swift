@@ -47,6 +47,39 @@ public enum Commands {
         return JWT.sign(subject: Identifier(user), audience: Identifier(app), expiresAt: now + ttl, issuedAt: now, secret: record.signingSecret)
     }
 
+    /// `backup PATH`: a consistent copy of the database while it may be serving.
+    /// - Throws: `ConfigurationError` when there is no database, `StorageError`.
+    public static func backup(_ options: ServiceOptions, to path: String) async throws {
+        let store = try TabStoreService.openStore(options, create: false)
+        do {
+            try await store.backup(to: path)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+
+    /// `demo`: creates the demo app with its schema when missing; returns the lines to print (what it made,
+    /// and the `token` and `serve` commands for the same database, whatever the working folder is).
+    public static func demo(_ options: ServiceOptions) async throws -> [String] {
+        let store = try TabStoreService.openStore(options)
+        let app: AppRecord
+        do {
+            app = try await DemoData.load(into: store)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+        let database = options.databasePath.map { "--database \($0)" } ?? "--data-dir \(options.dataDirectory)"
+        return [
+            "demo app \(app.id) is ready with schema version \(app.schemaVersion)",
+            "mint a token:  tab-server token --app \(app.id) --user alice \(database)",
+            "serve it:      tab-server serve \(database)",
+        ]
+    }
+
     /// `serve`: starts the service, logs where it listens, waits until `waitForSignal` returns a signal
     /// number, then drains within the grace period and closes.
     public static func serve(_ options: ServiceOptions, waitForSignal: @escaping @Sendable () async -> Int32) async throws {

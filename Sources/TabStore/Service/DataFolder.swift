@@ -1,11 +1,4 @@
 import Glibc
-import TabStoreAPI
-import TabStoreAuth
-import TabStoreDomain
-import TabStoreHTTP
-import TabStoreServer
-import TabStoreStorage
-import TabStoreSupport
 
 /// The folders and files `tab-server` needs on disk, checked with plain errno-based messages an operator
 /// can act on (which path, which uid), never a Foundation error dump.

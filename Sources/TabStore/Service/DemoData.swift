@@ -1,8 +1,6 @@
 import TabStoreAPI
 import TabStoreAuth
 import TabStoreDomain
-import TabStoreHTTP
-import TabStoreServer
 import TabStoreStorage
 import TabStoreSupport
 /// The demo app `tab-server demo` loads: seed 000's Home/Alerts/Categories with API.md's search tab and
@@ -27,7 +25,7 @@ public enum DemoData {
 
     /// Creates the demo app with its schema when missing; returns the app.
     /// - Throws: storage errors.
-    public static func load(into store: any TabStoreBackend) async throws -> AppRecord {
+    package static func load(into store: any TabStoreBackend) async throws -> AppRecord {
         var app = try await store.app(appId)
         if app == nil {
             app = try await store.createApp(id: appId, name: appName, signingSecret: Crypto.newSecret(), createdAt: Timestamp.now())

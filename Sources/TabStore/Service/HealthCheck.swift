@@ -1,11 +1,5 @@
 import Glibc
-import TabStoreAPI
-import TabStoreAuth
-import TabStoreDomain
-import TabStoreHTTP
 import TabStoreServer
-import TabStoreStorage
-import TabStoreSupport
 
 /// `tab-server healthcheck`: a tiny blocking HTTP client for container health checks.
 public enum HealthCheck {

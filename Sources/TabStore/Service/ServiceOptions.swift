@@ -1,10 +1,6 @@
 import Foundation
-import TabStoreAPI
 import TabStoreAuth
-import TabStoreDomain
-import TabStoreHTTP
 import TabStoreServer
-import TabStoreStorage
 import TabStoreSupport
 
 /// Every setting of `tab-server`, from flags or the same names as `TAB_SERVER_…` environment variables
@@ -31,7 +27,7 @@ public struct ServiceOptions: Sendable {
     public var corsOrigins: [String] = []
     public var metricsRequireAuth = false
     public var accessLog = true
-    public var logLevel = Logger.Level.info
+    package var logLevel = Logger.Level.info
 
     public init() {}
 
@@ -50,7 +46,7 @@ public struct ServiceOptions: Sendable {
     }
 
     /// A configuration problem that stops start-up with a clear message.
-    public typealias Invalid = ConfigurationError
+    package typealias Invalid = ConfigurationError
 
     /// One setting: its flag, environment name, meaning, and how to apply a value.
     struct Setting: Sendable {

@@ -1,7 +1,6 @@
 import Foundation
 import TabStoreAPI
 import TabStoreAuth
-import TabStoreDomain
 import TabStoreHTTP
 import TabStoreServer
 import TabStoreStorage
@@ -10,9 +9,9 @@ import TabStoreSupport
 /// The whole service: store, API and HTTP server, built the same way by `tab-server` and the tests.
 public final class TabStoreService: Sendable {
     public let options: ServiceOptions
-    public let store: SQLiteStore
-    public let api: APIResponder
-    public let server: HTTPServer
+    package let store: SQLiteStore
+    package let api: APIResponder
+    package let server: HTTPServer
     public let adminToken: String
     /// Held while serving: a second server on the same database refuses to start.
     let lock: DatabaseLock
@@ -25,7 +24,7 @@ public final class TabStoreService: Sendable {
     /// one-server-per-database lock, the database (with a real write: a read-only one is refused here),
     /// and only then the event loops start accepting.
     /// - Throws: `ServiceOptions.Invalid`, `StorageError`, `SystemError` with messages meant for the operator.
-    public static func start(options: ServiceOptions, logger: Logger) throws -> TabStoreService {
+    package static func start(options: ServiceOptions, logger: Logger) throws -> TabStoreService {
         try options.validate()
         let configuredToken = try configuredAdminToken(options)
         warnIfTokenFileIsShared(options, logger: logger)
@@ -108,7 +107,7 @@ public final class TabStoreService: Sendable {
     /// Opens the configured database; with `create` (serve, demo) it creates the database and its folder
     /// when missing, without it (token, backup) a missing database is refused instead of created empty.
     /// - Throws: `ServiceOptions.Invalid` for a missing database or an unusable folder, `StorageError`.
-    public static func openStore(_ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)? = nil) throws -> SQLiteStore {
+    package static func openStore(_ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)? = nil) throws -> SQLiteStore {
         let path = options.resolvedDatabasePath
         if create {
             try prepareFolder(of: options)

@@ -15,14 +15,14 @@ import TabStoreSupport
 /// Closing any descriptor of a file drops every `fcntl` lock the process holds on it
 /// (https://www.sqlite.org/howtocorrupt.html §2.2), so `release` must come after the store is closed:
 /// `TabStoreService` closes the store first on every path.
-public final class DatabaseLock: Sendable {
-    public let path: String
+package final class DatabaseLock: Sendable {
+    package let path: String
     /// The descriptor, -1 once released.
     private let fd: Locked<Int32>
 
     /// Creates the database file (owner-only) when missing and takes the lock without waiting.
     /// - Throws: `ConfigurationError` naming the database when another process holds it or it cannot be opened.
-    public init(databasePath: String) throws {
+    package init(databasePath: String) throws {
         let path = databasePath
         let fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, mode_t(0o600))  // read-only is enough for flock
         guard fd >= 0 else {
@@ -43,7 +43,7 @@ public final class DatabaseLock: Sendable {
     }
 
     /// Drops the lock (closing the descriptor releases it). Only after the store is closed (see above).
-    public func release() {
+    package func release() {
         fd.withLock { fd in
             if fd >= 0 { Glibc.close(fd) }
             fd = -1

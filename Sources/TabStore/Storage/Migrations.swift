@@ -1,15 +1,14 @@
 import CSQLite
-import TabStoreSupport
 /// Versioned schema migrations. Each runs in one `BEGIN IMMEDIATE` transaction together with its
 /// bookkeeping row, so a crash leaves either all of it or none of it.
-public enum Migrations {
-    public struct Migration: Sendable {
-        public let version: Int
-        public let name: String
-        public let sql: String
+package enum Migrations {
+    package struct Migration: Sendable {
+        package let version: Int
+        package let name: String
+        package let sql: String
     }
 
-    public static let all: [Migration] = [
+    package static let all: [Migration] = [
         Migration(version: 1, name: "apps, schema versions, customizations", sql: """
             CREATE TABLE apps (
                 id TEXT PRIMARY KEY NOT NULL,
@@ -47,11 +46,11 @@ public enum Migrations {
             """),
     ]
 
-    public static var latestVersion: Int { all.last?.version ?? 0 }
+    package static var latestVersion: Int { all.last?.version ?? 0 }
 
     /// Brings the database up to `latestVersion`; running it again changes nothing.
     /// - Throws: `StorageError` when a migration fails or the database is newer than this build.
-    public static func migrate(_ db: SQLiteConnection, now: String) throws {
+    package static func migrate(_ db: SQLiteConnection, now: String) throws {
         try db.execute("""
             CREATE TABLE IF NOT EXISTS tabstore_migrations (
                 version INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, applied_at TEXT NOT NULL)

@@ -4,24 +4,24 @@ import TabStoreSupport
 
 /// One SQLite connection. Owned by one thread at a time (the writer, or a reader checked out of the pool);
 /// that is why it is `@unchecked Sendable`: it moves between threads but is never used by two at once.
-public final class SQLiteConnection: @unchecked Sendable {
+package final class SQLiteConnection: @unchecked Sendable {
     let handle: OpaquePointer
-    public let path: String
+    package let path: String
     private var statements: [String: SQLiteStatement] = [:]
 
-    public struct Options: Sendable {
-        public var readOnly = false
-        public var busyTimeoutMilliseconds: Int32 = 5_000
+    package struct Options: Sendable {
+        package var readOnly = false
+        package var busyTimeoutMilliseconds: Int32 = 5_000
         /// `FULL` makes every commit durable across power loss; `NORMAL` in WAL mode may lose the last
         /// commits on power loss but never corrupts (https://www.sqlite.org/pragma.html#pragma_synchronous).
-        public var synchronousFull = true
+        package var synchronousFull = true
 
-        public init() {}
+        package init() {}
     }
 
     /// Opens (creating when writable) a database file in WAL mode with foreign keys on.
     /// - Throws: `StorageError` when the file cannot be opened or is not a database.
-    public init(path: String, options: Options = Options()) throws(StorageError) {
+    package init(path: String, options: Options = Options()) throws(StorageError) {
         var db: OpaquePointer?
         let flags = (options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
@@ -65,13 +65,13 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Runs one or more statements without parameters.
-    public func execute(_ sql: String) throws(StorageError) {
+    package func execute(_ sql: String) throws(StorageError) {
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
     }
 
     /// A prepared statement, cached per connection by its SQL text.
-    public func statement(_ sql: String) throws(StorageError) -> SQLiteStatement {
+    package func statement(_ sql: String) throws(StorageError) -> SQLiteStatement {
         if let cached = statements[sql] { return cached }
         let statement = try SQLiteStatement(connection: self, sql: sql)
         statements[sql] = statement
@@ -79,26 +79,26 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Runs a statement with bound values, ignoring any rows.
-    public func run(_ sql: String, _ values: [SQLiteValue] = []) throws(StorageError) {
+    package func run(_ sql: String, _ values: [SQLiteValue] = []) throws(StorageError) {
         try statement(sql).bind(values).run()
     }
 
     /// The first column of the first row as text.
-    public func scalarText(_ sql: String, _ values: [SQLiteValue] = []) throws(StorageError) -> String {
+    package func scalarText(_ sql: String, _ values: [SQLiteValue] = []) throws(StorageError) -> String {
         let statement = try statement(sql).bind(values)
         defer { statement.reset() }
         return try statement.step() ? statement.text(0) : ""
     }
 
     /// The first column of the first row as an integer, nil when there is no row.
-    public func scalarInt(_ sql: String, _ values: [SQLiteValue] = []) throws(StorageError) -> Int? {
+    package func scalarInt(_ sql: String, _ values: [SQLiteValue] = []) throws(StorageError) -> Int? {
         let statement = try statement(sql).bind(values)
         defer { statement.reset() }
         return try statement.step() ? statement.int(0) : nil
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// Runs `body` in a transaction that commits when it returns and rolls back when it throws.
     /// Runs `body` inside a savepoint of the open transaction (https://www.sqlite.org/lang_savepoint.html):
@@ -108,7 +108,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     ///   After SQLITE_FULL, IOERR or BUSY, SQLite may have rolled back the whole transaction, so the savepoint
     ///   is gone: then the body's own error is thrown, since it names the cause (a full disk, not "no such
     ///   savepoint").
-    public func inSavepoint(_ body: () -> (any Error)?) throws(StorageError) -> (any Error)? {
+    package func inSavepoint(_ body: () -> (any Error)?) throws(StorageError) -> (any Error)? {
         try run("SAVEPOINT job")
         let failure = body()
         do {
@@ -120,7 +120,7 @@ public final class SQLiteConnection: @unchecked Sendable {
         return failure
     }
 
-    public func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
+    package func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let value = try body()
@@ -141,7 +141,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// never holds half a backup. SQLite gives the copy's rollback journal the mode of the file it journals
     /// (https://www.sqlite.org/tempfiles.html, "Rollback Journals").
     /// - Throws: `BackupRefused` when `path` exists or cannot be created; `StorageError` from SQLite.
-    public func backup(to path: String) throws {
+    package func backup(to path: String) throws {
         do throws(SystemError) {
             Syscall.close(try OwnerOnlyFile.create(path))
         } catch {

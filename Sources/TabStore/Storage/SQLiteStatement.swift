@@ -1,8 +1,7 @@
 import CSQLite
-import TabStoreSupport
 
 /// A prepared statement; finalized when released. Used by one thread at a time, with its connection.
-public final class SQLiteStatement {
+package final class SQLiteStatement {
     let handle: OpaquePointer
     let sql: String
     private unowned let connection: SQLiteConnection
@@ -20,7 +19,7 @@ public final class SQLiteStatement {
 
     /// Binds values to `?` parameters in order (1-based in SQLite).
     @discardableResult
-    public func bind(_ values: [SQLiteValue]) throws(StorageError) -> SQLiteStatement {
+    package func bind(_ values: [SQLiteValue]) throws(StorageError) -> SQLiteStatement {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         for (offset, value) in values.enumerated() {
@@ -50,7 +49,7 @@ public final class SQLiteStatement {
     }
 
     /// Steps once: true when a row is available.
-    public func step() throws(StorageError) -> Bool {
+    package func step() throws(StorageError) -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -62,25 +61,25 @@ public final class SQLiteStatement {
     }
 
     /// Runs to completion, ignoring rows.
-    public func run() throws(StorageError) {
+    package func run() throws(StorageError) {
         while try step() {}
         sqlite3_reset(handle)
     }
 
     /// Leaves the statement ready for reuse and releases its read snapshot.
-    public func reset() { sqlite3_reset(handle) }
+    package func reset() { sqlite3_reset(handle) }
 
-    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+    package func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
 
-    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
-    public func text(_ column: Int32) -> String {
+    package func text(_ column: Int32) -> String {
         guard let pointer = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
-    public func bytes(_ column: Int32) -> [UInt8] {
+    package func bytes(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
@@ -88,7 +87,7 @@ public final class SQLiteStatement {
 }
 
 /// A value bound to a statement parameter.
-public enum SQLiteValue: Sendable, Equatable {
+package enum SQLiteValue: Sendable, Equatable {
     case null
     case integer(Int)
     case text(String)

@@ -3,33 +3,33 @@ import Foundation
 import TabStoreSupport
 
 /// The embedded store: one SQLite file, one group-committing writer, a pool of readers.
-public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
-    public struct Configuration: Sendable {
-        public var path: String
+package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
+    package struct Configuration: Sendable {
+        package var path: String
         /// `synchronous=FULL` (default): an acknowledged write survives power loss.
-        public var synchronousFull = true
-        public var readers = 4
+        package var synchronousFull = true
+        package var readers = 4
         /// Commit concurrent writes together; off commits each write alone (for comparison).
-        public var groupCommit = true
-        public var maxBatch = 256
+        package var groupCommit = true
+        package var maxBatch = 256
         /// Called after each committed batch with its size and commit time (metrics).
-        public var onBatch: @Sendable (Int, Double) -> Void = { _, _ in }
+        package var onBatch: @Sendable (Int, Double) -> Void = { _, _ in }
 
-        public init(path: String) { self.path = path }
+        package init(path: String) { self.path = path }
     }
 
     private let writer: WriteQueue
     private let readers: ReadPool
-    public let path: String
+    package let path: String
     /// Whether writes currently succeed (set by the writer; `/readyz` reports it).
-    public let health = StorageHealth()
+    package let health = StorageHealth()
     /// Stored customizations (all apps): counted once at start, then kept by the writes that change the
     /// count, applied only after their batch committed, so `/metrics` never scans the table.
     private let customizationTotal: Locked<Int>
 
     /// Opens or creates the database, checks it, migrates it and starts the writer.
     /// - Throws: `StorageError` for a file that is not a database, a corrupt one, or one from a newer version.
-    public init(configuration: Configuration) throws {
+    package init(configuration: Configuration) throws {
         var options = SQLiteConnection.Options()
         options.synchronousFull = configuration.synchronousFull
         let db = try SQLiteConnection(path: configuration.path, options: options)
@@ -75,7 +75,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     /// A cheap real write on the writer (see `checkWritable`); clears `health` when it commits.
-    public func probeWrite() async -> Bool {
+    package func probeWrite() async -> Bool {
         do {
             try await writer.write { db in try Self.rewriteUserVersion(db) }
             return true
@@ -90,13 +90,13 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     /// Finishes queued writes, waits for reads in progress, and closes every connection.
-    public func close() async {
+    package func close() async {
         writer.close()
         await readers.close()
     }
 
     /// Finishes queued writes and closes without waiting for readers (start-up failures: none has served).
-    public func closeNow() {
+    package func closeNow() {
         writer.close()
         readers.closeNow()
     }
@@ -110,7 +110,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
                   createdAt: statement.text(3), schemaVersion: statement.int(4), schemaVersionFloor: statement.int(5))
     }
 
-    public func createApp(id: String, name: String, signingSecret: String, createdAt: String) async throws -> AppRecord {
+    package func createApp(id: String, name: String, signingSecret: String, createdAt: String) async throws -> AppRecord {
         try await writer.write { db in
             if try db.scalarInt("SELECT 1 FROM apps WHERE id = ?", [.text(id)]) != nil { throw StoreConflict.alreadyExists }
             // An earlier app with this id used versions up to `floor`: this one never reuses them.
@@ -121,11 +121,11 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         }
     }
 
-    public func app(_ id: String) async throws -> AppRecord? {
+    package func app(_ id: String) async throws -> AppRecord? {
         try await readers.read { db in try Self.appRow(db, id) }
     }
 
-    public func appNow(_ id: String) throws -> AppRecord? {
+    package func appNow(_ id: String) throws -> AppRecord? {
         guard let found = try readers.readNow({ db in try Self.appRow(db, id) }) else { throw ReadersBusy() }
         return found
     }
@@ -136,7 +136,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         return try statement.step() ? Self.appRow(statement) : nil
     }
 
-    public func listApps(after cursor: String?, limit: Int) async throws -> [AppRecord] {
+    package func listApps(after cursor: String?, limit: Int) async throws -> [AppRecord] {
         try await readers.read { db in
             let statement = try db.statement("SELECT \(Self.appColumns) FROM apps WHERE id > ? ORDER BY id LIMIT ?")
                 .bind([.text(cursor ?? ""), .integer(limit)])
@@ -147,7 +147,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         }
     }
 
-    public func deleteApp(_ id: String) async throws -> Bool {
+    package func deleteApp(_ id: String) async throws -> Bool {
         let (deleted, customizations) = try await writer.write { db in
             // The cascade deletes these; counted first by the primary key's app_id prefix.
             let customizations = try db.scalarInt("SELECT count(*) FROM customizations WHERE app_id = ?", [.text(id)]) ?? 0
@@ -164,7 +164,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         return deleted
     }
 
-    public func rotateSecret(appId: String, signingSecret: String) async throws {
+    package func rotateSecret(appId: String, signingSecret: String) async throws {
         try await writer.write { db in
             try db.run("UPDATE apps SET signing_secret = ? WHERE id = ?", [.text(signingSecret), .text(appId)])
             if db.changes == 0 { throw StoreConflict.notFound }
@@ -173,7 +173,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
 
     // MARK: - Schemas
 
-    public func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord {
+    package func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord {
         try await writer.write { db in
             let statement = try db.statement("SELECT schema_version, schema_version_floor FROM apps WHERE id = ?").bind([.text(appId)])
             guard try statement.step() else {
@@ -192,7 +192,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         }
     }
 
-    public func schemaVersion(appId: String, version: Int) async throws -> SchemaVersionRecord? {
+    package func schemaVersion(appId: String, version: Int) async throws -> SchemaVersionRecord? {
         try await readers.read { db in
             let statement = try db.statement("SELECT document, created_at FROM schema_versions WHERE app_id = ? AND version = ?")
                 .bind([.text(appId), .integer(version)])
@@ -212,11 +212,11 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     private static let selectCustomization =
         "SELECT revision, schema_version, document, updated_at FROM customizations WHERE app_id = ? AND user_id = ?"
 
-    public func customization(appId: String, userId: String) async throws -> CustomizationRecord? {
+    package func customization(appId: String, userId: String) async throws -> CustomizationRecord? {
         try await readers.read { db in try Self.customizationRow(db, appId: appId, userId: userId) }
     }
 
-    public func customizationNow(appId: String, userId: String) throws -> CustomizationRecord? {
+    package func customizationNow(appId: String, userId: String) throws -> CustomizationRecord? {
         guard let found = try readers.readNow({ db in try Self.customizationRow(db, appId: appId, userId: userId) }) else { throw ReadersBusy() }
         return found
     }
@@ -227,7 +227,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         return try statement.step() ? Self.customizationRow(statement, appId: appId, userId: userId) : nil
     }
 
-    public func updateCustomization(
+    package func updateCustomization(
         appId: String, userId: String, expectedRevision: Int?,
         change: @escaping @Sendable (CustomizationRecord?) throws -> CustomizationRecord?
     ) async throws -> CustomizationRecord? {
@@ -256,7 +256,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         return stored
     }
 
-    public func deleteCustomization(appId: String, userId: String, expectedRevision: Int?) async throws -> Bool {
+    package func deleteCustomization(appId: String, userId: String, expectedRevision: Int?) async throws -> Bool {
         let deleted = try await writer.write { db in
             if let expectedRevision {
                 let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)]) ?? 0
@@ -269,7 +269,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         return deleted
     }
 
-    public func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws {
+    package func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws {
         try await readers.read { db in
             let statement = try db.statement("SELECT revision, schema_version, document, updated_at, user_id FROM customizations WHERE app_id = ?")
                 .bind([.text(appId)])
@@ -281,7 +281,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     /// From memory, never the table (a `count(*)` over 400,000 rows per scrape blocked a pool thread).
-    public func customizationCount() async throws -> Int {
+    package func customizationCount() async throws -> Int {
         customizationTotal.withLock { $0 }
     }
 
@@ -290,17 +290,17 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         if delta != 0 { customizationTotal.withLock { $0 += delta } }
     }
 
-    public func ping() async -> Bool {
+    package func ping() async -> Bool {
         (try? await readers.read { db in try db.scalarInt("SELECT 1") }) == 1
     }
 
     /// Seconds between write probes while writes fail; also the `Retry-After` the API sends then.
-    public static let retryAfterSeconds = 5
+    package static let retryAfterSeconds = 5
 
     /// The writer's last failure that made the database unwritable, nil once a commit succeeded. While it
     /// lasts, at most every `retryAfterSeconds` this runs a probe write, so a server that a load balancer
     /// took out of rotation (no client writes reach it) still notices the disk has room again.
-    public func writeFailure() async -> StorageError? {
+    package func writeFailure() async -> StorageError? {
         guard let failure = health.current else { return nil }
         if DispatchTime.now().uptimeNanoseconds &- failure.at >= UInt64(Self.retryAfterSeconds) * 1_000_000_000 {
             _ = await probeWrite()
@@ -308,7 +308,7 @@ public final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         return health.current?.error
     }
 
-    public func backup(to path: String) async throws {
+    package func backup(to path: String) async throws {
         try await readers.read { db in try db.backup(to: path) }
     }
 }

@@ -1,29 +1,28 @@
 import CSQLite
-import TabStoreSupport
 
 /// A storage failure: SQLite's extended result code, its message and the SQL (never bound values).
-public struct StorageError: Error, Sendable, CustomStringConvertible {
-    public let extendedCode: Int32
-    public let message: String
-    public let sql: String?
+package struct StorageError: Error, Sendable, CustomStringConvertible {
+    package let extendedCode: Int32
+    package let message: String
+    package let sql: String?
 
-    public init(extendedCode: Int32, message: String, sql: String? = nil) {
+    package init(extendedCode: Int32, message: String, sql: String? = nil) {
         self.extendedCode = extendedCode
         self.message = message
         self.sql = sql
     }
 
     /// The primary result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT`, ...).
-    public var code: Int32 { extendedCode & 0xFF }
+    package var code: Int32 { extendedCode & 0xFF }
 
-    public var isConstraintViolation: Bool { code == SQLITE_CONSTRAINT }
+    package var isConstraintViolation: Bool { code == SQLITE_CONSTRAINT }
 
     /// The database cannot take writes now, for reasons outside the request: a full disk or
     /// `max_page_count` (SQLITE_FULL), a read-only file, folder or mount (SQLITE_READONLY and its extended
     /// codes), an I/O error (SQLITE_IOERR_*), a file that cannot be opened (SQLITE_CANTOPEN, e.g. the -wal or
     /// -shm file) or corruption (SQLITE_CORRUPT). See https://www.sqlite.org/rescode.html.
     /// The API answers these with 503 and `Retry-After`; `/readyz` reports them.
-    public var isUnavailable: Bool {
+    package var isUnavailable: Bool {
         switch code {
         case SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_CORRUPT: true
         default: false
@@ -31,7 +30,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A short name of the condition for operators and clients (no paths, no SQL).
-    public var conditionName: String {
+    package var conditionName: String {
         switch code {
         case SQLITE_FULL: "database or disk is full"
         case SQLITE_READONLY: "database is read-only"
@@ -42,7 +41,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         var text = "SQLite error \(extendedCode): \(message)"
         if let sql { text += " (in \(sql))" }
         return text
@@ -50,7 +49,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
 }
 
 /// What the store refuses for reasons a client caused (mapped to HTTP statuses by the API layer).
-public enum StoreConflict: Error, Sendable, Equatable {
+package enum StoreConflict: Error, Sendable, Equatable {
     /// The row already exists (409).
     case alreadyExists
     /// The row does not exist (404).
@@ -61,6 +60,6 @@ public enum StoreConflict: Error, Sendable, Equatable {
 
 /// `backup` will not write where it was asked (the path exists, is a symlink, or cannot be created): an
 /// operator's mistake, said in plain words rather than as an SQLite error.
-public struct BackupRefused: Error, Sendable, CustomStringConvertible {
-    public let description: String
+package struct BackupRefused: Error, Sendable, CustomStringConvertible {
+    package let description: String
 }

@@ -6,19 +6,19 @@ import TabStoreSupport
 /// A full disk, a file or folder that became read-only, an I/O error or corruption make every write fail
 /// while reads may still work, so a read probe alone would keep reporting "ready". The writer records
 /// such a failure here and clears it on its next successful commit; `/readyz` reports it.
-public final class StorageHealth: Sendable {
+package final class StorageHealth: Sendable {
     /// The failure that made the database unwritable, with when it happened (monotonic nanoseconds).
-    public struct Failure: Sendable {
-        public let error: StorageError
-        public let at: UInt64
+    package struct Failure: Sendable {
+        package let error: StorageError
+        package let at: UInt64
     }
 
     private let failure = Locked<Failure?>(nil)
 
-    public init() {}
+    package init() {}
 
     /// The last write failure, nil once a later commit succeeded.
-    public var current: Failure? { failure.withLock { $0 } }
+    package var current: Failure? { failure.withLock { $0 } }
 
     /// Records `error` when it means the database cannot take writes; other errors say nothing about health.
     func record(_ error: any Error) {

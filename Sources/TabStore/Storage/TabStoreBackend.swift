@@ -1,38 +1,37 @@
-import TabStoreSupport
 /// An app as stored.
-public struct AppRecord: Sendable, Equatable {
-    public let id: String
-    public let name: String
-    public let signingSecret: String
-    public let createdAt: String
+package struct AppRecord: Sendable, Equatable {
+    package let id: String
+    package let name: String
+    package let signingSecret: String
+    package let createdAt: String
     /// The current schema version, 0 before the first registration.
-    public let schemaVersion: Int
+    package let schemaVersion: Int
     /// Versions up to this one were used by an earlier app with the same id: the next is above both.
-    public let schemaVersionFloor: Int
+    package let schemaVersionFloor: Int
 
     /// The version the next registration gets.
-    public var nextSchemaVersion: Int { max(schemaVersion, schemaVersionFloor) + 1 }
+    package var nextSchemaVersion: Int { max(schemaVersion, schemaVersionFloor) + 1 }
 }
 
 /// One immutable schema version; `document` is the schema JSON as served (with `version` and `createdAt`).
-public struct SchemaVersionRecord: Sendable, Equatable {
-    public let appId: String
-    public let version: Int
-    public let document: [UInt8]
-    public let createdAt: String
+package struct SchemaVersionRecord: Sendable, Equatable {
+    package let appId: String
+    package let version: Int
+    package let document: [UInt8]
+    package let createdAt: String
 }
 
 /// A user's stored customization; `document` is the customization JSON exactly as GET serves it,
 /// so the hot path sends stored bytes without decoding and encoding them again.
-public struct CustomizationRecord: Sendable, Equatable {
-    public let appId: String
-    public let userId: String
-    public let revision: Int
-    public let schemaVersion: Int
-    public let document: [UInt8]
-    public let updatedAt: String
+package struct CustomizationRecord: Sendable, Equatable {
+    package let appId: String
+    package let userId: String
+    package let revision: Int
+    package let schemaVersion: Int
+    package let document: [UInt8]
+    package let updatedAt: String
 
-    public init(appId: String, userId: String, revision: Int, schemaVersion: Int, document: [UInt8], updatedAt: String) {
+    package init(appId: String, userId: String, revision: Int, schemaVersion: Int, document: [UInt8], updatedAt: String) {
         self.appId = appId
         self.userId = userId
         self.revision = revision
@@ -44,7 +43,7 @@ public struct CustomizationRecord: Sendable, Equatable {
 
 /// What the API layer needs from storage. The SQLite implementation is the embedded default; another
 /// database can implement the same protocol without touching the API layer.
-public protocol TabStoreBackend: Sendable {
+package protocol TabStoreBackend: Sendable {
     /// - Throws: `StoreConflict.alreadyExists`, `StorageError`.
     func createApp(id: String, name: String, signingSecret: String, createdAt: String) async throws -> AppRecord
     func app(_ id: String) async throws -> AppRecord?
@@ -86,12 +85,12 @@ public protocol TabStoreBackend: Sendable {
 
 extension TabStoreBackend {
     /// Backends that cannot tell report no write failure.
-    public func writeFailure() async -> StorageError? { nil }
+    package func writeFailure() async -> StorageError? { nil }
 }
 
 /// A backend whose point reads never wait (the embedded SQLite store: WAL readers beside the writer),
 /// so the API may answer a GET on the event loop.
-public protocol SynchronousPointReads: Sendable {
+package protocol SynchronousPointReads: Sendable {
     /// The customization, or nil when there is none.
     /// - Throws: `ReadersBusy` when every reader is busy (the caller goes the waiting way instead), `StorageError`.
     func customizationNow(appId: String, userId: String) throws -> CustomizationRecord?
@@ -101,4 +100,4 @@ public protocol SynchronousPointReads: Sendable {
 }
 
 /// Every reader is busy: a point read would have to wait, which an event loop never does.
-public struct ReadersBusy: Error, Sendable {}
+package struct ReadersBusy: Error, Sendable {}

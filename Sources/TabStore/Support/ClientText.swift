@@ -1,12 +1,12 @@
 /// Text a client sent, quoted back in problem details and logs: cut to a byte budget, so one request cannot
 /// make an answer or a log line many times larger than what a message needs.
-public enum ClientText {
+package enum ClientText {
     /// The most bytes of client text quoted in a problem's `detail`.
-    public static let maxQuotedBytes = 64
+    package static let maxQuotedBytes = 64
 
     /// The longest prefix of `text` of at most `maxBytes` UTF-8 bytes that ends on a Unicode scalar boundary
     /// (never half a UTF-8 sequence), followed by "…" when something was cut.
-    public static func excerpt(_ text: String, maxBytes: Int) -> String {
+    package static func excerpt(_ text: String, maxBytes: Int) -> String {
         guard text.utf8.count > maxBytes else { return text }
         let ellipsis = "…"
         let budget = max(0, maxBytes - ellipsis.utf8.count)
@@ -22,5 +22,5 @@ public enum ClientText {
     }
 
     /// `text` in double quotes, cut to `maxQuotedBytes`.
-    public static func quoted(_ text: String) -> String { "\"" + excerpt(text, maxBytes: maxQuotedBytes) + "\"" }
+    package static func quoted(_ text: String) -> String { "\"" + excerpt(text, maxBytes: maxQuotedBytes) + "\"" }
 }

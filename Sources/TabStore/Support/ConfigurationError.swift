@@ -1,9 +1,9 @@
 /// A configuration or environment problem that stops start-up with a clear message for the operator
 /// (an unusable folder, a database another process holds, a bad flag). `ServiceOptions.Invalid` is this type.
-public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
-    public let description: String
+package struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    package let description: String
 
-    public init(description: String) {
+    package init(description: String) {
         self.description = description
     }
 }

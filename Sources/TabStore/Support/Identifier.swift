@@ -6,31 +6,31 @@
 /// so a `String` comparison let one user's token reach another's row. Every identity in TabStore is this type,
 /// so it cannot be compared as a `String` by accident. The rule (documented in the README): ids are exact byte
 /// strings; no normalization happens anywhere, and two spellings are two ids.
-public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+package struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The id's text, for JSON, SQL binding and messages. Compare `Identifier`s, never this.
-    public let text: String
+    package let text: String
 
     @inlinable
-    public init(_ text: String) { self.text = text }
+    package init(_ text: String) { self.text = text }
 
     @inlinable
-    public init(_ text: Substring) { self.text = String(text) }
+    package init(_ text: Substring) { self.text = String(text) }
 
-    public init(stringLiteral value: String) { self.text = value }
+    package init(stringLiteral value: String) { self.text = value }
 
     /// Length in UTF-8 bytes: every limit on ids is in bytes, never in characters or grapheme clusters.
     @inlinable
-    public var byteCount: Int { text.utf8.count }
+    package var byteCount: Int { text.utf8.count }
 
-    public var description: String { text }
+    package var description: String { text }
 
     @inlinable
-    public static func == (lhs: Identifier, rhs: Identifier) -> Bool {
+    package static func == (lhs: Identifier, rhs: Identifier) -> Bool {
         lhs.text.utf8.count == rhs.text.utf8.count && lhs.text.utf8.elementsEqual(rhs.text.utf8)
     }
 
     @inlinable
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         var copy = text
         copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         hasher.combine(copy.utf8.count)
@@ -38,18 +38,18 @@ public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     /// Byte order (the order of SQLite's BINARY collation), so sorted output is the same on every platform.
     @inlinable
-    public static func < (lhs: Identifier, rhs: Identifier) -> Bool {
+    package static func < (lhs: Identifier, rhs: Identifier) -> Bool {
         lhs.text.utf8.lexicographicallyPrecedes(rhs.text.utf8)
     }
 
     /// Whether the id starts with `prefix`, byte for byte.
     @inlinable
-    public func hasBytePrefix(_ prefix: Identifier) -> Bool {
+    package func hasBytePrefix(_ prefix: Identifier) -> Bool {
         text.utf8.starts(with: prefix.text.utf8)
     }
 
     /// The id without its first `count` bytes, when that is still valid UTF-8 text.
-    public func droppingBytes(_ count: Int) -> String {
+    package func droppingBytes(_ count: Int) -> String {
         String(decoding: text.utf8.dropFirst(count), as: UTF8.self)
     }
 }
@@ -57,12 +57,12 @@ public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertibl
 /// Validation rules for ids that come from clients (API.md conventions), in UTF-8 bytes.
 extension Identifier {
     /// Longest user, tab or section id, in UTF-8 bytes.
-    public static let maxBytes = 256
+    package static let maxBytes = 256
     /// Longest app id, in bytes (ASCII only).
-    public static let maxAppIdBytes = 128
+    package static let maxAppIdBytes = 128
 
     /// `appId`: 1-128 bytes of `[A-Za-z0-9._-]`.
-    public var isValidAppId: Bool {
+    package var isValidAppId: Bool {
         !text.isEmpty && text.utf8.count <= Self.maxAppIdBytes && text.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
@@ -70,10 +70,10 @@ extension Identifier {
     }
 
     /// `userId` and tab/section ids: 1-256 UTF-8 bytes without control characters.
-    public var isValidId: Bool { !text.isEmpty && text.utf8.count <= Self.maxBytes && Self.isPrintable(text) }
+    package var isValidId: Bool { !text.isEmpty && text.utf8.count <= Self.maxBytes && Self.isPrintable(text) }
 
     /// No control characters (C0, DEL, C1): they could split log lines or smuggle into headers.
-    public static func isPrintable(_ text: String) -> Bool {
+    package static func isPrintable(_ text: String) -> Bool {
         text.unicodeScalars.allSatisfy { scalar in
             !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value))
         }

@@ -2,13 +2,13 @@
 ///
 /// Refuses invalid UTF-8, duplicate object keys, nesting deeper than `maxDepth`, leading zeros,
 /// lone surrogates and trailing bytes, so every body a handler sees has exactly one meaning.
-public struct JSONParser {
-    public struct Failure: Error, Sendable, Equatable {
-        public let offset: Int
-        public let message: String
+package struct JSONParser {
+    package struct Failure: Error, Sendable, Equatable {
+        package let offset: Int
+        package let message: String
     }
 
-    public static let defaultMaxDepth = 64
+    package static let defaultMaxDepth = 64
 
     private let bytes: [UInt8]
     private var index = 0
@@ -16,7 +16,7 @@ public struct JSONParser {
 
     /// Parses one JSON document.
     /// - Throws: `JSONParser.Failure` with the byte offset of the first problem.
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(Failure) -> JSONValue {
+    package static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(Failure) -> JSONValue {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)

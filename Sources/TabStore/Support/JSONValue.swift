@@ -3,7 +3,7 @@
 /// The service uses its own small JSON layer instead of `Codable` so that unknown fields, duplicate keys,
 /// wrong types and nesting depth are all refused with an exact JSON pointer (RFC 6901), and so that object
 /// keys keep a stable order in responses.
-public enum JSONValue: Sendable, Equatable {
+package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case integer(Int)
@@ -13,7 +13,7 @@ public enum JSONValue: Sendable, Equatable {
     case object(JSONObject)
 
     /// A short name of the value's type, for error messages.
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "boolean"
@@ -26,14 +26,14 @@ public enum JSONValue: Sendable, Equatable {
 }
 
 /// A JSON object that keeps its members in insertion order.
-public struct JSONObject: Sendable, Equatable {
-    public private(set) var members: [(key: String, value: JSONValue)] = []
+package struct JSONObject: Sendable, Equatable {
+    package private(set) var members: [(key: String, value: JSONValue)] = []
 
-    public init() {}
+    package init() {}
 
     /// Members in order; a repeated key keeps its first position and its last value. Linear in the member
     /// count (a subscript assignment per member would be quadratic for the thousands of entries a document has).
-    public init(_ members: [(String, JSONValue)]) {
+    package init(_ members: [(String, JSONValue)]) {
         var positions: [Identifier: Int] = [:]
         positions.reserveCapacity(members.count)
         self.members.reserveCapacity(members.count)
@@ -47,10 +47,10 @@ public struct JSONObject: Sendable, Equatable {
         }
     }
 
-    public var keys: [String] { members.map(\.key) }
+    package var keys: [String] { members.map(\.key) }
 
     /// Members are found by the exact bytes of their names (see `Identifier`), never by canonical equivalence.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         get { members.first(where: { Identifier($0.key) == Identifier(key) })?.value }
         set {
             if let index = members.firstIndex(where: { Identifier($0.key) == Identifier(key) }) {
@@ -64,7 +64,7 @@ public struct JSONObject: Sendable, Equatable {
     /// Appends without checking for an existing key; the parser uses it after its own duplicate check.
     mutating func appendUnchecked(_ key: String, _ value: JSONValue) { members.append((key, value)) }
 
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+    package static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.members.count == rhs.members.count
             && zip(lhs.members, rhs.members).allSatisfy { Identifier($0.key) == Identifier($1.key) && $0.value == $1.value }
     }
@@ -73,10 +73,10 @@ public struct JSONObject: Sendable, Equatable {
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
 {
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int) { self = .integer(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(JSONObject(elements)) }
-    public init(nilLiteral: ()) { self = .null }
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(integerLiteral value: Int) { self = .integer(value) }
+    package init(booleanLiteral value: Bool) { self = .bool(value) }
+    package init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    package init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(JSONObject(elements)) }
+    package init(nilLiteral: ()) { self = .null }
 }

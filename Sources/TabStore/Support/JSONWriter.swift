@@ -1,15 +1,15 @@
 /// Serializes `JSONValue` to compact UTF-8 JSON, members in their stored order.
-public enum JSONWriter {
-    public static func bytes(_ value: JSONValue) -> [UInt8] {
+package enum JSONWriter {
+    package static func bytes(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         write(value, into: &out)
         return out
     }
 
-    public static func string(_ value: JSONValue) -> String { String(decoding: bytes(value), as: UTF8.self) }
+    package static func string(_ value: JSONValue) -> String { String(decoding: bytes(value), as: UTF8.self) }
 
-    public static func write(_ value: JSONValue, into out: inout [UInt8]) {
+    package static func write(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)

@@ -1,11 +1,11 @@
 import Glibc
 
 /// Structured logging: one JSON object per line on standard error. Never given bodies, tokens or secrets.
-public final class Logger: Sendable {
-    public enum Level: Int, Sendable, Comparable, CaseIterable {
+package final class Logger: Sendable {
+    package enum Level: Int, Sendable, Comparable, CaseIterable {
         case debug, info, warning, error
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .debug: "debug"
             case .info: "info"
@@ -14,28 +14,28 @@ public final class Logger: Sendable {
             }
         }
 
-        public init?(name: String) {
+        package init?(name: String) {
             guard let level = Self.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
             self = level
         }
 
-        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+        package static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
-    public let minimum: Level
+    package let minimum: Level
     private let fd: Int32
     /// Serializes writes so lines from different threads never interleave.
     private let lock = Locked(())
 
-    public init(minimum: Level = .info, fd: Int32 = 2) {
+    package init(minimum: Level = .info, fd: Int32 = 2) {
         self.minimum = minimum
         self.fd = fd
     }
 
     /// A logger that writes nothing (tests).
-    public static let silent = Logger(minimum: .error, fd: -1)
+    package static let silent = Logger(minimum: .error, fd: -1)
 
-    public func log(_ level: Level, _ event: String, _ fields: [(String, JSONValue)] = []) {
+    package func log(_ level: Level, _ event: String, _ fields: [(String, JSONValue)] = []) {
         guard level >= minimum, fd >= 0 else { return }
         var object = JSONObject([("ts", .string(Timestamp.now())), ("level", .string(level.name)), ("event", .string(event))])
         for (key, value) in fields { object[key] = Self.bounded(value) }
@@ -59,7 +59,7 @@ public final class Logger: Sendable {
     /// The most bytes of one logged string. Fields may carry what a client sent (a path, a header, a
     /// method, an error message quoting input); bounding them here means no caller can forget, and a
     /// client cannot make one request produce megabytes of log. JSON escaping keeps them on one line.
-    public static let maxValueBytes = 256
+    package static let maxValueBytes = 256
 
     /// `value` with every string (also inside arrays and objects) cut to `maxValueBytes` UTF-8 bytes.
     static func bounded(_ value: JSONValue) -> JSONValue {
@@ -75,7 +75,7 @@ public final class Logger: Sendable {
     /// boundary (never half a UTF-8 sequence), followed by "…" when something was cut.
     static func truncated(_ text: String) -> String { ClientText.excerpt(text, maxBytes: maxValueBytes) }
 
-    public func info(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.info, event, fields) }
-    public func warning(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.warning, event, fields) }
-    public func error(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.error, event, fields) }
+    package func info(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.info, event, fields) }
+    package func warning(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.warning, event, fields) }
+    package func error(_ event: String, _ fields: [(String, JSONValue)] = []) { log(.error, event, fields) }
 }

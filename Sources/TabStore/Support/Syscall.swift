@@ -1,16 +1,16 @@
 import Glibc
 
 /// A failed system call with its errno.
-public struct SystemError: Error, Sendable, CustomStringConvertible {
-    public let call: String
-    public let errno: Int32
+package struct SystemError: Error, Sendable, CustomStringConvertible {
+    package let call: String
+    package let errno: Int32
 
     package init(call: String, errno: Int32) {
         self.call = call
         self.errno = errno
     }
 
-    public var description: String { "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+    package var description: String { "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
 }
 
 /// Syscall hygiene in one place: `EINTR` is retried, `-1` becomes a typed error.

@@ -1,10 +1,10 @@
 import Foundation
 
 /// RFC 3339 UTC timestamps (`2026-11-29T22:00:00Z`), as the API shows them.
-public enum Timestamp {
-    public static func now() -> String { format(Date()) }
+package enum Timestamp {
+    package static func now() -> String { format(Date()) }
 
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&seconds, &parts)
@@ -19,5 +19,5 @@ public enum Timestamp {
 
 extension Timestamp {
     /// Seconds since 1970, UTC.
-    public static func unixNow() -> Double { Date().timeIntervalSince1970 }
+    package static func unixNow() -> Double { Date().timeIntervalSince1970 }
 }
