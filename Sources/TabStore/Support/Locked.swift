@@ -7,8 +7,8 @@ import Glibc
 /// mutexes are intercepted by the sanitizer, which keeps `swift test --sanitize=thread` meaningful.
 /// `@unchecked Sendable` because every access to `value` happens inside `withLock`.
 package final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
 
     package init(_ value: Value) {
         self.value = value
@@ -22,7 +22,9 @@ package final class Locked<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Runs `body` with exclusive access to the value.
+    /// Runs `body` with exclusive access to the value. Inlinable so callers in other layers get it
+    /// specialized for their value type, as they did when everything was one module.
+    @inlinable
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
