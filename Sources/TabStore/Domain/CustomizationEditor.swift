@@ -1,6 +1,6 @@
 import TabStoreSupport
-/// Applies changes to a customization under a schema's rules: all-or-nothing, in order, and every
-/// refusal names where (the operation or document entry), the id and the rule code.
+/// Applies changes to a customization under a schema's rules (`CustomizationRules`): all-or-nothing, in
+/// order, and every refusal names where (the operation or document entry), the id and the rule code.
 package struct CustomizationEditor {
     /// One change with the place in the request it came from.
     struct Step {
@@ -12,11 +12,12 @@ package struct CustomizationEditor {
         func at(_ field: String) -> String { perField ? pointer + "/" + field : pointer }
     }
 
-    let index: SchemaIndex
+    let rules: CustomizationRules
+    var index: SchemaIndex { rules.index }
     private(set) var value: Customization
 
     init(index: SchemaIndex, value: Customization) {
-        self.index = index
+        self.rules = CustomizationRules(index)
         self.value = value
     }
 
@@ -63,20 +64,15 @@ package struct CustomizationEditor {
 
     private static func run(_ steps: [Step], from customization: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
         var editor = CustomizationEditor(index: index, value: customization)
-        let before = editor.visibleCounts()
         for step in steps {
             try editor.apply(step)
         }
-        editor.normalize()
+        editor.rules.normalize(&editor.value)
         // Limits hold for what is stored, checked after normalizing (which may append to `tabBarOrder`) and
         // after every move (which may grow a dynamic section's order): an accepted write stays readable.
-        try editor.checkLimits(at: steps.last?.pointer ?? "")
-        let after = editor.visibleCounts()
-        for placement in Placement.allCases where after[placement] == 0 && before[placement] > 0 {
-            let pointer = steps.last?.pointer ?? ""
-            throw RuleRefusal([Violation(pointer: pointer, code: .noVisibleTab,
-                                         detail: "the change would leave no visible tab in the \(placement.rawValue)")])
-        }
+        let last = steps.last?.pointer ?? ""
+        try editor.checkLimits(at: last)
+        try editor.check(editor.rules.noVisibleTabRefusal(from: customization, to: editor.value), at: last)
         editor.value.schemaVersion = index.version
         return editor.value
     }
@@ -98,65 +94,15 @@ package struct CustomizationEditor {
         }
     }
 
-    // MARK: - Effective state
-
-    /// Whether a tab shows in a placement for this customization (before size-class rules).
-    package static func isVisible(_ info: SchemaIndex.TabInfo, in placement: Placement, customization: Customization, index: SchemaIndex) -> Bool {
-        let entry = customization.tabs[info.tab.id] ?? Customization.TabEntry()
-        if placement == .tabBar {
-            if info.tab.placement == .sidebarOnly { return false }
-            // Apple's coupling: hiding a tab in the sidebar hides it in the tab bar too.
-            if entry.sidebarVisibility == .hidden { return false }
-        }
-        switch entry[placement] {
-        case .visible: return true
-        case .hidden: return false
-        case .automatic: return index.defaultVisible(info, in: placement)
-        }
-    }
-
-    func visibleCounts() -> PerPlacement<Int> {
-        var counts = PerPlacement(sidebar: 0, tabBar: 0)
-        for info in index.allTabs {
-            for placement in Placement.allCases where Self.isVisible(info, in: placement, customization: value, index: index) {
-                counts[placement] += 1
-            }
-        }
-        return counts
-    }
-
-    /// The effective order of a section's tabs: the user's, or the builder's.
-    static func order(of section: SchemaSection, in customization: Customization) -> [Identifier] {
-        customization.sections[section.id]?.tabOrder ?? section.tabs.map(\.id)
-    }
-
-    /// Tabs of a section that may not move in the sidebar keep their builder index.
-    func fixedTabs(of section: SchemaSection) -> [Identifier: Int] {
-        var fixed: [Identifier: Int] = [:]
-        for (position, tab) in section.tabs.enumerated() {
-            let info = SchemaIndex.TabInfo(tab: tab, sectionId: section.id, isDynamic: false)
-            if !index.behavior(of: info, in: .sidebar).canMove { fixed[tab.id] = position }
-        }
-        return fixed
-    }
-
-    /// Puts fixed tabs back at their builder index, the others in the given order around them.
-    static func placing(_ fixed: [Identifier: Int], in order: [Identifier]) -> [Identifier] {
-        guard !fixed.isEmpty else { return order }
-        var movable = order.filter { fixed[$0] == nil }[...]
-        var slots = [Identifier?](repeating: nil, count: order.count)
-        let present = Set(order)
-        for (id, position) in fixed where position < slots.count && present.contains(id) { slots[position] = id }
-        for slot in slots.indices where slots[slot] == nil {
-            slots[slot] = movable.popFirst()
-        }
-        return slots.compactMap { $0 }
-    }
-
     // MARK: - Operations
 
     private func refuse(_ pointer: String, _ code: ViolationCode, _ detail: String) -> RuleRefusal {
         RuleRefusal([Violation(pointer: pointer, code: code, detail: detail)])
+    }
+
+    /// Throws the rules' refusal of a choice, if they refuse it, naming where the choice was made.
+    private func check(_ refusal: CustomizationRules.Refusal?, at pointer: String) throws(RuleRefusal) {
+        if let refusal { throw refuse(pointer, refusal.code, refusal.detail) }
     }
 
     private func resolveTab(_ id: Identifier, at pointer: String) throws(RuleRefusal) -> SchemaIndex.TabInfo {
@@ -175,7 +121,7 @@ package struct CustomizationEditor {
             try setVisibility(placement, id, visibility, step)
         case .setTabOrder(let sectionId, let order):
             let section = try resolveSection(sectionId, at: step.at("section"))
-            try checkSectionReorderable(section, step)
+            try check(rules.reorderRefusal(of: section), at: step.at("section"))
             try checkPermutation(order, of: section, at: step.at("tabOrder"))
             value.sections[sectionId, default: .init()].tabOrder = order
         case .moveTab(let sectionId, let id, let toIndex):
@@ -210,28 +156,12 @@ package struct CustomizationEditor {
 
     private mutating func setVisibility(_ placement: Placement, _ id: Identifier, _ visibility: Visibility, _ step: Step) throws(RuleRefusal) {
         let info = try resolveTab(id, at: step.at("tab"))
-        let behavior = index.behavior(of: info, in: placement)
-        let pointer = step.at("visibility")
-        if placement == .tabBar, visibility == .visible, info.tab.placement == .sidebarOnly {
-            throw refuse(pointer, .sidebarOnly, "tab \"\(id)\" is sidebarOnly and can never be shown in the tab bar")
-        }
-        if visibility == .hidden, !behavior.canHide {
-            throw refuse(pointer, .notHideable, "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be hidden")
-        }
-        if visibility == .visible, !behavior.canHide, !index.defaultVisible(info, in: placement) {
-            throw refuse(pointer, .customizationDisabled, "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be added")
-        }
+        try check(rules.refusal(of: visibility, for: info, in: placement), at: step.at("visibility"))
         if value.tabs.count >= Customization.maxTabEntries, value.tabs[id] == nil {
             throw refuse(step.at("tab"), .tooManyEntries, "a customization holds at most \(Customization.maxTabEntries) tab entries")
         }
         value.tabs[id, default: .init()][placement] = visibility
         if value.tabs[id]?.isDefault == true { value.tabs[id] = nil }
-    }
-
-    private func checkSectionReorderable(_ section: SchemaSection, _ step: Step) throws(RuleRefusal) {
-        guard section.customizationBehavior.sidebar.canMove else {
-            throw refuse(step.at("section"), .customizationDisabled, "section \"\(section.id)\" has customization behavior \"disabled\" in the sidebar and cannot be reordered")
-        }
     }
 
     /// A `tabOrder` is a permutation of exactly the section's tabs (plus, for a dynamic section,
@@ -245,35 +175,27 @@ package struct CustomizationEditor {
             let itemPointer = pointer + "/\(position)"
             guard seen.insert(id).inserted else { throw refuse(itemPointer, .invalidTabOrder, "tab \"\(id)\" appears twice") }
             guard let info = index.tab(id) else { throw refuse(itemPointer, .unknownTab, "no tab \"\(id)\" in schema version \(index.version)") }
-            guard info.sectionId == section.id else {
-                throw refuse(itemPointer, .crossSectionMove, "tab \"\(id)\" is not in section \"\(section.id)\"; in the sidebar tabs reorder only within their section")
-            }
+            try check(rules.membershipRefusal(of: info, in: section), at: itemPointer)
         }
         if let missing = section.tabs.first(where: { !seen.contains($0.id) }) {
             throw refuse(pointer, .invalidTabOrder, "tabOrder must list all of section \"\(section.id)\"'s tabs; \"\(missing.id)\" is missing")
         }
-        for (id, position) in fixedTabs(of: section) where order.firstIndex(of: id) != position {
-            throw refuse(pointer, .notMovable, "tab \"\(id)\" has customization behavior \"disabled\" in the sidebar and keeps its builder position \(position)")
-        }
+        try check(rules.fixedPositionRefusal(of: order, in: section), at: pointer)
     }
 
     private mutating func moveTab(_ sectionId: Identifier, _ id: Identifier, _ toIndex: Int, _ step: Step) throws(RuleRefusal) {
         let section = try resolveSection(sectionId, at: step.at("section"))
         let info = try resolveTab(id, at: step.at("tab"))
-        guard info.sectionId == sectionId else {
-            throw refuse(step.at("tab"), .crossSectionMove, "tab \"\(id)\" is not in section \"\(sectionId)\"; in the sidebar tabs reorder only within their section")
-        }
-        try checkSectionReorderable(section, step)
-        guard index.behavior(of: info, in: .sidebar).canMove else {
-            throw refuse(step.at("tab"), .notMovable, "tab \"\(id)\" has customization behavior \"disabled\" in the sidebar and cannot be moved")
-        }
-        var order = Self.order(of: section, in: value)
+        try check(rules.membershipRefusal(of: info, in: section), at: step.at("tab"))
+        try check(rules.reorderRefusal(of: section), at: step.at("section"))
+        try check(rules.moveRefusal(of: info), at: step.at("tab"))
+        var order = rules.order(of: section, in: value)
         order.removeAll { $0 == id }
         guard toIndex >= 0, toIndex <= order.count else {
             throw refuse(step.at("toIndex"), .invalidTabOrder, "toIndex must be between 0 and \(order.count)")
         }
         order.insert(id, at: toIndex)
-        value.sections[sectionId, default: .init()].tabOrder = Self.placing(fixedTabs(of: section), in: order)
+        value.sections[sectionId, default: .init()].tabOrder = CustomizationRules.placing(rules.fixedPositions(of: section), in: order)
     }
 
     private func checkTabBarOrder(_ order: [Identifier], at pointer: String) throws(RuleRefusal) {
@@ -285,31 +207,7 @@ package struct CustomizationEditor {
             let itemPointer = pointer + "/\(position)"
             guard seen.insert(id).inserted else { throw refuse(itemPointer, .invalidTabOrder, "tab \"\(id)\" appears twice") }
             let info = try resolveTab(id, at: itemPointer)
-            if info.tab.isPinned { throw refuse(itemPointer, .pinnedTab, "tab \"\(id)\" is pinned and is never reordered") }
-            if info.tab.placement == .sidebarOnly { throw refuse(itemPointer, .sidebarOnly, "tab \"\(id)\" is sidebarOnly and is never in the tab bar") }
-            if !index.behavior(of: info, in: .tabBar).canMove {
-                throw refuse(itemPointer, .notMovable, "tab \"\(id)\" has customization behavior \"disabled\" in the tab bar and keeps its default position")
-            }
+            try check(rules.tabBarOrderRefusal(of: info), at: itemPointer)
         }
-    }
-
-    /// Keeps a customized `tabBarOrder` listing every movable item currently in the bar
-    /// (a tab added to the bar goes to its end), and nothing that cannot be there.
-    mutating func normalize() {
-        value.compact()
-        guard var order = value.tabBarOrder else { return }
-        order.removeAll { id in
-            guard let info = index.tab(id) else { return true }
-            return info.tab.isPinned || info.tab.placement == .sidebarOnly || !index.behavior(of: info, in: .tabBar).canMove
-        }
-        var listed = Set(order)
-        for info in index.allTabs where !listed.contains(info.tab.id) && !info.tab.isPinned
-            && index.behavior(of: info, in: .tabBar).canMove
-            && Self.isVisible(info, in: .tabBar, customization: value, index: index)
-        {
-            order.append(info.tab.id)
-            listed.insert(info.tab.id)
-        }
-        value.tabBarOrder = order
     }
 }
