@@ -2,14 +2,15 @@ import Testing
 @testable import TabStoreDomain
 @testable import TabStoreSupport
 
-/// Every kind of tab the rules tell apart: disabled, reorderable, default-hidden, sidebarOnly, pinned, a tab
-/// whose own behavior differs from its section's, sections that are disabled, default-hidden in the bar,
+/// Every kind of tab the rules tell apart: disabled, reorderable, fixed in one placement only, default-hidden,
+/// sidebarOnly, pinned, a tab whose own behavior differs from its section's, sections that are disabled, default-hidden in the bar,
 /// reorderable, and dynamic.
 let rulesSchema = """
     {"items": [
       {"id": "home", "title": "Home", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}},
       {"id": "feed", "title": "Feed", "customizationBehavior": {"sidebar": "reorderable", "tabBar": "reorderable"}},
       {"id": "inbox", "title": "Inbox"},
+      {"id": "dock", "title": "Dock", "customizationBehavior": {"tabBar": "disabled"}},
       {"id": "extra", "title": "Extra", "customizationBehavior": {"tabBar": "reorderable"}, "defaultVisibility": {"tabBar": "hidden"}},
       {"id": "optional", "title": "Optional", "defaultVisibility": {"sidebar": "hidden", "tabBar": "hidden"}},
       {"id": "settings", "title": "Settings", "placement": "sidebarOnly"},
@@ -48,6 +49,8 @@ struct CustomizationRulesTests {
     static let visibilityRows: [VisibilityRow] = [
         .init(tab: "home", placement: .sidebar, behavior: .disabled, byDefault: true, visible: true),
         .init(tab: "feed", placement: .tabBar, behavior: .reorderable, byDefault: true, visible: true),
+        .init(tab: "dock", placement: .tabBar, behavior: .disabled, byDefault: true, visible: true),
+        .init(tab: "dock", placement: .sidebar, behavior: .automatic, byDefault: true, visible: true),
         .init(tab: "inbox", placement: .sidebar, entry: .init(sidebarVisibility: .hidden), behavior: .automatic, byDefault: true, visible: false),
         // Apple's coupling: hidden in the sidebar is hidden in the bar; not the other way round.
         .init(tab: "inbox", placement: .tabBar, entry: .init(sidebarVisibility: .hidden, tabBarVisibility: .visible), behavior: .automatic, byDefault: true, visible: false),
@@ -100,7 +103,7 @@ struct CustomizationRulesTests {
     }
 
     @Test("which tabs a tab bar order may list", arguments: [
-        ("home", ViolationCode.notMovable), ("search", .pinnedTab), ("settings", .sidebarOnly), ("locked.a", .notMovable),
+        ("home", ViolationCode.notMovable), ("dock", .notMovable), ("search", .pinnedTab), ("settings", .sidebarOnly), ("locked.a", .notMovable),
         ("feed", nil), ("inbox", nil), ("extra", nil), ("places.b", nil), ("list.mine", nil),
     ] as [(Identifier, ViolationCode?)])
     func tabBarOrderChoice(tab: Identifier, code: ViolationCode?) throws {
@@ -145,13 +148,22 @@ struct CustomizationRulesTests {
     @Test("fixed items of a default list, and placing the rest around them")
     func placing() throws {
         let rules = try Self.rules()
-        let bar = try ["home", "feed", "inbox", "locked.a"].map { try Self.info($0, rules) }
-        #expect(rules.fixedPositions(of: bar, in: .tabBar) == ["home": 0, "locked.a": 3])
-        #expect(rules.fixedPositions(of: bar, in: .sidebar) == ["home": 0, "locked.a": 3])
+        let bar = try ["home", "places.b", "dock", "inbox", "locked.a"].map { try Self.info($0, rules) }
+        #expect(rules.fixedPositions(of: bar, in: .tabBar) == ["home": 0, "dock": 2, "locked.a": 4])
+        #expect(rules.fixedPositions(of: bar, in: .sidebar) == ["home": 0, "places.b": 1, "locked.a": 4])
         #expect(CustomizationRules.placing(["b": 1], in: ["c", "a", "b"]) == ["c", "b", "a"])
         #expect(CustomizationRules.placing(["b": 1, "d": 3], in: ["d", "c", "b", "a"]) == ["c", "b", "a", "d"])
         #expect(CustomizationRules.placing(["x": 0], in: ["a", "b"]) == ["a", "b"])
         #expect(CustomizationRules.placing([:], in: ["b", "a"]) == ["b", "a"])
+    }
+
+    @Test("the layout's customized bar keeps the tabs fixed in the tab bar in place, and moves those fixed only in the sidebar")
+    func layoutBarOrder() throws {
+        let rules = try Self.rules()
+        let custom = Customization(tabBarOrder: ["places.b", "inbox", "feed"])
+        let layout = Layout(customization: custom, index: rules.index, sizeClass: .regular)
+        #expect(layout.tabBar.map(\.id) == ["home", "places.b", "inbox", "dock", "feed", "places.a", "places.c", "locked.a", "locked.b", "quiet.b", "reord.a"])
+        #expect(layout.pinned.map(\.id) == ["search"])
     }
 
     @Test("a change may not leave a placement that showed a tab with none")
