@@ -110,7 +110,7 @@ struct RandomizedTests {
             #expect(Reconciler.reconcile(next, with: index).sameChoices(as: next))
             // Something stays visible in each placement, counted on the result; the layouts agree.
             for placement in Placement.allCases {
-                let visible = index.allTabs.filter { CustomizationEditor.isVisible($0, in: placement, customization: next, index: index) }
+                let visible = index.allTabs.filter { CustomizationRules(index).isVisible($0, in: placement, customization: next) }
                 #expect(!visible.isEmpty, "nothing visible in the \(placement.rawValue)")
             }
             let layout = Layout(customization: next, index: index, sizeClass: .regular)

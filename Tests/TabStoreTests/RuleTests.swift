@@ -125,8 +125,9 @@ struct RuleTests {
                 """), to: .empty, index: index)
         }
         do {
-            #expect(found == [Violation(pointer: "/operations/1/visibility", code: .notHideable,
+            #expect(found == [Violation(location: .operation(1, field: .visibility), code: .notHideable,
                 detail: "tab \"home\" has customization behavior \"disabled\" in the sidebar and cannot be hidden")])
+            #expect(found.map(\.pointer) == ["/operations/1/visibility"])
         }
     }
 

@@ -1,29 +1,49 @@
 import TabStoreSupport
-/// Applies changes to a customization under a schema's rules: all-or-nothing, in order, and every
-/// refusal names where (the operation or document entry), the id and the rule code.
+/// Applies changes to a customization under a schema's rules (`CustomizationRules`): all-or-nothing, in
+/// order, and every refusal names where (the operation or document entry), the id and the rule code.
 package struct CustomizationEditor {
     /// One change with the place in the request it came from.
     struct Step {
-        let operation: Operation
-        let pointer: String
-        /// PATCH names fields inside the operation (`/operations/2/tab`); PUT points at the entry itself.
-        let perField: Bool
+        enum Source {
+            /// A PATCH operation by index: refusals name its fields.
+            case operation(Int)
+            /// A PUT document entry replayed as an operation: refusals name the entry (or an id of its list).
+            case entry(ViolationLocation)
+        }
 
-        func at(_ field: String) -> String { perField ? pointer + "/" + field : pointer }
+        let operation: Operation
+        let source: Source
+
+        /// Where a refusal about one field of the operation points.
+        func at(_ field: OperationField) -> ViolationLocation {
+            switch source {
+            case .operation(let index): .operation(index, field: field)
+            case .entry(let entry): entry.item(field.item)
+            }
+        }
+
+        /// Where a refusal about the operation as a whole points.
+        var whole: ViolationLocation {
+            switch source {
+            case .operation(let index): .operation(index, field: nil)
+            case .entry(let entry): entry
+            }
+        }
     }
 
-    let index: SchemaIndex
+    let rules: CustomizationRules
+    var index: SchemaIndex { rules.index }
     private(set) var value: Customization
 
     init(index: SchemaIndex, value: Customization) {
-        self.index = index
+        self.rules = CustomizationRules(index)
         self.value = value
     }
 
     /// Applies a PATCH's operations to `customization` atomically.
     /// - Throws: `RuleRefusal` naming the first refused operation; nothing is changed then.
     package static func apply(_ operations: [Operation], to customization: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
-        let steps = operations.enumerated().map { Step(operation: $1, pointer: "/operations/\($0)", perField: true) }
+        let steps = operations.enumerated().map { Step(operation: $1, source: .operation($0)) }
         return try run(steps, from: customization, index: index)
     }
 
@@ -34,26 +54,21 @@ package struct CustomizationEditor {
         var steps: [Step] = []
         for id in document.tabs.keys.sorted() {
             let entry = document.tabs[id]!
-            let base = JSONPointer.append("/tabs", id.text)
-            if entry.sidebarVisibility != .automatic {
-                steps.append(Step(operation: .setVisibility(.sidebar, tab: id, entry.sidebarVisibility), pointer: base + "/sidebarVisibility", perField: false))
-            }
-            if entry.tabBarVisibility != .automatic {
-                steps.append(Step(operation: .setVisibility(.tabBar, tab: id, entry.tabBarVisibility), pointer: base + "/tabBarVisibility", perField: false))
+            for placement in Placement.allCases where entry[placement] != .automatic {
+                steps.append(Step(operation: .setVisibility(placement, tab: id, entry[placement]), source: .entry(.tabVisibility(tab: id, placement))))
             }
         }
         for id in document.sections.keys.sorted() {
             let entry = document.sections[id]!
-            let base = JSONPointer.append("/sections", id.text)
             if let order = entry.tabOrder {
-                steps.append(Step(operation: .setTabOrder(section: id, tabOrder: order), pointer: base + "/tabOrder", perField: false))
+                steps.append(Step(operation: .setTabOrder(section: id, tabOrder: order), source: .entry(.sectionTabOrder(section: id, item: nil))))
             }
             if let expanded = entry.expanded {
-                steps.append(Step(operation: .setSectionExpanded(section: id, expanded: expanded), pointer: base + "/expanded", perField: false))
+                steps.append(Step(operation: .setSectionExpanded(section: id, expanded: expanded), source: .entry(.sectionExpanded(section: id))))
             }
         }
         if let order = document.tabBarOrder {
-            steps.append(Step(operation: .setTabBarOrder(order), pointer: "/tabBarOrder", perField: false))
+            steps.append(Step(operation: .setTabBarOrder(order), source: .entry(.tabBarOrder(item: nil))))
         }
         var start = Customization.empty
         start.revision = document.revision
@@ -63,109 +78,54 @@ package struct CustomizationEditor {
 
     private static func run(_ steps: [Step], from customization: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
         var editor = CustomizationEditor(index: index, value: customization)
-        let before = editor.visibleCounts()
         for step in steps {
             try editor.apply(step)
         }
-        editor.normalize()
+        editor.rules.normalize(&editor.value)
         // Limits hold for what is stored, checked after normalizing (which may append to `tabBarOrder`) and
         // after every move (which may grow a dynamic section's order): an accepted write stays readable.
-        try editor.checkLimits(at: steps.last?.pointer ?? "")
-        let after = editor.visibleCounts()
-        for placement in Placement.allCases where after[placement] == 0 && before[placement] > 0 {
-            let pointer = steps.last?.pointer ?? ""
-            throw RuleRefusal([Violation(pointer: pointer, code: .noVisibleTab,
-                                         detail: "the change would leave no visible tab in the \(placement.rawValue)")])
-        }
+        let last = steps.last?.whole ?? .document
+        try editor.checkLimits(at: last)
+        try editor.check(editor.rules.noVisibleTabRefusal(from: customization, to: editor.value), at: last)
         editor.value.schemaVersion = index.version
         return editor.value
     }
 
     /// The document limits of `Customization`, on the whole result.
     /// - Throws: `RuleRefusal` with code `too-many-entries`.
-    func checkLimits(at pointer: String) throws(RuleRefusal) {
+    func checkLimits(at location: ViolationLocation) throws(RuleRefusal) {
         if value.tabs.count > Customization.maxTabEntries {
-            throw refuse(pointer, .tooManyEntries, "a customization holds at most \(Customization.maxTabEntries) tab entries")
+            throw refuse(location, .tooManyEntries, "a customization holds at most \(Customization.maxTabEntries) tab entries")
         }
         if value.sections.count > TabSchema.maxItems {
-            throw refuse(pointer, .tooManyEntries, "a customization holds at most \(TabSchema.maxItems) section entries")
+            throw refuse(location, .tooManyEntries, "a customization holds at most \(TabSchema.maxItems) section entries")
         }
         if (value.tabBarOrder?.count ?? 0) > Customization.maxOrderLength {
-            throw refuse(pointer, .tooManyEntries, "a tab bar order holds at most \(Customization.maxOrderLength) ids")
+            throw refuse(location, .tooManyEntries, "a tab bar order holds at most \(Customization.maxOrderLength) ids")
         }
         for (id, entry) in value.sections where (entry.tabOrder?.count ?? 0) > Customization.maxOrderLength {
-            throw refuse(pointer, .tooManyEntries, "the tab order of section \"\(id)\" would hold more than \(Customization.maxOrderLength) ids")
+            throw refuse(location, .tooManyEntries, "the tab order of section \"\(id)\" would hold more than \(Customization.maxOrderLength) ids")
         }
-    }
-
-    // MARK: - Effective state
-
-    /// Whether a tab shows in a placement for this customization (before size-class rules).
-    package static func isVisible(_ info: SchemaIndex.TabInfo, in placement: Placement, customization: Customization, index: SchemaIndex) -> Bool {
-        let entry = customization.tabs[info.tab.id] ?? Customization.TabEntry()
-        if placement == .tabBar {
-            if info.tab.placement == .sidebarOnly { return false }
-            // Apple's coupling: hiding a tab in the sidebar hides it in the tab bar too.
-            if entry.sidebarVisibility == .hidden { return false }
-        }
-        switch entry[placement] {
-        case .visible: return true
-        case .hidden: return false
-        case .automatic: return index.defaultVisible(info, in: placement)
-        }
-    }
-
-    func visibleCounts() -> PerPlacement<Int> {
-        var counts = PerPlacement(sidebar: 0, tabBar: 0)
-        for info in index.allTabs {
-            for placement in Placement.allCases where Self.isVisible(info, in: placement, customization: value, index: index) {
-                counts[placement] += 1
-            }
-        }
-        return counts
-    }
-
-    /// The effective order of a section's tabs: the user's, or the builder's.
-    static func order(of section: SchemaSection, in customization: Customization) -> [Identifier] {
-        customization.sections[section.id]?.tabOrder ?? section.tabs.map(\.id)
-    }
-
-    /// Tabs of a section that may not move in the sidebar keep their builder index.
-    func fixedTabs(of section: SchemaSection) -> [Identifier: Int] {
-        var fixed: [Identifier: Int] = [:]
-        for (position, tab) in section.tabs.enumerated() {
-            let info = SchemaIndex.TabInfo(tab: tab, sectionId: section.id, isDynamic: false)
-            if !index.behavior(of: info, in: .sidebar).canMove { fixed[tab.id] = position }
-        }
-        return fixed
-    }
-
-    /// Puts fixed tabs back at their builder index, the others in the given order around them.
-    static func placing(_ fixed: [Identifier: Int], in order: [Identifier]) -> [Identifier] {
-        guard !fixed.isEmpty else { return order }
-        var movable = order.filter { fixed[$0] == nil }[...]
-        var slots = [Identifier?](repeating: nil, count: order.count)
-        let present = Set(order)
-        for (id, position) in fixed where position < slots.count && present.contains(id) { slots[position] = id }
-        for slot in slots.indices where slots[slot] == nil {
-            slots[slot] = movable.popFirst()
-        }
-        return slots.compactMap { $0 }
     }
 
     // MARK: - Operations
 
-    private func refuse(_ pointer: String, _ code: ViolationCode, _ detail: String) -> RuleRefusal {
-        RuleRefusal([Violation(pointer: pointer, code: code, detail: detail)])
+    private func refuse(_ location: ViolationLocation, _ code: ViolationCode, _ detail: String) -> RuleRefusal {
+        RuleRefusal([Violation(location: location, code: code, detail: detail)])
     }
 
-    private func resolveTab(_ id: Identifier, at pointer: String) throws(RuleRefusal) -> SchemaIndex.TabInfo {
-        guard let info = index.tab(id) else { throw refuse(pointer, .unknownTab, "no tab \"\(id)\" in schema version \(index.version)") }
+    /// Throws the rules' refusal of a choice, if they refuse it, naming where the choice was made.
+    private func check(_ refusal: CustomizationRules.Refusal?, at location: ViolationLocation) throws(RuleRefusal) {
+        if let refusal { throw refuse(location, refusal.code, refusal.detail) }
+    }
+
+    private func resolveTab(_ id: Identifier, at location: ViolationLocation) throws(RuleRefusal) -> SchemaIndex.TabInfo {
+        guard let info = index.tab(id) else { throw refuse(location, .unknownTab, "no tab \"\(id)\" in schema version \(index.version)") }
         return info
     }
 
-    private func resolveSection(_ id: Identifier, at pointer: String) throws(RuleRefusal) -> SchemaSection {
-        guard let section = index.section(id) else { throw refuse(pointer, .unknownSection, "no section \"\(id)\" in schema version \(index.version)") }
+    private func resolveSection(_ id: Identifier, at location: ViolationLocation) throws(RuleRefusal) -> SchemaSection {
+        guard let section = index.section(id) else { throw refuse(location, .unknownSection, "no section \"\(id)\" in schema version \(index.version)") }
         return section
     }
 
@@ -174,17 +134,17 @@ package struct CustomizationEditor {
         case .setVisibility(let placement, let id, let visibility):
             try setVisibility(placement, id, visibility, step)
         case .setTabOrder(let sectionId, let order):
-            let section = try resolveSection(sectionId, at: step.at("section"))
-            try checkSectionReorderable(section, step)
-            try checkPermutation(order, of: section, at: step.at("tabOrder"))
+            let section = try resolveSection(sectionId, at: step.at(.section))
+            try check(rules.reorderRefusal(of: section), at: step.at(.section))
+            try checkPermutation(order, of: section, step)
             value.sections[sectionId, default: .init()].tabOrder = order
         case .moveTab(let sectionId, let id, let toIndex):
             try moveTab(sectionId, id, toIndex, step)
         case .setTabBarOrder(let order):
-            try checkTabBarOrder(order, at: step.at("tabBarOrder"))
+            try checkTabBarOrder(order, step)
             value.tabBarOrder = order
         case .setSectionExpanded(let sectionId, let expanded):
-            _ = try resolveSection(sectionId, at: step.at("section"))
+            _ = try resolveSection(sectionId, at: step.at(.section))
             value.sections[sectionId, default: .init()].expanded = expanded
         case .resetVisibility(let scope):
             for id in value.tabs.keys {
@@ -194,7 +154,7 @@ package struct CustomizationEditor {
             value.compact()
         case .resetSectionOrder(let sectionId):
             if let sectionId {
-                _ = try resolveSection(sectionId, at: step.at("section"))
+                _ = try resolveSection(sectionId, at: step.at(.section))
                 value.sections[sectionId]?.tabOrder = nil
                 if value.sections[sectionId]?.isDefault == true { value.sections[sectionId] = nil }
             } else {
@@ -209,107 +169,71 @@ package struct CustomizationEditor {
     }
 
     private mutating func setVisibility(_ placement: Placement, _ id: Identifier, _ visibility: Visibility, _ step: Step) throws(RuleRefusal) {
-        let info = try resolveTab(id, at: step.at("tab"))
-        let behavior = index.behavior(of: info, in: placement)
-        let pointer = step.at("visibility")
-        if placement == .tabBar, visibility == .visible, info.tab.placement == .sidebarOnly {
-            throw refuse(pointer, .sidebarOnly, "tab \"\(id)\" is sidebarOnly and can never be shown in the tab bar")
-        }
-        if visibility == .hidden, !behavior.canHide {
-            throw refuse(pointer, .notHideable, "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be hidden")
-        }
-        if visibility == .visible, !behavior.canHide, !index.defaultVisible(info, in: placement) {
-            throw refuse(pointer, .customizationDisabled, "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be added")
-        }
+        let info = try resolveTab(id, at: step.at(.tab))
+        try check(rules.refusal(of: visibility, for: info, in: placement), at: step.at(.visibility))
         if value.tabs.count >= Customization.maxTabEntries, value.tabs[id] == nil {
-            throw refuse(step.at("tab"), .tooManyEntries, "a customization holds at most \(Customization.maxTabEntries) tab entries")
+            throw refuse(step.at(.tab), .tooManyEntries, "a customization holds at most \(Customization.maxTabEntries) tab entries")
         }
         value.tabs[id, default: .init()][placement] = visibility
         if value.tabs[id]?.isDefault == true { value.tabs[id] = nil }
     }
 
-    private func checkSectionReorderable(_ section: SchemaSection, _ step: Step) throws(RuleRefusal) {
-        guard section.customizationBehavior.sidebar.canMove else {
-            throw refuse(step.at("section"), .customizationDisabled, "section \"\(section.id)\" has customization behavior \"disabled\" in the sidebar and cannot be reordered")
-        }
-    }
-
     /// A `tabOrder` is a permutation of exactly the section's tabs (plus, for a dynamic section,
     /// ids of its data tabs), and leaves tabs that cannot move at their builder index.
-    private func checkPermutation(_ order: [Identifier], of section: SchemaSection, at pointer: String) throws(RuleRefusal) {
+    private func checkPermutation(_ order: [Identifier], of section: SchemaSection, _ step: Step) throws(RuleRefusal) {
+        let whole = step.at(.tabOrder(item: nil))
         guard order.count <= Customization.maxOrderLength else {
-            throw refuse(pointer, .tooManyEntries, "a tab order holds at most \(Customization.maxOrderLength) ids")
+            throw refuse(whole, .tooManyEntries, "a tab order holds at most \(Customization.maxOrderLength) ids")
         }
         var seen = Set<Identifier>()
         for (position, id) in order.enumerated() {
-            let itemPointer = pointer + "/\(position)"
-            guard seen.insert(id).inserted else { throw refuse(itemPointer, .invalidTabOrder, "tab \"\(id)\" appears twice") }
-            guard let info = index.tab(id) else { throw refuse(itemPointer, .unknownTab, "no tab \"\(id)\" in schema version \(index.version)") }
-            guard info.sectionId == section.id else {
-                throw refuse(itemPointer, .crossSectionMove, "tab \"\(id)\" is not in section \"\(section.id)\"; in the sidebar tabs reorder only within their section")
-            }
+            let item = step.at(.tabOrder(item: position))
+            guard seen.insert(id).inserted else { throw refuse(item, .invalidTabOrder, "tab \"\(id)\" appears twice") }
+            let info = try resolveTab(id, at: item)
+            try check(rules.membershipRefusal(of: info, in: section), at: item)
         }
         if let missing = section.tabs.first(where: { !seen.contains($0.id) }) {
-            throw refuse(pointer, .invalidTabOrder, "tabOrder must list all of section \"\(section.id)\"'s tabs; \"\(missing.id)\" is missing")
+            throw refuse(whole, .invalidTabOrder, "tabOrder must list all of section \"\(section.id)\"'s tabs; \"\(missing.id)\" is missing")
         }
-        for (id, position) in fixedTabs(of: section) where order.firstIndex(of: id) != position {
-            throw refuse(pointer, .notMovable, "tab \"\(id)\" has customization behavior \"disabled\" in the sidebar and keeps its builder position \(position)")
-        }
+        try check(rules.fixedPositionRefusal(of: order, in: section), at: whole)
     }
 
     private mutating func moveTab(_ sectionId: Identifier, _ id: Identifier, _ toIndex: Int, _ step: Step) throws(RuleRefusal) {
-        let section = try resolveSection(sectionId, at: step.at("section"))
-        let info = try resolveTab(id, at: step.at("tab"))
-        guard info.sectionId == sectionId else {
-            throw refuse(step.at("tab"), .crossSectionMove, "tab \"\(id)\" is not in section \"\(sectionId)\"; in the sidebar tabs reorder only within their section")
-        }
-        try checkSectionReorderable(section, step)
-        guard index.behavior(of: info, in: .sidebar).canMove else {
-            throw refuse(step.at("tab"), .notMovable, "tab \"\(id)\" has customization behavior \"disabled\" in the sidebar and cannot be moved")
-        }
-        var order = Self.order(of: section, in: value)
+        let section = try resolveSection(sectionId, at: step.at(.section))
+        let info = try resolveTab(id, at: step.at(.tab))
+        try check(rules.membershipRefusal(of: info, in: section), at: step.at(.tab))
+        try check(rules.reorderRefusal(of: section), at: step.at(.section))
+        try check(rules.moveRefusal(of: info), at: step.at(.tab))
+        var order = rules.order(of: section, in: value)
         order.removeAll { $0 == id }
         guard toIndex >= 0, toIndex <= order.count else {
-            throw refuse(step.at("toIndex"), .invalidTabOrder, "toIndex must be between 0 and \(order.count)")
+            throw refuse(step.at(.toIndex), .invalidTabOrder, "toIndex must be between 0 and \(order.count)")
         }
         order.insert(id, at: toIndex)
-        value.sections[sectionId, default: .init()].tabOrder = Self.placing(fixedTabs(of: section), in: order)
+        value.sections[sectionId, default: .init()].tabOrder = CustomizationRules.placing(rules.fixedPositions(of: section), in: order)
     }
 
-    private func checkTabBarOrder(_ order: [Identifier], at pointer: String) throws(RuleRefusal) {
+    private func checkTabBarOrder(_ order: [Identifier], _ step: Step) throws(RuleRefusal) {
         guard order.count <= Customization.maxOrderLength else {
-            throw refuse(pointer, .tooManyEntries, "a tab bar order holds at most \(Customization.maxOrderLength) ids")
+            throw refuse(step.at(.tabBarOrder(item: nil)), .tooManyEntries, "a tab bar order holds at most \(Customization.maxOrderLength) ids")
         }
         var seen = Set<Identifier>()
         for (position, id) in order.enumerated() {
-            let itemPointer = pointer + "/\(position)"
-            guard seen.insert(id).inserted else { throw refuse(itemPointer, .invalidTabOrder, "tab \"\(id)\" appears twice") }
-            let info = try resolveTab(id, at: itemPointer)
-            if info.tab.isPinned { throw refuse(itemPointer, .pinnedTab, "tab \"\(id)\" is pinned and is never reordered") }
-            if info.tab.placement == .sidebarOnly { throw refuse(itemPointer, .sidebarOnly, "tab \"\(id)\" is sidebarOnly and is never in the tab bar") }
-            if !index.behavior(of: info, in: .tabBar).canMove {
-                throw refuse(itemPointer, .notMovable, "tab \"\(id)\" has customization behavior \"disabled\" in the tab bar and keeps its default position")
-            }
+            let item = step.at(.tabBarOrder(item: position))
+            guard seen.insert(id).inserted else { throw refuse(item, .invalidTabOrder, "tab \"\(id)\" appears twice") }
+            let info = try resolveTab(id, at: item)
+            try check(rules.tabBarOrderRefusal(of: info), at: item)
         }
     }
+}
 
-    /// Keeps a customized `tabBarOrder` listing every movable item currently in the bar
-    /// (a tab added to the bar goes to its end), and nothing that cannot be there.
-    mutating func normalize() {
-        value.compact()
-        guard var order = value.tabBarOrder else { return }
-        order.removeAll { id in
-            guard let info = index.tab(id) else { return true }
-            return info.tab.isPinned || info.tab.placement == .sidebarOnly || !index.behavior(of: info, in: .tabBar).canMove
+extension ViolationLocation {
+    /// The same PUT entry, naming one id of its list (or the list as a whole for nil).
+    fileprivate func item(_ item: Int?) -> ViolationLocation {
+        switch self {
+        case .sectionTabOrder(let section, _): .sectionTabOrder(section: section, item: item)
+        case .tabBarOrder: .tabBarOrder(item: item)
+        case .document, .operation, .tabVisibility, .sectionExpanded, .pointer: self
         }
-        var listed = Set(order)
-        for info in index.allTabs where !listed.contains(info.tab.id) && !info.tab.isPinned
-            && index.behavior(of: info, in: .tabBar).canMove
-            && Self.isVisible(info, in: .tabBar, customization: value, index: index)
-        {
-            order.append(info.tab.id)
-            listed.insert(info.tab.id)
-        }
-        value.tabBarOrder = order
     }
 }

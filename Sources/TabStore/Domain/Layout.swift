@@ -26,9 +26,10 @@ package struct Layout: Sendable, Equatable {
 
     package init(customization: Customization, index: SchemaIndex, sizeClass: SizeClass) {
         self.sizeClass = sizeClass
+        let rules = CustomizationRules(index)
         let present = { (hiddenIn: [SizeClass]) in !hiddenIn.contains(sizeClass) }
         let visible = { (info: SchemaIndex.TabInfo, placement: Placement) in
-            CustomizationEditor.isVisible(info, in: placement, customization: customization, index: index)
+            rules.isVisible(info, in: placement, customization: customization)
         }
 
         // Every tab that exists in this size class, with the section it is in, in effective sidebar order.
@@ -45,7 +46,7 @@ package struct Layout: Sendable, Equatable {
                 builderTabs.append(info)
             case .section(let section):
                 guard present(section.hiddenIn) else { continue }
-                let tabs = CustomizationEditor.order(of: section, in: customization).compactMap { index.tab($0) }
+                let tabs = rules.order(of: section, in: customization).compactMap { index.tab($0) }
                     .filter { present($0.tab.hiddenIn) }
                 sections.append((section, tabs))
                 builderTabs += section.tabs.filter { present($0.hiddenIn) }
@@ -83,7 +84,7 @@ package struct Layout: Sendable, Equatable {
                 hidden.append(info.tab.id)
             }
         }
-        var bar = Self.order(barItems, by: customization.tabBarOrder, index: index)
+        var bar = Self.order(barItems, by: customization.tabBarOrder, rules: rules)
         if sizeClass == .compact, bar.count >= Self.moreThreshold {
             more = Array(bar[Self.compactBarSlots...])
             bar = Array(bar[..<Self.compactBarSlots])
@@ -93,17 +94,14 @@ package struct Layout: Sendable, Equatable {
 
     /// Orders bar items by the user's `tabBarOrder`: items that cannot move keep their default index,
     /// listed items follow the user's order, unlisted ones go to the end.
-    static func order(_ items: [SchemaIndex.TabInfo], by userOrder: [Identifier]?, index: SchemaIndex) -> [SchemaTab] {
+    static func order(_ items: [SchemaIndex.TabInfo], by userOrder: [Identifier]?, rules: CustomizationRules) -> [SchemaTab] {
         guard let userOrder else { return items.map(\.tab) }
-        var fixed: [Identifier: Int] = [:]
-        for (position, info) in items.enumerated() where !index.behavior(of: info, in: .tabBar).canMove {
-            fixed[info.tab.id] = position
-        }
+        let fixed = rules.fixedPositions(of: items, in: .tabBar)
         let rank = Dictionary(userOrder.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         let movable = items.filter { fixed[$0.tab.id] == nil }.enumerated()
             .sorted { (rank[$0.element.tab.id] ?? Int.max, $0.offset) < (rank[$1.element.tab.id] ?? Int.max, $1.offset) }
             .map(\.element.tab.id)
-        let ids = CustomizationEditor.placing(fixed, in: movable + fixed.keys.sorted { fixed[$0]! < fixed[$1]! })
+        let ids = CustomizationRules.placing(fixed, in: movable + fixed.keys.sorted { fixed[$0]! < fixed[$1]! })
         let byId = Dictionary(items.map { ($0.tab.id, $0.tab) }, uniquingKeysWith: { first, _ in first })
         return ids.compactMap { byId[$0] }
     }

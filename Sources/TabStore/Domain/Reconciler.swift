@@ -1,22 +1,21 @@
 import TabStoreSupport
 /// Brings a stored customization up to a newer schema version (DOMAIN.md "Schema changes").
 ///
-/// Entries for ids that no longer exist are dropped, choices the new rules no longer allow fall back to
-/// the default, new tabs join customized section orders at the end, and new tab-bar tabs join a
-/// customized `tabBarOrder` at the end. Reconciling twice gives the same value as once.
+/// Entries for ids that no longer exist are dropped, choices the new rules no longer allow
+/// (`CustomizationRules`, the same that refuse them in a change) fall back to the default, new tabs join
+/// customized section orders at the end, and new tab-bar tabs join a customized `tabBarOrder` at the end.
+/// Reconciling twice gives the same value as once.
 package enum Reconciler {
     package static func reconcile(_ customization: Customization, with index: SchemaIndex) -> Customization {
+        let rules = CustomizationRules(index)
         var result = customization
         result.tabs = [:]
         for (id, entry) in customization.tabs {
             guard let info = index.tab(id) else { continue }
             var kept = entry
-            for placement in Placement.allCases {
-                let behavior = index.behavior(of: info, in: placement)
-                if kept[placement] == .hidden, !behavior.canHide { kept[placement] = .automatic }
-                if kept[placement] == .visible, !behavior.canHide, !index.defaultVisible(info, in: placement) { kept[placement] = .automatic }
+            for placement in Placement.allCases where rules.refusal(of: kept[placement], for: info, in: placement) != nil {
+                kept[placement] = .automatic
             }
-            if info.tab.placement == .sidebarOnly, kept.tabBarVisibility == .visible { kept.tabBarVisibility = .automatic }
             result.tabs[id] = kept
         }
         result.sections = [:]
@@ -24,28 +23,25 @@ package enum Reconciler {
             guard let section = index.section(id) else { continue }
             var kept = entry
             if let order = entry.tabOrder {
-                kept.tabOrder = section.customizationBehavior.sidebar.canMove ? reconcileOrder(order, of: section, index: index) : nil
+                kept.tabOrder = rules.reorderRefusal(of: section) == nil ? reconcileOrder(order, of: section, rules: rules) : nil
             }
             result.sections[id] = kept
         }
-        var editor = CustomizationEditor(index: index, value: result)
-        editor.normalize()
-        result = editor.value
+        rules.normalize(&result)
         result.schemaVersion = index.version
         return result
     }
 
     /// Keeps the ids still in the section, in the user's order; appends the section's new tabs;
     /// puts tabs that cannot move back at their builder index.
-    static func reconcileOrder(_ order: [Identifier], of section: SchemaSection, index: SchemaIndex) -> [Identifier] {
+    static func reconcileOrder(_ order: [Identifier], of section: SchemaSection, rules: CustomizationRules) -> [Identifier] {
         var seen = Set<Identifier>()
         var kept = order.filter { id in
-            guard seen.insert(id).inserted, let info = index.tab(id) else { return false }
-            return info.sectionId == section.id
+            guard seen.insert(id).inserted, let info = rules.index.tab(id) else { return false }
+            return rules.membershipRefusal(of: info, in: section) == nil
         }
         for tab in section.tabs where !seen.contains(tab.id) { kept.append(tab.id) }
-        let editor = CustomizationEditor(index: index, value: .empty)
-        return CustomizationEditor.placing(editor.fixedTabs(of: section), in: kept)
+        return CustomizationRules.placing(rules.fixedPositions(of: section), in: kept)
     }
 
     /// What registering a new schema version would do to the stored customizations.

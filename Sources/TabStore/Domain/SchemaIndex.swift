@@ -64,26 +64,6 @@ package struct SchemaIndex: Sendable {
     /// Whether `id` names a static tab or section of this schema.
     package func containsStatic(_ id: Identifier) -> Bool { tabs[id] != nil || sections[id] != nil }
 
-    /// The behavior that governs a tab in a placement. A section's behavior governs its children
-    /// (seed 000): `disabled` on the section fixes them (no hiding, no moving); `reorderable` lets them
-    /// move and leaves hiding to each tab's own behavior (API.md hides a tab of a reorderable section).
-    package func behavior(of info: TabInfo, in placement: Placement) -> CustomizationBehavior {
-        if let sectionId = info.sectionId, let section = sections[sectionId], section.customizationBehavior[placement] == .disabled {
-            return .disabled
-        }
-        return info.tab.customizationBehavior[placement]
-    }
-
-    /// The schema's default visibility of a tab in a placement, before any customization.
-    package func defaultVisible(_ info: TabInfo, in placement: Placement) -> Bool {
-        if placement == .tabBar, info.tab.placement == .sidebarOnly { return false }
-        var visibility = info.tab.defaultVisibility[placement]
-        if visibility == .automatic, let sectionId = info.sectionId, let section = sections[sectionId] {
-            visibility = section.defaultVisibility[placement]
-        }
-        return visibility != .hidden
-    }
-
     /// The builder order of a section's static tabs.
     package func builderOrder(of section: SchemaSection) -> [Identifier] { section.tabs.map(\.id) }
 }

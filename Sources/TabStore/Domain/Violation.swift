@@ -1,17 +1,22 @@
-/// One problem with a document or a change: where it is (an RFC 6901 JSON pointer), a stable
-/// kebab-case code a client can switch on, and a sentence for people.
+/// One problem with a document or a change: where it is, a stable kebab-case code a client can switch on,
+/// and a sentence for people.
 package struct Violation: Sendable, Equatable, CustomStringConvertible {
-    package let pointer: String
+    package let location: ViolationLocation
     package let code: ViolationCode
     package let detail: String
 
-    package init(pointer: String, code: ViolationCode, detail: String) {
-        self.pointer = pointer
+    package init(location: ViolationLocation, code: ViolationCode, detail: String) {
+        self.location = location
         self.code = code
         self.detail = detail
     }
 
-    package var description: String { "\(pointer) [\(code.rawValue)] \(detail)" }
+    /// A violation a decoder found at an RFC 6901 pointer it built while reading the document.
+    package init(pointer: String, code: ViolationCode, detail: String) {
+        self.init(location: .pointer(pointer), code: code, detail: detail)
+    }
+
+    package var description: String { "\(location) [\(code.rawValue)] \(detail)" }
 }
 
 /// A request document that is not the expected shape: syntax, unknown field, wrong type (HTTP 400).
