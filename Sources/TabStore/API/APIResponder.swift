@@ -8,56 +8,27 @@ import TabStoreSupport
 /// The REST API v1 of API.md: routes, authentication, errors, CORS, metrics and access logs.
 /// `main` and the tests build it the same way, through `init`.
 package final class APIResponder: HTTPResponder {
-    let store: any TabStoreBackend
-    let configuration: APIConfiguration
-    let serverState: ServerState
+    /// Built outside (`APIRoutes.router`), never changed.
+    package let router: Router
     package let metrics: Metrics
-    let logger: Logger
-    let apps: AppCache
-    let tokens = TokenCache()
-    /// Writes of one user take turns (see `write`).
-    let userLocks = KeyedLock<UserKey>()
-    /// Verifies tokens that name an unknown app, so they cost what a known app's do (see `verifyUser`).
-    let unknownAppSecret = Crypto.newSecret()
-    /// Built once in `init`, never changed.
-    private(set) nonisolated(unsafe) var router = Router.Builder().build()
-    let adminTokenDigest: [UInt8]?
+    let services: APIServices
+    /// Enforces each route's declared access, one step before its handler (and alone in `admit`).
+    let authenticator: Authenticator
+    var configuration: APIConfiguration { services.configuration }
+    var logger: Logger { services.logger }
 
-    package init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState = ServerState(),
-                metrics: Metrics = Metrics(), logger: Logger = .silent) {
-        self.store = store
-        self.configuration = configuration
-        self.serverState = serverState
-        self.metrics = metrics
-        self.logger = logger
-        self.apps = AppCache(store: store)
-        self.adminTokenDigest = configuration.adminToken.map { Crypto.sha256(Array($0.utf8)) }
-        var builder = Router.Builder()
-        registerRoutes(&builder)
-        router = builder.build()
+    package convenience init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState = ServerState(),
+                             metrics: Metrics = Metrics(), logger: Logger = .silent) {
+        let services = APIServices(store: store, configuration: configuration, serverState: serverState, metrics: metrics, logger: logger)
+        self.init(services: services, router: APIRoutes.router(services))
     }
 
-    private func registerRoutes(_ builder: inout Router.Builder) {
-        builder.add("GET", "/healthz", access: .anyone, inline: { [unowned self] in self.healthz($0, $1) }) { [unowned self] in self.healthz($0, $1) }
-        builder.add("GET", "/readyz", access: .anyone) { [unowned self] in try await self.readyz($0, $1) }
-        builder.add("GET", "/metrics", access: .metrics) { [unowned self] in try await self.metricsText($0, $1) }
-        builder.add("GET", "/openapi.yaml", access: .anyone, inline: { [unowned self] in try self.openAPI($0, $1) }) { [unowned self] in try self.openAPI($0, $1) }
-        builder.add("POST", "/v1/apps", access: .operatorOnly) { [unowned self] in try await self.createApp($0, $1) }
-        builder.add("GET", "/v1/apps", access: .operatorOnly) { [unowned self] in try await self.listApps($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}", access: .operatorOnly) { [unowned self] in try await self.getApp($0, $1) }
-        builder.add("DELETE", "/v1/apps/{appId}", access: .operatorOnly) { [unowned self] in try await self.deleteApp($0, $1) }
-        builder.add("POST", "/v1/apps/{appId}/signing-secret", access: .operatorOnly) { [unowned self] in try await self.rotateSecret($0, $1) }
-        builder.add("PUT", "/v1/apps/{appId}/schema", access: .operatorOnly) { [unowned self] in try await self.putSchema($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/schema", access: .appUsers) { [unowned self] in try await self.getSchema($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/schema/versions/{version}", access: .appUsers) { [unowned self] in try await self.getSchemaVersion($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/stats", access: .operatorOnly) { [unowned self] in try await self.stats($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser,
-                    inline: { [unowned self] in try self.getCustomizationInline($0, $1) }) { [unowned self] in try await self.getCustomization($0, $1) }
-        builder.add("PUT", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser) { [unowned self] in try await self.putCustomization($0, $1) }
-        builder.add("PATCH", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser) { [unowned self] in try await self.patchCustomization($0, $1) }
-        builder.add("DELETE", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser) { [unowned self] in try await self.deleteCustomization($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/users/{userId}/layout", access: .pathUser,
-                    inline: { [unowned self] in try self.layoutInline($0, $1) }) { [unowned self] in try await self.layout($0, $1) }
+    /// Serves `router`, whose handlers were made with the same `services`.
+    init(services: APIServices, router: Router) {
+        self.services = services
+        self.router = router
+        self.metrics = services.metrics
+        self.authenticator = Authenticator(services)
     }
 
     // MARK: - The one place requests become responses
@@ -73,7 +44,7 @@ package final class APIResponder: HTTPResponder {
                 pattern = route.pattern
                 let routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: pattern)
                 // The same check `admit` made before the body; repeated here for callers that skip the server (tests).
-                try await authorize(route.access, request.head, routeContext)
+                try await authenticator.authorize(route.access, request.head, routeContext)
                 response = try await route.handler(request, routeContext)
             }
         } catch {
@@ -93,7 +64,7 @@ package final class APIResponder: HTTPResponder {
             let (route, parameters) = try route(for: head)
             pattern = route.pattern
             // Whether decided now (admitted) or left to `respond` (needs storage), the request goes on.
-            _ = try authorizeNow(route.access, head, RouteContext(parameters: parameters, requestId: context.requestId, pattern: pattern))
+            _ = try authenticator.authorizeNow(route.access, head, RouteContext(parameters: parameters, requestId: context.requestId, pattern: pattern))
             return nil
         } catch {
             response = problem(for: error, requestId: context.requestId)
@@ -110,7 +81,7 @@ package final class APIResponder: HTTPResponder {
         let routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)
         let response: HTTPResponse
         do {
-            guard try authorizeNow(route.access, request.head, routeContext), let answer = try inline(request, routeContext) else {
+            guard try authenticator.authorizeNow(route.access, request.head, routeContext), let answer = try inline(request, routeContext) else {
                 return nil
             }
             response = answer
@@ -217,87 +188,5 @@ package final class APIResponder: HTTPResponder {
             response.headers.add("Access-Control-Max-Age", "600")
         }
         return ("OPTIONS", response)
-    }
-
-    // MARK: - Shared helpers
-
-    /// Parses a JSON request body after checking its media type.
-    /// - Throws: `APIError` 415 for another content type, 400 for invalid JSON.
-    func jsonBody(_ request: HTTPRequest) throws -> JSONValue {
-        let contentType = request.headers["Content-Type"]?.split(separator: ";").first?.trimmingOWS().lowercased()
-        guard contentType == "application/json" else {
-            throw APIError(status: 415, slug: .unsupportedMediaType, title: "Unsupported media type",
-                           detail: "send the body as application/json")
-        }
-        do {
-            return try JSONParser.parse(request.body)
-        } catch {
-            throw APIError(status: 400, slug: .malformedJson, title: "Malformed JSON",
-                           detail: "invalid JSON at byte \(error.offset): \(error.message)")
-        }
-    }
-
-    func json(_ status: Int, _ value: JSONValue, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-        json(status, JSONWriter.bytes(value), headers: headers)
-    }
-
-    func json(_ status: Int, _ body: [UInt8], headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-        var headers = headers
-        headers.add("Content-Type", "application/json")
-        return HTTPResponse(status: status, headers: headers, body: body)
-    }
-
-    /// Point reads that can be answered without waiting, when the backend offers them.
-    var pointReads: (any SynchronousPointReads)? { store as? any SynchronousPointReads }
-
-    /// The app named in the path, or 404.
-    func requireApp(_ context: RouteContext) async throws -> AppCache.Entry {
-        let appId = try Self.appId(context)
-        guard let entry = try await apps.entry(appId) else {
-            throw APIError.notFound(.appNotFound, "no app \"\(appId)\"")
-        }
-        return entry
-    }
-
-    /// The app's current schema, or 404 when none was registered yet.
-    func requireSchema(_ entry: AppCache.Entry) throws -> SchemaIndex {
-        guard let schema = entry.schema else {
-            throw APIError.notFound(.noSchema, "app \"\(entry.app.id)\" has no schema yet; register one with PUT /v1/apps/\(entry.app.id)/schema")
-        }
-        return schema
-    }
-
-    /// The path's `{appId}`; an id that cannot exist is an unknown app (404), and never reaches storage.
-    static func appId(_ context: RouteContext) throws -> Identifier {
-        let appId = Identifier(try context.require("appId"))
-        guard appId.isValidAppId else { throw APIError.notFound(.appNotFound, "no such app; an app id is 1-128 bytes of A-Z a-z 0-9 . _ -") }
-        return appId
-    }
-
-    /// The path's `{userId}`: 1-256 UTF-8 bytes without control characters, or 400.
-    static func userId(_ context: RouteContext) throws -> Identifier {
-        let userId = Identifier(try context.require("userId"))
-        guard userId.isValidId else {
-            throw APIError.badRequest(.invalidUserId, "a user id is 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
-        }
-        return userId
-    }
-
-    /// Checks every id the route's path holds, before any handler or storage sees it.
-    /// - Throws: `APIError` 404 for an impossible app id or schema version, 400 for an invalid user id.
-    static func checkPathIds(_ context: RouteContext) throws {
-        if context.parameters["appId"] != nil { _ = try appId(context) }
-        if context.parameters["userId"] != nil { _ = try userId(context) }
-        if let version = context.parameters["version"], schemaVersionNumber(version) == nil {
-            throw APIError.notFound(.schemaVersionNotFound, "a schema version is a positive integer")
-        }
-    }
-
-    /// A schema version from the path: a positive decimal integer of at most 9 digits (never traps).
-    static func schemaVersionNumber(_ text: String) -> Int? {
-        guard (1...9).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(text), number > 0 else {
-            return nil
-        }
-        return number
     }
 }
