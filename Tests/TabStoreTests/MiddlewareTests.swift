@@ -24,6 +24,12 @@ struct MiddlewareTests {
         return APIServices(store: store, configuration: configuration, serverState: ServerState(), metrics: Metrics(), logger: logger)
     }
 
+    /// The API as `main` builds it, with CORS on.
+    static func api(_ store: SQLiteStore) -> APIResponder {
+        let services = services(store)
+        return APIResponder(services: services, router: APIRoutes.router(services))
+    }
+
     static func head(_ method: String, _ target: String, token: String? = nil, origin: String? = MiddlewareTests.origin) -> HTTPRequestHead {
         var headers = HTTPHeaders([("Host", "x")])
         if let token { headers.add("Authorization", "Bearer \(token)") }
@@ -61,7 +67,7 @@ struct MiddlewareTests {
     func corsOnRefusals() async throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteStore(configuration: .init(path: directory.file("cors.sqlite")))
-        let api = APIResponder(services: Self.services(store), router: APIRoutes.router(Self.services(store)))
+        let api = Self.api(store)
         let alice = try await Self.userToken(api)
         let answers: [(String, Int, HTTPResponse?)] = [
             ("admit, no token", 401, api.admit(Self.head("PUT", Self.customization), context: Self.context)),
@@ -93,6 +99,7 @@ struct MiddlewareTests {
         let allowed = await api.respond(to: preflight, context: Self.context)
         #expect(allowed.status == 204 && allowed.headers["Access-Control-Allow-Methods"] == allowed.headers["Allow"])
         #expect(allowed.headers["Allow"]?.contains("PATCH") == true && allowed.headers["Access-Control-Max-Age"] == "600")
+        #expect(allowed.headers.values("Cache-Control") == ["no-store"], "a preflight chose no caching: the default applies")
         await store.close()
     }
 
@@ -100,7 +107,7 @@ struct MiddlewareTests {
     func metricsCountRefusals() async throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteStore(configuration: .init(path: directory.file("metrics.sqlite")))
-        let api = APIResponder(services: Self.services(store), router: APIRoutes.router(Self.services(store)))
+        let api = Self.api(store)
         #expect(api.admit(Self.head("PUT", Self.customization), context: Self.context)?.status == 401)
         #expect(api.admit(Self.head("PATCH", "/v1/apps/other/users/bob/customization", token: "not-a-token"), context: Self.context)?.status == 401)
         #expect(Self.count(api.metrics, route: Self.customizationPattern, method: "PUT", status: 401) == 1)
