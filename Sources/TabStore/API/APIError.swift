@@ -3,7 +3,7 @@ import TabStoreHTTP
 import TabStoreStorage
 import TabStoreSupport
 /// An error answered as an RFC 9457 problem document. Every error of the API becomes one of these
-/// in exactly one place (`APIResponder.respond`).
+/// in exactly one place (`RouteDispatcher`).
 package struct APIError: Error, Sendable {
     package var status: Int
     /// A stable kebab-case slug; the problem `type` is `urn:tabstore:problem:<slug>`.

@@ -1,303 +1,57 @@
-import Dispatch
-import TabStoreAuth
-import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStorage
 import TabStoreSupport
 
-/// The REST API v1 of API.md: routes, authentication, errors, CORS, metrics and access logs.
+/// The REST API v1 of API.md, as the server sees it. A request flows through the middleware
+/// (`APIMiddlewareStack`: access log, metrics, CORS, the `Cache-Control` default) into the
+/// `RouteDispatcher` (route, access check by the `Authenticator`, handler, problem documents); the
+/// handlers live in one route group per resource, assembled into the router by `APIRoutes`.
 /// `main` and the tests build it the same way, through `init`.
 package final class APIResponder: HTTPResponder {
-    let store: any TabStoreBackend
-    let configuration: APIConfiguration
-    let serverState: ServerState
+    /// Built outside (`APIRoutes.router`), never changed.
+    package let router: Router
     package let metrics: Metrics
-    let logger: Logger
-    let apps: AppCache
-    let tokens = TokenCache()
-    /// Writes of one user take turns (see `write`).
-    let userLocks = KeyedLock<UserKey>()
-    /// Verifies tokens that name an unknown app, so they cost what a known app's do (see `verifyUser`).
-    let unknownAppSecret = Crypto.newSecret()
-    /// Built once in `init`, never changed.
-    private(set) nonisolated(unsafe) var router = Router.Builder().build()
-    let adminTokenDigest: [UInt8]?
+    private let dispatcher: RouteDispatcher
+    /// Built once, here: a request pays no allocation for it.
+    private let middleware: APIMiddlewareStack.Standard
 
-    package init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState = ServerState(),
-                metrics: Metrics = Metrics(), logger: Logger = .silent) {
-        self.store = store
-        self.configuration = configuration
-        self.serverState = serverState
-        self.metrics = metrics
-        self.logger = logger
-        self.apps = AppCache(store: store)
-        self.adminTokenDigest = configuration.adminToken.map { Crypto.sha256(Array($0.utf8)) }
-        var builder = Router.Builder()
-        registerRoutes(&builder)
-        router = builder.build()
+    package convenience init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState = ServerState(),
+                             metrics: Metrics = Metrics(), logger: Logger = .silent) {
+        let services = APIServices(store: store, configuration: configuration, serverState: serverState, metrics: metrics, logger: logger)
+        self.init(services: services, router: APIRoutes.router(services))
     }
 
-    private func registerRoutes(_ builder: inout Router.Builder) {
-        builder.add("GET", "/healthz", access: .anyone, inline: { [unowned self] in self.healthz($0, $1) }) { [unowned self] in self.healthz($0, $1) }
-        builder.add("GET", "/readyz", access: .anyone) { [unowned self] in try await self.readyz($0, $1) }
-        builder.add("GET", "/metrics", access: .metrics) { [unowned self] in try await self.metricsText($0, $1) }
-        builder.add("GET", "/openapi.yaml", access: .anyone, inline: { [unowned self] in try self.openAPI($0, $1) }) { [unowned self] in try self.openAPI($0, $1) }
-        builder.add("POST", "/v1/apps", access: .operatorOnly) { [unowned self] in try await self.createApp($0, $1) }
-        builder.add("GET", "/v1/apps", access: .operatorOnly) { [unowned self] in try await self.listApps($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}", access: .operatorOnly) { [unowned self] in try await self.getApp($0, $1) }
-        builder.add("DELETE", "/v1/apps/{appId}", access: .operatorOnly) { [unowned self] in try await self.deleteApp($0, $1) }
-        builder.add("POST", "/v1/apps/{appId}/signing-secret", access: .operatorOnly) { [unowned self] in try await self.rotateSecret($0, $1) }
-        builder.add("PUT", "/v1/apps/{appId}/schema", access: .operatorOnly) { [unowned self] in try await self.putSchema($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/schema", access: .appUsers) { [unowned self] in try await self.getSchema($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/schema/versions/{version}", access: .appUsers) { [unowned self] in try await self.getSchemaVersion($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/stats", access: .operatorOnly) { [unowned self] in try await self.stats($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser,
-                    inline: { [unowned self] in try self.getCustomizationInline($0, $1) }) { [unowned self] in try await self.getCustomization($0, $1) }
-        builder.add("PUT", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser) { [unowned self] in try await self.putCustomization($0, $1) }
-        builder.add("PATCH", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser) { [unowned self] in try await self.patchCustomization($0, $1) }
-        builder.add("DELETE", "/v1/apps/{appId}/users/{userId}/customization", access: .pathUser) { [unowned self] in try await self.deleteCustomization($0, $1) }
-        builder.add("GET", "/v1/apps/{appId}/users/{userId}/layout", access: .pathUser,
-                    inline: { [unowned self] in try self.layoutInline($0, $1) }) { [unowned self] in try await self.layout($0, $1) }
+    /// Serves `router`, whose handlers were made with the same `services`.
+    init(services: APIServices, router: Router) {
+        self.router = router
+        self.metrics = services.metrics
+        self.dispatcher = RouteDispatcher(router: router, authenticator: Authenticator(services), logger: services.logger)
+        self.middleware = APIMiddlewareStack.standard(services)
     }
-
-    // MARK: - The one place requests become responses
 
     package func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {
-        var pattern = "unmatched"
-        var response: HTTPResponse
-        do {
-            if request.method == "OPTIONS" {
-                (pattern, response) = try preflight(request)
-            } else {
-                let (route, parameters) = try route(for: request.head)
-                pattern = route.pattern
-                let routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: pattern)
-                // The same check `admit` made before the body; repeated here for callers that skip the server (tests).
-                try await authorize(route.access, request.head, routeContext)
-                response = try await route.handler(request, routeContext)
-            }
-        } catch {
-            response = problem(for: error, requestId: context.requestId)
+        var context = APIRequestContext(context)
+        return await middleware.respond(to: request, context: &context) { request, context in
+            await dispatcher.respond(to: request, context: &context)
         }
-        return finish(request, context, pattern: pattern, response)
     }
 
     /// Refuses from the head alone, before the server reads a body: unknown routes and methods, missing or
     /// invalid credentials, invalid path ids and callers the route's access does not admit.
     /// Answers nil (go on) when the decision needs waiting for storage; `respond` decides then.
     package func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse? {
-        guard head.method != "OPTIONS" else { return nil }
-        var pattern = "unmatched"
-        let response: HTTPResponse
-        do {
-            let (route, parameters) = try route(for: head)
-            pattern = route.pattern
-            // Whether decided now (admitted) or left to `respond` (needs storage), the request goes on.
-            _ = try authorizeNow(route.access, head, RouteContext(parameters: parameters, requestId: context.requestId, pattern: pattern))
-            return nil
-        } catch {
-            response = problem(for: error, requestId: context.requestId)
+        var context = APIRequestContext(context)
+        // The middleware sees the head as a request without a body (none was read).
+        return middleware.respondNow(to: HTTPRequest(head: head, body: []), context: &context) { request, context in
+            dispatcher.admit(request.head, context: &context)
         }
-        return finish(HTTPRequest(head: head, body: []), context, pattern: pattern, response)
     }
 
     /// Answers GETs whose data is in memory or one point read away, on the event loop (see `HTTPResponder`).
     package func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
-        guard request.method == "GET" || request.method == "HEAD",
-              case .found(let route, let parameters) = router.match(method: request.method, path: request.head.path),
-              let inline = route.inline
-        else { return nil }
-        let routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)
-        let response: HTTPResponse
-        do {
-            guard try authorizeNow(route.access, request.head, routeContext), let answer = try inline(request, routeContext) else {
-                return nil
-            }
-            response = answer
-        } catch {
-            response = problem(for: error, requestId: context.requestId)
+        var context = APIRequestContext(context)
+        return middleware.respondNow(to: request, context: &context) { request, context in
+            dispatcher.respondInline(to: request, context: &context)
         }
-        return finish(request, context, pattern: route.pattern, response)
-    }
-
-    /// The route for a request head.
-    /// - Throws: `APIError` 404 (no route), 405 (with `Allow`), 400 (bad percent-encoding).
-    private func route(for head: HTTPRequestHead) throws -> (Router.Route, [String: String]) {
-        // A method no resource here implements is 501, whatever the path (RFC 9110 §9.1); 405 is for known
-        // methods a path lacks.
-        guard Self.implementedMethods.contains(head.method) else { throw APIError.notImplemented(head.method) }
-        switch router.match(method: head.method, path: head.path) {
-        case .found(let route, let parameters): return (route, parameters)
-        case .methodNotAllowed(let allowed): throw APIError.methodNotAllowed(allowed + ["OPTIONS"])
-        case .notFound: throw APIError.notFound(.noRoute, "no resource at this path")
-        case .badPath: throw APIError.badRequest(.invalidPath, "the path has an invalid percent-encoding")
-        }
-    }
-
-    /// The methods some route (or CORS) implements; the same set metrics label by name.
-    static let implementedMethods: Set<String> = Metrics.knownMethods
-
-    /// CORS, metrics and the access log: the same for every answer.
-    private func finish(_ request: HTTPRequest, _ context: RequestContext, pattern: String, _ answer: HTTPResponse) -> HTTPResponse {
-        var response = answer
-        // Every answer says how it may be cached: those that did not choose (operator reads, writes, 204s,
-        // preflights) are `no-store`; validators and `private, no-cache` stay where a route set them.
-        if response.headers["Cache-Control"] == nil { response.headers.add("Cache-Control", "no-store") }
-        addCORS(request, &response)
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds &- context.receivedAt) / 1e9
-        metrics.recordRequest(route: pattern, method: request.method, status: response.status, seconds: seconds)
-        if configuration.accessLog {
-            logger.info("request", [
-                ("method", .string(Metrics.methodLabel(request.method))), ("route", .string(pattern)), ("status", .integer(response.status)),
-                ("bytes", .integer(response.body.count)), ("durationMs", .number((seconds * 1e6).rounded() / 1e3)),
-                ("requestId", .string(context.requestId)),
-            ])
-        }
-        return response
-    }
-
-    private func problem(for error: any Error, requestId: String) -> HTTPResponse {
-        switch error {
-        case let error as APIError: return error.response()
-        case let error as MalformedDocument: return APIError.malformed(error).response()
-        case let error as RuleRefusal: return APIError.refused(error).response()
-        case StoreConflict.revisionMismatch(let current):
-            return APIError.preconditionFailed(current: nil, detail: "it is at revision \(current) now; read it again and retry").response()
-        case StoreConflict.notFound: return APIError.notFound(.appNotFound, "no such app").response()
-        case let error as JSONParser.Failure:
-            // A stored document that does not parse: our bug or the disk's, logged without its content.
-            logger.error("stored_document_unreadable", [("requestId", .string(requestId)), ("offset", .integer(error.offset))])
-            return APIError.internalError(requestId: requestId).response()
-        case StoreConflict.alreadyExists: return APIError(status: 409, slug: .alreadyExists, title: "Conflict", detail: "it already exists").response()
-        case let error as StorageError where error.isUnavailable:
-            // Not our bug: the disk is full or read-only. 503 + Retry-After; /readyz reports it until a write succeeds.
-            logger.error("storage_unavailable", [("requestId", .string(requestId)), ("code", .integer(Int(error.extendedCode))),
-                                                 ("error", .string(error.message))])
-            return APIError.storageUnavailable(error).response()
-        default:
-            // Our bug or the disk's: the client gets a request id, the log gets the details (never bodies).
-            logger.error("handler_failed", [("requestId", .string(requestId)), ("error", .string(String(describing: error)))])
-            return APIError.internalError(requestId: requestId).response()
-        }
-    }
-
-    // MARK: - CORS (browser clients)
-
-    private func allowedOrigin(_ request: HTTPRequest) -> String? {
-        guard let origin = request.headers["Origin"], !configuration.allowedOrigins.isEmpty else { return nil }
-        // Origins compared by their bytes, like every other identity (see `Identifier`).
-        if configuration.allowedOrigins.contains("*") || configuration.allowedOrigins.contains(where: { Identifier($0) == Identifier(origin) }) { return origin }
-        return nil
-    }
-
-    private func addCORS(_ request: HTTPRequest, _ response: inout HTTPResponse) {
-        guard !configuration.allowedOrigins.isEmpty else { return }
-        // The answer depends on Origin whenever CORS is on, also for a request without one: a cache must not
-        // serve an answer stored for a request without Origin (no Access-Control-Allow-Origin) to a browser.
-        response.headers.add("Vary", "Origin")
-        guard let origin = allowedOrigin(request) else { return }
-        response.headers.add("Access-Control-Allow-Origin", origin)
-        response.headers.add("Access-Control-Expose-Headers", "ETag, Location, X-Request-ID, WWW-Authenticate, Allow")
-    }
-
-    /// `OPTIONS`: a CORS preflight, or the methods a path allows.
-    private func preflight(_ request: HTTPRequest) throws -> (String, HTTPResponse) {
-        let allowed: [String]
-        switch router.match(method: "OPTIONS", path: request.head.path) {
-        case .methodNotAllowed(let methods): allowed = methods + ["OPTIONS"]
-        case .found: allowed = ["OPTIONS"]
-        case .notFound: throw APIError.notFound(.noRoute, "no resource at this path")
-        case .badPath: throw APIError.badRequest(.invalidPath, "the path has an invalid percent-encoding")
-        }
-        var response = HTTPResponse(status: 204)
-        response.headers.add("Allow", allowed.joined(separator: ", "))
-        if allowedOrigin(request) != nil, request.headers["Access-Control-Request-Method"] != nil {
-            response.headers.add("Access-Control-Allow-Methods", allowed.joined(separator: ", "))
-            response.headers.add("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, If-None-Match, X-Request-ID")
-            response.headers.add("Access-Control-Max-Age", "600")
-        }
-        return ("OPTIONS", response)
-    }
-
-    // MARK: - Shared helpers
-
-    /// Parses a JSON request body after checking its media type.
-    /// - Throws: `APIError` 415 for another content type, 400 for invalid JSON.
-    func jsonBody(_ request: HTTPRequest) throws -> JSONValue {
-        let contentType = request.headers["Content-Type"]?.split(separator: ";").first?.trimmingOWS().lowercased()
-        guard contentType == "application/json" else {
-            throw APIError(status: 415, slug: .unsupportedMediaType, title: "Unsupported media type",
-                           detail: "send the body as application/json")
-        }
-        do {
-            return try JSONParser.parse(request.body)
-        } catch {
-            throw APIError(status: 400, slug: .malformedJson, title: "Malformed JSON",
-                           detail: "invalid JSON at byte \(error.offset): \(error.message)")
-        }
-    }
-
-    func json(_ status: Int, _ value: JSONValue, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-        json(status, JSONWriter.bytes(value), headers: headers)
-    }
-
-    func json(_ status: Int, _ body: [UInt8], headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-        var headers = headers
-        headers.add("Content-Type", "application/json")
-        return HTTPResponse(status: status, headers: headers, body: body)
-    }
-
-    /// Point reads that can be answered without waiting, when the backend offers them.
-    var pointReads: (any SynchronousPointReads)? { store as? any SynchronousPointReads }
-
-    /// The app named in the path, or 404.
-    func requireApp(_ context: RouteContext) async throws -> AppCache.Entry {
-        let appId = try Self.appId(context)
-        guard let entry = try await apps.entry(appId) else {
-            throw APIError.notFound(.appNotFound, "no app \"\(appId)\"")
-        }
-        return entry
-    }
-
-    /// The app's current schema, or 404 when none was registered yet.
-    func requireSchema(_ entry: AppCache.Entry) throws -> SchemaIndex {
-        guard let schema = entry.schema else {
-            throw APIError.notFound(.noSchema, "app \"\(entry.app.id)\" has no schema yet; register one with PUT /v1/apps/\(entry.app.id)/schema")
-        }
-        return schema
-    }
-
-    /// The path's `{appId}`; an id that cannot exist is an unknown app (404), and never reaches storage.
-    static func appId(_ context: RouteContext) throws -> Identifier {
-        let appId = Identifier(try context.require("appId"))
-        guard appId.isValidAppId else { throw APIError.notFound(.appNotFound, "no such app; an app id is 1-128 bytes of A-Z a-z 0-9 . _ -") }
-        return appId
-    }
-
-    /// The path's `{userId}`: 1-256 UTF-8 bytes without control characters, or 400.
-    static func userId(_ context: RouteContext) throws -> Identifier {
-        let userId = Identifier(try context.require("userId"))
-        guard userId.isValidId else {
-            throw APIError.badRequest(.invalidUserId, "a user id is 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
-        }
-        return userId
-    }
-
-    /// Checks every id the route's path holds, before any handler or storage sees it.
-    /// - Throws: `APIError` 404 for an impossible app id or schema version, 400 for an invalid user id.
-    static func checkPathIds(_ context: RouteContext) throws {
-        if context.parameters["appId"] != nil { _ = try appId(context) }
-        if context.parameters["userId"] != nil { _ = try userId(context) }
-        if let version = context.parameters["version"], schemaVersionNumber(version) == nil {
-            throw APIError.notFound(.schemaVersionNotFound, "a schema version is a positive integer")
-        }
-    }
-
-    /// A schema version from the path: a positive decimal integer of at most 9 digits (never traps).
-    static func schemaVersionNumber(_ text: String) -> Int? {
-        guard (1...9).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(text), number > 0 else {
-            return nil
-        }
-        return number
     }
 }

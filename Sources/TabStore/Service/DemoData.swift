@@ -35,7 +35,7 @@ public enum DemoData {
             let schema = try TabSchema.parse(try JSONParser.parse(Array(schemaJSON.utf8)))
             let createdAt = Timestamp.now()
             _ = try await store.addSchemaVersion(appId: appId, expectedCurrent: 0, makeDocument: { version in
-                APIResponder.schemaDocument(schema, version: version, createdAt: createdAt)
+                schema.storedDocument(version: version, createdAt: createdAt)
             }, createdAt: createdAt)
             app = try await store.app(appId) ?? app
         }

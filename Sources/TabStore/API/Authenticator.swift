@@ -8,7 +8,26 @@ enum Principal: Sendable, Equatable {
     case user(appId: Identifier, userId: Identifier)
 }
 
-extension APIResponder {
+/// Identifies the caller from the request head (the operator's token, or an app user's HS256 JWT) and
+/// enforces each route's declared `RouteAccess` (`Authenticator+Access`). It runs one step before the
+/// handler, and also alone from `admit`, before the server reads a body.
+struct Authenticator: Sendable {
+    let configuration: APIConfiguration
+    let apps: AppCache
+    let pointReads: (any SynchronousPointReads)?
+    /// Verified user tokens (see `TokenCache`); guards its own state.
+    private let tokens = TokenCache()
+    /// Verifies tokens that name an unknown app, so they cost what a known app's do (see `verifyUser`).
+    private let unknownAppSecret = Crypto.newSecret()
+    private let adminTokenDigest: [UInt8]?
+
+    init(_ services: APIServices) {
+        configuration = services.configuration
+        apps = services.apps
+        pointReads = services.pointReads
+        adminTokenDigest = services.configuration.adminToken.map { Crypto.sha256(Array($0.utf8)) }
+    }
+
     /// The bearer token of the request, or 401.
     private func bearer(_ head: HTTPRequestHead) throws -> String {
         let values = head.headers.values("Authorization")
@@ -40,6 +59,7 @@ extension APIResponder {
 
     /// Like `authenticate`, without waiting: from memory, or one point read of the app on the embedded
     /// database; nil when the app would have to be loaded from a backend that waits.
+    /// - Throws: `APIError` 401 as `authenticate`.
     func authenticateNow(_ head: HTTPRequestHead, pathApp: Identifier?) throws -> Principal? {
         let token = try bearer(head)
         if isAdminToken(token) { return .admin }
@@ -129,76 +149,6 @@ extension APIResponder {
         case .badSignature: "its signature does not verify for its audience"
         case .expired: "token expired"
         case .notYetValid: "token not yet valid"
-        }
-    }
-
-    // MARK: - Access policies
-
-    /// Enforces a route's declared access: authenticates (401), checks the path's ids (400/404), then
-    /// checks that the caller may reach what the path names (403).
-    func authorize(_ access: RouteAccess, _ head: HTTPRequestHead, _ context: RouteContext) async throws {
-        guard requiresCredentials(access) else {
-            try Self.checkPathIds(context)
-            return
-        }
-        let principal = try await authenticate(head, pathApp: Self.pathApp(context))
-        try Self.checkPathIds(context)
-        try permit(principal, access, context)
-    }
-
-    /// `authorize` without waiting: true when admitted, false when the caller's app must be loaded first.
-    /// - Throws: `APIError` 401, 400, 404 or 403 as `authorize`.
-    func authorizeNow(_ access: RouteAccess, _ head: HTTPRequestHead, _ context: RouteContext) throws -> Bool {
-        guard requiresCredentials(access) else {
-            try Self.checkPathIds(context)
-            return true
-        }
-        guard let principal = try authenticateNow(head, pathApp: Self.pathApp(context)) else { return false }
-        try Self.checkPathIds(context)
-        try permit(principal, access, context)
-        // The operator may name any app: one that does not exist is a 404 now, before its body is read.
-        // (A user's token was verified with its app's secret, and `permit` matched it to the path.)
-        if principal == .admin, context.parameters["appId"] != nil, try appExistsNow(try Self.appId(context)) == false {
-            throw APIError.notFound(.appNotFound, "no app \"\(try Self.appId(context))\"")
-        }
-        return true
-    }
-
-    /// The path's `{appId}` when the route has one and it is a valid app id (checked, with a 404, after authentication).
-    private static func pathApp(_ context: RouteContext) -> Identifier? {
-        context.parameters["appId"].map { Identifier($0) }.flatMap { $0.isValidAppId ? $0 : nil }
-    }
-
-    /// Whether the app exists, from memory or one point read; nil when every reader is busy.
-    private func appExistsNow(_ appId: Identifier) throws -> Bool? {
-        if apps.cached(appId) != nil { return true }
-        guard let reads = pointReads else { return nil }
-        do {
-            return try reads.appNow(appId.text) != nil
-        } catch is ReadersBusy {
-            return nil
-        }
-    }
-
-    private func requiresCredentials(_ access: RouteAccess) -> Bool {
-        switch access {
-        case .anyone: false
-        case .metrics: configuration.metricsRequireAuth
-        case .operatorOnly, .appUsers, .pathUser: true
-        }
-    }
-
-    /// Whether `principal` may call a route with `access` on the path in `context` (ids compared as bytes).
-    private func permit(_ principal: Principal, _ access: RouteAccess, _ context: RouteContext) throws {
-        guard case .user(let appId, let userId) = principal else { return }  // the operator may call everything
-        switch access {
-        case .anyone: return
-        case .metrics, .operatorOnly: throw APIError.forbidden("this endpoint is for the operator")
-        case .appUsers:
-            guard appId == (try Self.appId(context)) else { throw APIError.forbidden("the token is for another app") }
-        case .pathUser:
-            guard appId == (try Self.appId(context)) else { throw APIError.forbidden("the token is for another app") }
-            guard userId == (try Self.userId(context)) else { throw APIError.forbidden("the token is for another user") }
         }
     }
 }

@@ -41,12 +41,12 @@ struct Preconditions: Sendable {
     }
 }
 
-extension APIResponder {
+extension Preconditions {
     /// Evaluates a GET's preconditions against `etag`: a 304 (with `headers`, which carry the ETag and the
     /// caching headers a 200 would), nil to send the representation.
-    /// - Throws: `APIError` 400 for a malformed header, 412 when `If-Match` does not match.
     /// `exists`: what `*` tests (a customization exists once it has a revision, as for writes).
-    func conditionalGET(_ request: HTTPRequest, etag: EntityTag, exists: Bool = true, headers: HTTPHeaders) throws -> HTTPResponse? {
+    /// - Throws: `APIError` 400 for a malformed header, 412 when `If-Match` does not match.
+    static func earlyAnswer(to request: HTTPRequest, etag: EntityTag, exists: Bool = true, headers: HTTPHeaders) throws -> HTTPResponse? {
         switch try Preconditions(request).evaluate(etag, exists: exists, safe: true) {
         case .proceed: return nil
         case .notModified: return HTTPResponse(status: 304, headers: headers)

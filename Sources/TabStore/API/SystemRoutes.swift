@@ -1,28 +1,41 @@
 import TabStoreAuth
 import TabStoreHTTP
-extension APIResponder {
+import TabStoreStorage
+/// Probes, metrics and the API description.
+struct SystemRoutes: RouteGroup {
+    let services: APIServices
+
+    init(_ services: APIServices) { self.services = services }
+
+    func register(on builder: inout Router.Builder) {
+        builder.add("GET", "/healthz", access: .anyone, inline: healthz, healthz)
+        builder.add("GET", "/readyz", access: .anyone, readyz)
+        builder.add("GET", "/metrics", access: .metrics, metricsText)
+        builder.add("GET", "/openapi.yaml", access: .anyone, inline: openAPI, openAPI)
+    }
+
     /// Probes and metrics describe this instant: never stored by a cache.
     private static let noStore = HTTPHeaders([("Cache-Control", "no-store")])
 
     func healthz(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
-        json(200, ["status": "ok"], headers: Self.noStore)
+        .json(200, ["status": "ok"], headers: Self.noStore)
     }
 
     func readyz(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        if serverState.isDraining {
+        if services.serverState.isDraining {
             throw APIError(status: 503, slug: .draining, title: "Service unavailable", detail: "the server is shutting down")
         }
-        guard await store.ping() else {
+        guard await services.store.ping() else {
             throw APIError(status: 503, slug: .databaseUnavailable, title: "Service unavailable", detail: "the database does not answer")
         }
-        if let failure = await store.writeFailure() {
+        if let failure = await services.store.writeFailure() {
             throw APIError.storageUnavailable(failure)
         }
-        return json(200, ["status": "ready"], headers: Self.noStore)
+        return .json(200, ["status": "ready"], headers: Self.noStore)
     }
 
     func metricsText(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        let text = metrics.render(customizations: try await store.customizationCount())
+        let text = services.metrics.render(customizations: try await services.store.customizationCount())
         return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),
                             body: Array(text.utf8))
     }
@@ -35,8 +48,8 @@ extension APIResponder {
     }.joined())
 
     func openAPI(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse {
-        let headers = Self.validatorHeaders(Self.openAPITag, cacheControl: "max-age=300")  // `public` adds nothing without Authorization (RFC 9111 §5.2.2.9)
-        if let early = try conditionalGET(request, etag: Self.openAPITag, headers: headers) { return early }
+        let headers = Preconditions.validatorHeaders(Self.openAPITag, cacheControl: "max-age=300")  // `public` adds nothing without Authorization (RFC 9111 §5.2.2.9)
+        if let early = try Preconditions.earlyAnswer(to: request, etag: Self.openAPITag, headers: headers) { return early }
         var answer = headers
         answer.add("Content-Type", "application/yaml")
         return HTTPResponse(status: 200, headers: answer, body: Self.openAPIBody)

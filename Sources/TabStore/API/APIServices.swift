@@ -1,0 +1,74 @@
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
+
+/// What the route groups, the authenticator and the middleware share: storage, the app cache, the
+/// configuration, the run state and where to report. Made once per `APIResponder`; every member is an
+/// immutable value or a `Sendable` object that guards its own state.
+struct APIServices: Sendable {
+    let store: any TabStoreBackend
+    /// Point reads answered without waiting, when the backend offers them: cast once here, not per request.
+    let pointReads: (any SynchronousPointReads)?
+    let configuration: APIConfiguration
+    let serverState: ServerState
+    let metrics: Metrics
+    let logger: Logger
+    /// Apps and their current schema; the operator's writes invalidate entries.
+    let apps: AppCache
+
+    init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState, metrics: Metrics, logger: Logger) {
+        self.store = store
+        self.pointReads = store as? any SynchronousPointReads
+        self.configuration = configuration
+        self.serverState = serverState
+        self.metrics = metrics
+        self.logger = logger
+        self.apps = AppCache(store: store)
+    }
+
+    /// The app named in the path, or 404.
+    /// - Throws: `APIError` 404, storage errors.
+    func requireApp(_ context: RouteContext) async throws -> AppCache.Entry {
+        let appId = try context.appId()
+        guard let entry = try await apps.entry(appId) else {
+            throw APIError.notFound(.appNotFound, "no app \"\(appId)\"")
+        }
+        return entry
+    }
+
+    /// Calls `body` with every stored customization of an app that decodes; one that does not (damaged, or
+    /// written by a future version) is skipped, counted and logged (never its content), so one bad row never
+    /// fails a whole-app operation.
+    /// - Returns: how many rows were skipped.
+    /// - Throws: storage errors and what `body` throws.
+    func forEachReadableCustomization(_ appId: Identifier, _ body: (CustomizationRecord, Customization) throws -> Void) async throws -> Int {
+        var unreadable = 0
+        try await store.forEachCustomization(appId: appId.text) { record in
+            let customization: Customization
+            do {
+                customization = try Customization.decodeStored(record.document)
+            } catch {
+                unreadable += 1
+                if unreadable <= 10 {
+                    logger.warning("stored_customization_unreadable", [("appId", .string(appId.text)), ("revision", .integer(record.revision)),
+                                                                       ("bytes", .integer(record.document.count))])
+                }
+                return
+            }
+            try body(record, customization)
+        }
+        return unreadable
+    }
+}
+
+extension AppCache.Entry {
+    /// The app's current schema, or 404 when none was registered yet.
+    /// - Throws: `APIError` 404 `no-schema`.
+    func requireSchema() throws -> SchemaIndex {
+        guard let schema else {
+            throw APIError.notFound(.noSchema, "app \"\(app.id)\" has no schema yet; register one with PUT /v1/apps/\(app.id)/schema")
+        }
+        return schema
+    }
+}

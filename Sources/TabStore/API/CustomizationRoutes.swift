@@ -1,0 +1,160 @@
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
+/// A user's customization and the layout resolved from it: reads (answered on the event loop when
+/// everything is at hand) and writes (compare-and-set, one user's writes taking turns).
+struct CustomizationRoutes: RouteGroup {
+    let services: APIServices
+    /// Writes of one user take turns (see `write`).
+    let userLocks = KeyedLock<UserKey>()
+
+    init(_ services: APIServices) { self.services = services }
+
+    func register(on builder: inout Router.Builder) {
+        let user = "/v1/apps/{appId}/users/{userId}"
+        builder.add("GET", user + "/customization", access: .pathUser, inline: getCustomizationInline, getCustomization)
+        builder.add("PUT", user + "/customization", access: .pathUser, putCustomization)
+        builder.add("PATCH", user + "/customization", access: .pathUser, patchCustomization)
+        builder.add("DELETE", user + "/customization", access: .pathUser, deleteCustomization)
+        builder.add("GET", user + "/layout", access: .pathUser, inline: layoutInline, layout)
+    }
+
+    /// A user's customization brought to the current schema, and the bytes to serve for it.
+    struct CurrentCustomization {
+        let value: Customization
+        let document: [UInt8]
+    }
+
+    /// Whose customization a request is about: both ids checked, compared as bytes.
+    struct UserKey: Hashable, Sendable {
+        let appId: Identifier
+        let userId: Identifier
+    }
+
+    /// Decodes a stored record (or the empty customization) under storage rules and reconciles it with `schema`.
+    /// - Throws: `JSONParser.Failure` / `MalformedDocument` when the stored bytes are damaged.
+    static func current(_ record: CustomizationRecord?, appId: Identifier, userId: Identifier, schema: SchemaIndex) throws -> CurrentCustomization {
+        guard let record else {
+            var empty = Customization.empty
+            empty.schemaVersion = schema.version
+            return CurrentCustomization(value: empty, document: JSONWriter.bytes(empty.json(appId: appId, userId: userId)))
+        }
+        var value = try Customization.decodeStored(record.document)
+        if record.schemaVersion == schema.version {
+            return CurrentCustomization(value: value, document: record.document)
+        }
+        // Written under an older schema: ids that are gone are ignored now, and pruned on the next write.
+        value = Reconciler.reconcile(value, with: schema)
+        return CurrentCustomization(value: value, document: JSONWriter.bytes(value.json(appId: appId, userId: userId)))
+    }
+
+    /// The ETag of a customization: its revision and the schema version it was reconciled with, which together
+    /// determine its content (revisions never repeat for a user; reconciling is a function of both).
+    static func customizationTag(revision: Int, schemaVersion: Int) -> EntityTag {
+        EntityTag("\(revision).\(schemaVersion)")
+    }
+
+    /// The ETag of a layout: everything that shapes it (the customization's tag and the size class).
+    static func layoutTag(revision: Int, schemaVersion: Int, sizeClass: SizeClass) -> EntityTag {
+        EntityTag("\(revision).\(schemaVersion).\(sizeClass.rawValue)")
+    }
+
+    static let userCacheControl = "private, no-cache"
+
+    func customizationResponse(_ status: Int = 200, document: [UInt8], etag: EntityTag) -> HTTPResponse {
+        .json(status, document, headers: Preconditions.validatorHeaders(etag, cacheControl: Self.userCacheControl))
+    }
+
+    func userKey(_ context: RouteContext) throws -> UserKey {
+        UserKey(appId: try context.appId(), userId: try context.userId())
+    }
+
+    // MARK: - Reads
+
+    func getCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let entry = try await services.requireApp(context)
+        let key = try userKey(context)
+        let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
+        return try customizationAnswer(request, key, entry: entry, record: record)!
+    }
+
+    /// `getCustomization` from memory and one point read, on the event loop; nil when something would have to
+    /// wait (the app is not cached, every reader is busy) or a large stored document would need reconciling.
+    func getCustomizationInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
+        guard let (key, entry, record) = try inlineRead(context) else { return nil }
+        // Reconciling a large document would hold the event loop: the pool does that (a 304 or 412 needs no document).
+        let reconcileLater = record.map { $0.schemaVersion != entry.schema?.version && $0.document.count > services.configuration.inlineDocumentBytes } ?? false
+        return try customizationAnswer(request, key, entry: entry, record: record, reconcileLater: reconcileLater)
+    }
+
+    /// Reads without waiting, or nil when something is not in memory or no reader is idle.
+    /// The route's access policy was enforced before this runs.
+    private func inlineRead(_ context: RouteContext) throws -> (UserKey, AppCache.Entry, CustomizationRecord?)? {
+        let key = try userKey(context)
+        guard let reads = services.pointReads, let entry = services.apps.cached(key.appId) else { return nil }
+        do {
+            return (key, entry, try reads.customizationNow(appId: key.appId.text, userId: key.userId.text))
+        } catch is ReadersBusy {
+            return nil
+        }
+    }
+
+    /// The customization, or 304/412 from its preconditions; nil when `reconcileLater` and a document is needed.
+    private func customizationAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?,
+                                     reconcileLater: Bool = false) throws -> HTTPResponse? {
+        let schema = try entry.requireSchema()
+        let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schema.version)
+        if let early = try Preconditions.earlyAnswer(to: request, etag: etag, exists: (record?.revision ?? 0) > 0,
+                                          headers: Preconditions.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
+            return early
+        }
+        // The hot path: a document stored under the current schema is served as stored, not decoded and re-encoded.
+        if let record, record.schemaVersion == schema.version {
+            return customizationResponse(document: record.document, etag: etag)
+        }
+        if reconcileLater { return nil }
+        let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
+        return customizationResponse(document: current.document, etag: etag)
+    }
+
+    func layout(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let sizeClass = try Self.sizeClass(request)
+        let entry = try await services.requireApp(context)
+        let key = try userKey(context)
+        let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
+        return try layoutAnswer(request, key, entry: entry, record: record, sizeClass: sizeClass)!
+    }
+
+    /// `layout` on the event loop when everything is at hand and the document is small; nil otherwise.
+    func layoutInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
+        let sizeClass = try Self.sizeClass(request)
+        guard let (key, entry, record) = try inlineRead(context) else { return nil }
+        // Decoding and laying out a large document would hold the event loop: the pool does that (not a 304 or 412).
+        let layOutLater = record.map { $0.document.count > services.configuration.inlineDocumentBytes } ?? false
+        return try layoutAnswer(request, key, entry: entry, record: record, sizeClass: sizeClass, layOutLater: layOutLater)
+    }
+
+    private static func sizeClass(_ request: HTTPRequest) throws -> SizeClass {
+        guard let sizeClass = request.queryParameter("sizeClass").flatMap(SizeClass.init(rawValue:)) else {
+            throw APIError.badRequest(.invalidParameter, "sizeClass must be compact or regular")
+        }
+        return sizeClass
+    }
+
+    /// The layout, or 304/412 from its preconditions; nil when `layOutLater` and the layout is needed.
+    private func layoutAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?, sizeClass: SizeClass,
+                              layOutLater: Bool = false) throws -> HTTPResponse? {
+        let schema = try entry.requireSchema()
+        let etag = Self.layoutTag(revision: record?.revision ?? 0, schemaVersion: schema.version, sizeClass: sizeClass)
+        if let early = try Preconditions.earlyAnswer(to: request, etag: etag, exists: (record?.revision ?? 0) > 0,
+                                          headers: Preconditions.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
+            return early
+        }
+        if layOutLater { return nil }
+        let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
+        let layout = Layout(customization: current.value, index: schema, sizeClass: sizeClass)
+        return customizationResponse(document: JSONWriter.bytes(layout.json(appId: key.appId, userId: key.userId, customization: current.value)),
+                                     etag: etag)
+    }
+}

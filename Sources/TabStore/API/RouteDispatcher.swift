@@ -1,0 +1,120 @@
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
+
+/// The innermost step, inside the middleware: finds the route (501, 405 with `Allow`, 404, 400), answers
+/// OPTIONS, has the authenticator enforce the route's declared access, then calls the handler. Every
+/// error becomes a problem document here, the one place, so the middleware only ever sees answers.
+struct RouteDispatcher: Sendable {
+    let router: Router
+    let authenticator: Authenticator
+    let logger: Logger
+
+    /// The methods some route (or OPTIONS) implements; the same set metrics label by name.
+    static let implementedMethods: Set<String> = Metrics.knownMethods
+
+    func respond(to request: HTTPRequest, context: inout APIRequestContext) async -> HTTPResponse {
+        do {
+            if request.method == "OPTIONS" {
+                let response = try options(request.head)
+                context.pattern = "OPTIONS"
+                return response
+            }
+            let (route, parameters) = try route(for: request.head)
+            context.pattern = route.pattern
+            let routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)
+            // The same check `admit` made before the body; repeated here for callers that skip the server (tests).
+            try await authenticator.authorize(route.access, request.head, routeContext)
+            return try await route.handler(request, routeContext)
+        } catch {
+            return problem(for: error, requestId: context.requestId)
+        }
+    }
+
+    /// A GET whose data is in memory or one point read away, answered without waiting; nil to go through
+    /// `respond` (no inline handler, the caller's app not at hand, or the handler would have to wait).
+    func respondInline(to request: HTTPRequest, context: inout APIRequestContext) -> HTTPResponse? {
+        guard request.method == "GET" || request.method == "HEAD",
+              case .found(let route, let parameters) = router.match(method: request.method, path: request.head.path),
+              let inline = route.inline
+        else { return nil }
+        context.pattern = route.pattern
+        let routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)
+        do {
+            guard try authenticator.authorizeNow(route.access, request.head, routeContext) else { return nil }
+            return try inline(request, routeContext)
+        } catch {
+            return problem(for: error, requestId: context.requestId)
+        }
+    }
+
+    /// A refusal from the head alone (unknown routes and methods, missing or invalid credentials, invalid
+    /// path ids, callers the route's access does not admit); nil to go on, also when deciding needs storage.
+    func admit(_ head: HTTPRequestHead, context: inout APIRequestContext) -> HTTPResponse? {
+        guard head.method != "OPTIONS" else { return nil }
+        do {
+            let (route, parameters) = try route(for: head)
+            context.pattern = route.pattern
+            // Whether decided now (admitted) or left to `respond` (needs storage), the request goes on.
+            _ = try authenticator.authorizeNow(route.access, head, RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern))
+            return nil
+        } catch {
+            return problem(for: error, requestId: context.requestId)
+        }
+    }
+
+    /// The route for a request head.
+    /// - Throws: `APIError` 501 (unknown method), 404 (no route), 405 (with `Allow`), 400 (bad percent-encoding).
+    private func route(for head: HTTPRequestHead) throws -> (Router.Route, [String: String]) {
+        // A method no resource here implements is 501, whatever the path (RFC 9110 §9.1); 405 is for known
+        // methods a path lacks.
+        guard Self.implementedMethods.contains(head.method) else { throw APIError.notImplemented(head.method) }
+        switch router.match(method: head.method, path: head.path) {
+        case .found(let route, let parameters): return (route, parameters)
+        case .methodNotAllowed(let allowed): throw APIError.methodNotAllowed(allowed + ["OPTIONS"])
+        case .notFound: throw APIError.notFound(.noRoute, "no resource at this path")
+        case .badPath: throw APIError.badRequest(.invalidPath, "the path has an invalid percent-encoding")
+        }
+    }
+
+    /// `OPTIONS` (RFC 9110 §9.3.7): the methods a path allows, in `Allow`. The CORS middleware adds the
+    /// preflight headers.
+    /// - Throws: `APIError` 404 (no route), 400 (bad percent-encoding).
+    private func options(_ head: HTTPRequestHead) throws -> HTTPResponse {
+        let allowed: [String]
+        switch router.match(method: "OPTIONS", path: head.path) {
+        case .methodNotAllowed(let methods): allowed = methods + ["OPTIONS"]
+        case .found: allowed = ["OPTIONS"]
+        case .notFound: throw APIError.notFound(.noRoute, "no resource at this path")
+        case .badPath: throw APIError.badRequest(.invalidPath, "the path has an invalid percent-encoding")
+        }
+        return HTTPResponse(status: 204, headers: HTTPHeaders([("Allow", allowed.joined(separator: ", "))]))
+    }
+
+    /// The problem document for any error a route, the authenticator or a handler threw.
+    private func problem(for error: any Error, requestId: String) -> HTTPResponse {
+        switch error {
+        case let error as APIError: return error.response()
+        case let error as MalformedDocument: return APIError.malformed(error).response()
+        case let error as RuleRefusal: return APIError.refused(error).response()
+        case StoreConflict.revisionMismatch(let current):
+            return APIError.preconditionFailed(current: nil, detail: "it is at revision \(current) now; read it again and retry").response()
+        case StoreConflict.notFound: return APIError.notFound(.appNotFound, "no such app").response()
+        case let error as JSONParser.Failure:
+            // A stored document that does not parse: our bug or the disk's, logged without its content.
+            logger.error("stored_document_unreadable", [("requestId", .string(requestId)), ("offset", .integer(error.offset))])
+            return APIError.internalError(requestId: requestId).response()
+        case StoreConflict.alreadyExists: return APIError(status: 409, slug: .alreadyExists, title: "Conflict", detail: "it already exists").response()
+        case let error as StorageError where error.isUnavailable:
+            // Not our bug: the disk is full or read-only. 503 + Retry-After; /readyz reports it until a write succeeds.
+            logger.error("storage_unavailable", [("requestId", .string(requestId)), ("code", .integer(Int(error.extendedCode))),
+                                                 ("error", .string(error.message))])
+            return APIError.storageUnavailable(error).response()
+        default:
+            // Our bug or the disk's: the client gets a request id, the log gets the details (never bodies).
+            logger.error("handler_failed", [("requestId", .string(requestId)), ("error", .string(String(describing: error)))])
+            return APIError.internalError(requestId: requestId).response()
+        }
+    }
+}
