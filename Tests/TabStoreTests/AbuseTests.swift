@@ -112,7 +112,7 @@ struct AbuseTests {
         try await withLiveService { live in
             let creds = try await Credentials.register(on: live)
             let body = Array(#"{"operations": [""#.utf8) + [0xC3, 0x28] + Array(#""]}"#.utf8)
-            #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).rawBody(body)).status == 400)
+            #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).json(bytes: body)).status == 400)
         }
     }
 

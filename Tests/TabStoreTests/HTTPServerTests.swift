@@ -78,21 +78,21 @@ struct HTTPServerTests {
         let server = try startServer()
         try await offPool {
             let client = try RawClient(port: server.port)
-            let first = try #require(client.request("GET", "/a", headers: [("X-Request-ID", "abc-123")]))
+            let first = try #require(client.request(.get("/a").header("X-Request-ID", "abc-123")))
             #expect(first.status == 200)
             #expect(first.text == "hello /a")
             #expect(first.headers["X-Request-ID"] == "abc-123")
             #expect(first.headers["Connection"] == "keep-alive")
             #expect(first.headers["Date"]?.hasSuffix("GMT") == true)
             #expect(first.headers["Injected"] == nil)
-            let second = try #require(client.request("GET", "/b", headers: [("X-Request-ID", "bad id with spaces")]))
+            let second = try #require(client.request(.get("/b").header("X-Request-ID", "bad id with spaces")))
             #expect(second.text == "hello /b")
             #expect(second.headers["X-Request-ID"] != "bad id with spaces")
             #expect(second.headers["X-Request-ID"]?.isEmpty == false)
-            let head = try #require(client.request("HEAD", "/c"))
+            let head = try #require(client.request(.head("/c")))
             #expect(head.headers["Content-Length"] == "8")
             #expect(head.body.isEmpty)
-            let closing = try #require(client.request("GET", "/d", headers: [("Connection", "close")]))
+            let closing = try #require(client.request(.get("/d").header("Connection", "close")))
             #expect(closing.headers["Connection"] == "close")
             #expect(client.isClosedByServer())
         }
@@ -120,7 +120,7 @@ struct HTTPServerTests {
             slow.send("GET /partial HTTP/1.1\r\nHo")
             let fast = try RawClient(port: server.port)
             let started = Date()
-            #expect(fast.request("GET", "/fast")?.status == 200)
+            #expect(fast.request(.get("/fast"))?.status == 200)
             #expect(Date().timeIntervalSince(started) < 2)
             slow.send("st: x\r\n\r\n")
             #expect(slow.readResponse()?.text == "hello /partial")
@@ -184,16 +184,16 @@ struct HTTPServerTests {
 
             // A request without a body is admitted from its head too.
             let plain = try RawClient(port: server.port, timeout: 3)
-            #expect(plain.request("GET", "/a")?.status == 401)
+            #expect(plain.request(.get("/a"))?.status == 401)
             #expect(plain.isClosedByServer())
 
             // Admitted requests go on; admit and the response see the same request id.
             let allowed = try RawClient(port: server.port, timeout: 3)
-            let echoed = allowed.request("POST", "/echo", headers: [("Authorization", "Bearer x")], body: "hi")
+            let echoed = allowed.request(.post("/echo").bearer("x").rawBody("hi"))
             #expect(echoed?.text == "hi")
-            let made = allowed.request("GET", "/b", headers: [("Authorization", "Bearer x")])
+            let made = allowed.request(.get("/b").bearer("x"))
             #expect(made?.status == 200)
-            let given = allowed.request("GET", "/c", headers: [("Authorization", "Bearer x"), ("X-Request-ID", "client-id-1")])
+            let given = allowed.request(.get("/c").bearer("x").header("X-Request-ID", "client-id-1"))
             #expect(given?.headers["X-Request-ID"] == "client-id-1")
             let ids = gate.admitted.withLock { $0 }
             #expect(ids.suffix(3) == [echoed?.headers["X-Request-ID"], made?.headers["X-Request-ID"], "client-id-1"].compactMap { $0 })
@@ -225,14 +225,14 @@ struct HTTPServerTests {
             #expect(chunked.readResponse()?.status == 503)
             // A small body still fits beside the first.
             let small = try RawClient(port: server.port, timeout: 3)
-            #expect(small.request("POST", "/echo", body: String(repeating: "b", count: 400))?.status == 200)
+            #expect(small.request(.post("/echo").rawBody(String(repeating: "b", count: 400)))?.status == 200)
 
             first.send(String(repeating: "a", count: 990))
             #expect(first.readResponse()?.text == String(repeating: "a", count: 1000))
             #expect(eventually { server.bodyBytesInFlight == 0 })
             // With the budget back, the same upload goes through.
             let again = try RawClient(port: server.port, timeout: 3)
-            #expect(again.request("POST", "/echo", body: String(repeating: "c", count: 1000))?.status == 200)
+            #expect(again.request(.post("/echo").rawBody(String(repeating: "c", count: 1000)))?.status == 200)
         }
         let refusals = observer.responses.withLock { $0 }.filter { $0.status == 503 }
         #expect(refusals.count == 2)
@@ -270,7 +270,7 @@ struct HTTPServerTests {
                 clients.append(extra)
                 // Completed, and a client that leaves while its handler still works.
                 let done = try RawClient(port: server.port, timeout: 3)
-                _ = done.request("POST", "/echo", body: "ok")
+                _ = done.request(.post("/echo").rawBody("ok"))
                 do {
                     let leaving = try RawClient(port: server.port, timeout: 3)
                     leaving.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
@@ -294,7 +294,7 @@ struct HTTPServerTests {
             }
             usleep(100_000)
             let next = try RawClient(port: server.port)
-            #expect(next.request("GET", "/after")?.text == "hello /after")
+            #expect(next.request(.get("/after"))?.text == "hello /after")
         }
         await server.shutdown(grace: 1)
     }
@@ -323,11 +323,11 @@ struct HTTPServerTests {
         try await offPool {
             let a = try RawClient(port: server.port)
             let b = try RawClient(port: server.port)
-            #expect(a.request("GET", "/a")?.status == 200)
-            #expect(b.request("GET", "/b")?.status == 200)
+            #expect(a.request(.get("/a"))?.status == 200)
+            #expect(b.request(.get("/b"))?.status == 200)
             let c = try RawClient(port: server.port)
             #expect(c.readResponse()?.status == 503)
-            #expect(a.request("GET", "/a2")?.status == 200)
+            #expect(a.request(.get("/a2"))?.status == 200)
         }
         await server.shutdown(grace: 1)
     }
@@ -338,7 +338,7 @@ struct HTTPServerTests {
         let port = server.port
         let busy = try RawClient(port: port)
         let idle = try RawClient(port: port)
-        let warm = try await offPool { idle.request("GET", "/warm")?.status }
+        let warm = try await offPool { idle.request(.get("/warm"))?.status }
         #expect(warm == 200)
         busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         try await Task.sleep(for: .milliseconds(100))
@@ -359,7 +359,7 @@ struct HTTPServerTests {
         try server.adopt(connectedSocket: fds[0])
         let client = RawClient(connected: fds[1])
         try await offPool {
-            #expect(client.request("GET", "/one")?.text == "hello /one")
+            #expect(client.request(.get("/one"))?.text == "hello /one")
             let pipelined = Array("GET /a HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nokHEAD /b HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
             for byte in pipelined { client.send([byte]) }
             #expect(client.readResponse()?.text == "hello /a")

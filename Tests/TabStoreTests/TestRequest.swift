@@ -61,19 +61,26 @@ struct TestRequest: Sendable {
     }
 
     /// The body as given, with `Content-Type: application/json` unless a type was set.
-    func json(_ text: String) -> TestRequest { rawBody(Array(text.utf8)) }
+    func json(_ text: String) -> TestRequest { json(bytes: Array(text.utf8)) }
 
     func json(_ value: JSONValue) -> TestRequest { json(JSONWriter.string(value)) }
 
     /// A JSON body, or none when nil (tables where some methods carry a body).
     func json(ifAny text: String?) -> TestRequest { text.map { json($0) } ?? self }
 
-    /// Raw body bytes (invalid UTF-8 included), with `Content-Type: application/json` unless a type was set.
+    /// Body bytes sent as JSON whatever they hold (invalid UTF-8 included).
+    func json(bytes: [UInt8]) -> TestRequest {
+        (headers["Content-Type"] == nil ? contentType("application/json") : self).rawBody(bytes)
+    }
+
+    /// A body and no `Content-Type` of its own (server tests whose responder ignores the type).
     func rawBody(_ bytes: [UInt8]) -> TestRequest {
-        var copy = headers["Content-Type"] == nil ? contentType("application/json") : self
+        var copy = self
         copy.body = bytes
         return copy
     }
+
+    func rawBody(_ text: String) -> TestRequest { rawBody(Array(text.utf8)) }
 
     /// Announces a body of `length` bytes that is never sent: the server must decide from the head.
     func announcing(contentLength length: Int) -> TestRequest {
