@@ -1,38 +1,6 @@
 import Foundation
-import Testing
 @testable import TabStoreAuth
 @testable import TabStoreSupport
-
-/// Who calls, for authorization tests: every kind of credential a request can carry.
-enum Caller: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    /// No `Authorization` field.
-    case anonymous
-    /// Not a JWT at all.
-    case garbage
-    /// Signed with a secret that is not the app's.
-    case forged
-    /// The user's token with its signature's last characters replaced.
-    case tampered
-    /// `alg: none` and an empty signature.
-    case algNone
-    /// Expired two minutes ago.
-    case expired
-    /// Issued five minutes in the future.
-    case notYetValid
-    /// Another user of the same app.
-    case otherUser
-    /// The same user id, of the other app.
-    case otherApp
-    /// The user whose data the request names.
-    case user
-    /// The operator's token.
-    case `operator`
-
-    /// Callers whose credentials prove nothing: 401 wherever credentials are needed.
-    static let unauthenticated: [Caller] = [.anonymous, .garbage, .forged, .tampered, .algNone, .expired, .notYetValid]
-
-    var testDescription: String { rawValue }
-}
 
 /// One credentials fixture for the API, trust and abuse tests: two apps registered with one schema, and a token
 /// for every `Caller` of the first app's user `alice`. Built through the API itself, so it works on any `TestClient`.
@@ -93,8 +61,8 @@ struct Credentials: Sendable {
             return "\(header).\(claims)."
         case .expired: return app.token(for: user, expiresIn: 480, issuedAt: issuedAt - 600)
         case .notYetValid: return app.token(for: user, expiresIn: 600, issuedAt: issuedAt + 300)
-        case .otherUser: return app.token(for: Self.otherUser, issuedAt: issuedAt)
-        case .otherApp: return otherApp.token(for: user, issuedAt: issuedAt)
+        case .otherUser: return otherUserToken
+        case .otherApp: return otherAppToken
         case .user: return userToken
         case .operator: return admin
         }
@@ -102,7 +70,9 @@ struct Credentials: Sendable {
 
     /// `alice` of `app.one`, valid for an hour.
     var userToken: String { app.token(for: Self.user, issuedAt: issuedAt) }
+    /// `mallory` of `app.one`: the same app, another user.
     var otherUserToken: String { app.token(for: Self.otherUser, issuedAt: issuedAt) }
+    /// `alice` of `app.two`: the same user id, another app.
     var otherAppToken: String { otherApp.token(for: Self.user, issuedAt: issuedAt) }
     /// What `/metrics` takes when it requires authentication (API.md "configurable"): the operator's token.
     var metricsToken: String { admin }

@@ -32,8 +32,9 @@ extension TestClient {
 }
 
 /// The API without a server, over a fresh database: each request goes through `admit`, then `respondInline`
-/// or `respond`, in the order the server's event loop calls them, and gets the request id the server would set.
-/// Configured like `LiveService` (same CORS origin, no access log) unless `configure` says otherwise.
+/// or `respond`, in the order the server's event loop calls them; the response gets an `X-Request-ID` (the
+/// client's, else one of its own) and loses its body for HEAD, as on the wire. Configured like `LiveService`
+/// (same CORS origin, no access log) unless `configure` says otherwise.
 final class InProcessClient: TestClient {
     let directory = TemporaryDirectory()
     let store: SQLiteStore
