@@ -53,8 +53,7 @@ struct BinaryTests {
 
         let created = try await offPool { () throws -> RawClient.Response? in
             let client = try RawClient(port: port)
-            return client.request("POST", "/v1/apps", headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")],
-                                  body: #"{"id": "bin.app", "name": "Binary"}"#)
+            return client.request(.post("/v1/apps").bearer(token).json(#"{"id": "bin.app", "name": "Binary"}"#))
         }
         #expect(created?.status == 201)
         #expect(TabServerProcess.binaryExists)
@@ -222,7 +221,7 @@ extension BinaryTests {
         let served = try await offPool { () throws -> Int? in
             var status: Int?
             _ = eventually(3) {
-                status = (try? RawClient(port: port, timeout: 2))?.request("GET", "/healthz")?.status
+                status = (try? RawClient(port: port, timeout: 2))?.request(.get("/healthz"))?.status
                 return status == 200
             }
             return status

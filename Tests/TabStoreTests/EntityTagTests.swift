@@ -92,11 +92,7 @@ struct EntityTagTests {
     @Test("If-Match before If-None-Match; a matching If-None-Match is 304 on GET, 412 on writes")
     func evaluationOrder() throws {
         func conditions(_ headers: [(String, String)]) throws -> Preconditions {
-            var all = HTTPHeaders([("Host", "x")])
-            for (name, value) in headers { all.add(name, value) }
-            let head = HTTPRequestHead(method: "GET", target: "/", version: .http11, headers: all, keepAlive: true,
-                                       contentLength: nil, chunked: false, expectsContinue: false)
-            return try Preconditions(HTTPRequest(head: head, body: []))
+            try Preconditions(TestRequest.get("/").headers(headers).httpRequest)
         }
         let current = EntityTag("1.1")
         #expect(try conditions([]).evaluate(current, exists: true, safe: true) == .proceed)

@@ -18,42 +18,74 @@ struct JSONAndJWTTests {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(text.utf8)) }
     }
 
-    @Test("invalid UTF-8 and deep nesting are refused; numbers keep their kind")
-    func edges() throws {
+    @Test("invalid UTF-8 and nesting deeper than the limit are refused")
+    func refusedEdges() {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse([0x22, 0xFF, 0xFE, 0x22]) }
         let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(deep.utf8)) }
+    }
+
+    @Test("numbers keep their kind: integers stay integers, the rest doubles, also through the writer")
+    func numbersKeepTheirKind() throws {
         #expect(try JSONParser.parse(Array("[1, -2, 3.5, 1e2, 9223372036854775807, 99999999999999999999]".utf8))
             == .array([.integer(1), .integer(-2), .number(3.5), .number(100), .integer(Int.max), .number(1e20)]))
-        let text = "{\"s\":\"a\\\"b\\\\c\\n\\u00e9\\ud83d\\ude00\",\"t\":true,\"n\":null}"
-        let value = try JSONParser.parse(Array(text.utf8))
-        #expect(try JSONParser.parse(JSONWriter.bytes(value)) == value)
-        #expect(JSONWriter.string(["x": "\u{1}"]) == #"{"x":"\u0001"}"#)
         // Found by the fuzzer: a whole double must read back as a double.
         for number in [-2500.0, 0, 1e14, 1e20, 0.1] {
             #expect(try JSONParser.parse(JSONWriter.bytes(.number(number))) == .number(number))
         }
     }
 
-    @Test("JWT: round trip, tampering, algorithms, time claims")
-    func jwt() throws {
-        let token = JWT.sign(subject: "alice", audience: "app", expiresAt: 2_000, issuedAt: 1_000, secret: "secret")
-        let claims = try JWT.verify(token, secret: "secret", now: 1_500)
+    @Test("strings round-trip through the writer, escapes and control characters included")
+    func stringsRoundTrip() throws {
+        let text = "{\"s\":\"a\\\"b\\\\c\\n\\u00e9\\ud83d\\ude00\",\"t\":true,\"n\":null}"
+        let value = try JSONParser.parse(Array(text.utf8))
+        #expect(try JSONParser.parse(JSONWriter.bytes(value)) == value)
+        #expect(JSONWriter.string(["x": "\u{1}"]) == #"{"x":"\u0001"}"#)
+    }
+
+    static let token = JWT.sign(subject: "alice", audience: "app", expiresAt: 2_000, issuedAt: 1_000, secret: "secret")
+
+    @Test("JWT: a signed token verifies with its secret and gives back its claims, inside the leeway too")
+    func jwtRoundTrip() throws {
+        let claims = try JWT.verify(Self.token, secret: "secret", now: 1_500)
         #expect(claims.subject == "alice")
         #expect(claims.audience == ["app"])
-        #expect(throws: JWT.Failure.badSignature) { try JWT.verify(token, secret: "other", now: 1_500) }
-        #expect(throws: JWT.Failure.expired) { try JWT.verify(token, secret: "secret", now: 2_000 + JWT.leeway + 1) }
-        #expect(throws: JWT.Failure.notYetValid) { try JWT.verify(token, secret: "secret", now: 1_000 - JWT.leeway - 1) }
-        _ = try JWT.verify(token, secret: "secret", now: 2_000 + JWT.leeway)  // inside the leeway
-        let parts = token.split(separator: ".")
-        for alg in ["none", "HS512", "RS256"] {
-            let header = Base64URL.encode(Array(#"{"alg":"\#(alg)"}"#.utf8))
-            #expect(throws: JWT.Failure.unsupportedAlgorithm(alg)) { try JWT.verify("\(header).\(parts[1]).\(parts[2])", secret: "secret", now: 1_500) }
-        }
+        _ = try JWT.verify(Self.token, secret: "secret", now: 2_000 + JWT.leeway)  // inside the leeway
+    }
+
+    @Test("JWT: another secret or a changed signature is refused")
+    func jwtTampering() {
+        #expect(throws: JWT.Failure.badSignature) { try JWT.verify(Self.token, secret: "other", now: 1_500) }
+        let parts = Self.token.split(separator: ".")
+        let signature = parts[2]
+        let variant = String(signature.dropLast()) + (signature.last == "A" ? "B" : "A")
+        #expect(throws: JWT.Failure.self) { try JWT.verify("\(parts[0]).\(parts[1]).\(variant)", secret: "secret", now: 1_500) }
+    }
+
+    @Test("JWT: outside the leeway a token is expired, or not yet valid")
+    func jwtTimeClaims() {
+        #expect(throws: JWT.Failure.expired) { try JWT.verify(Self.token, secret: "secret", now: 2_000 + JWT.leeway + 1) }
+        #expect(throws: JWT.Failure.notYetValid) { try JWT.verify(Self.token, secret: "secret", now: 1_000 - JWT.leeway - 1) }
+    }
+
+    @Test("JWT: every algorithm but HS256 is refused", arguments: ["none", "HS512", "RS256"])
+    func jwtAlgorithms(alg: String) {
+        let parts = Self.token.split(separator: ".")
+        let header = Base64URL.encode(Array(#"{"alg":"\#(alg)"}"#.utf8))
+        #expect(throws: JWT.Failure.unsupportedAlgorithm(alg)) { try JWT.verify("\(header).\(parts[1]).\(parts[2])", secret: "secret", now: 1_500) }
+    }
+
+    @Test("JWT: a token without exp, or not three base64url parts, is malformed")
+    func jwtMalformed() {
+        let parts = Self.token.split(separator: ".")
         let noExp = Base64URL.encode(Array(#"{"sub":"a","aud":"app"}"#.utf8))
         #expect(throws: JWT.Failure.malformed("missing exp")) { try JWT.unverifiedClaims("\(parts[0]).\(noExp).x") }
         #expect(throws: JWT.Failure.self) { try JWT.unverifiedClaims("a.b") }
         #expect(throws: JWT.Failure.self) { try JWT.unverifiedClaims("!!!.???.x") }
+    }
+
+    @Test("base64url round-trips, and refuses an impossible length or non-canonical trailing bits (one spelling per signature)")
+    func base64URL() {
         #expect(Base64URL.decode(Base64URL.encode([0, 1, 2, 250, 251, 252, 253])) == [0, 1, 2, 250, 251, 252, 253])
         #expect(Base64URL.decode("a") == nil)
         // Found by the fuzzer: non-canonical trailing bits are refused, so a signature has one spelling.
@@ -61,9 +93,6 @@ struct JSONAndJWTTests {
         #expect(Base64URL.decode("QR") == nil)
         #expect(Base64URL.decode("QUI") == [0x41, 0x42])
         #expect(Base64URL.decode("QUJ") == nil)
-        let signature = token.split(separator: ".")[2]
-        let variant = String(signature.dropLast()) + (signature.last == "A" ? "B" : "A")
-        #expect(throws: JWT.Failure.self) { try JWT.verify("\(parts[0]).\(parts[1]).\(variant)", secret: "secret", now: 1_500) }
     }
 
     @Test("configuration: flags win over the environment, bad values are refused with the name")

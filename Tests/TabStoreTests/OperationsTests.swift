@@ -12,40 +12,46 @@ import Testing
 
 @Suite("Operations: storage health, metrics cardinality, bounded logs, customization gauge (security audit)")
 struct OperationsTests {
-    @Test("a full database answers writes 503 + Retry-After + storage-unavailable and fails /readyz until a write succeeds")
+    /// Fills the database (the writer may not grow the file past its current size,
+    /// https://www.sqlite.org/pragma.html#pragma_max_page_count) and writes until a write is refused.
+    /// - Returns: the refusal; nil when 500 writes all succeeded.
+    static func writeUntilFull(_ live: LiveService, _ creds: Credentials) async throws -> TestResponse? {
+        try await live.service.store.executeOnWriter("PRAGMA max_page_count = 1")
+        for user in 0..<500 {
+            let response = try await live.send(.put(creds.app.userPath("u\(user)") + "/customization").bearer(creds.app.token(for: "u\(user)"))
+                .json(APITests.hideBell))
+            if response.status != 200 { return response }
+        }
+        return nil
+    }
+
+    @Test("a full database answers writes 503 with Retry-After and storage-unavailable")
     func fullDatabase() async throws {
         try await withLiveService { live in
-            let secret = try await live.makeApp("app", schema: Seeds.behaviorAllAutomatic)
-            #expect(try await live.call("GET", "/readyz").status == 200)
-            // SQLITE_FULL without filling a disk: the writer may not grow the file past its current size
-            // (https://www.sqlite.org/pragma.html#pragma_max_page_count).
-            try await live.service.store.executeOnWriter("PRAGMA max_page_count = 1")
-            var full: RawClient.Response?
-            for user in 0..<500 {
-                let token = live.userToken(app: "app", user: "u\(user)", secret: secret)
-                let response = try await live.call("PUT", "/v1/apps/app/users/u\(user)/customization", token: token,
-                                                   json: #"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#)
-                if response.status != 200 {
-                    full = response
-                    break
-                }
-            }
-            let refused = try #require(full)
+            let refused = try #require(try await Self.writeUntilFull(live, try await Credentials.register(on: live)))
             #expect(refused.status == 503)
-            #expect(refused.headers["Retry-After"] == String(SQLiteStore.retryAfterSeconds))
-            #expect(refused.headers["Content-Type"] == "application/problem+json")
-            #expect(refused.field("type") == .string("urn:tabstore:problem:storage-unavailable"))
-            let notReady = try await live.call("GET", "/readyz")
-            #expect(notReady.status == 503)
-            #expect(notReady.field("type") == .string("urn:tabstore:problem:storage-unavailable"))
+            #expect(refused.header("Retry-After") == String(SQLiteStore.retryAfterSeconds))
+            #expect(refused.header("Content-Type") == "application/problem+json")
+            #expect(refused.problemType == "urn:tabstore:problem:storage-unavailable")
             #expect(live.service.store.health.current?.error.code == 13)  // SQLITE_FULL
+        }
+    }
+
+    @Test("/readyz fails with storage-unavailable while the database is full, and recovers once a write succeeds")
+    func readinessFollowsStorage() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            #expect(try await live.send(.get("/readyz")).status == 200)
+            _ = try #require(try await Self.writeUntilFull(live, creds))
+            let notReady = try await live.send(.get("/readyz"))
+            #expect(notReady.status == 503)
+            #expect(notReady.problemType == "urn:tabstore:problem:storage-unavailable")
 
             try await live.service.store.executeOnWriter("PRAGMA max_page_count = 1073741823")
-            let token = live.userToken(app: "app", user: "after", secret: secret)
-            let recovered = try await live.call("PUT", "/v1/apps/app/users/after/customization", token: token,
-                                                json: #"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#)
+            let recovered = try await live.send(.put(creds.app.userPath("after") + "/customization").bearer(creds.app.token(for: "after"))
+                .json(APITests.hideBell))
             #expect(recovered.status == 200)
-            #expect(try await live.call("GET", "/readyz").status == 200)
+            #expect(try await live.send(.get("/readyz")).status == 200)
         }
     }
 
@@ -57,7 +63,7 @@ struct OperationsTests {
                 var statuses: Set<Int> = []
                 var client = try RawClient(port: port)
                 for index in 0..<2_000 {
-                    if let response = client.request("JUNK\(index)X", "/healthz") {
+                    if let response = client.request(.method("JUNK\(index)X", "/healthz")) {
                         statuses.insert(response.status)
                     } else {
                         client = try RawClient(port: port)  // the server closed the connection: carry on with a new one
@@ -66,7 +72,7 @@ struct OperationsTests {
                 return statuses
             }
             #expect(!statuses.isEmpty)
-            let metrics = try await live.call("GET", "/metrics")
+            let metrics = try await live.send(.get("/metrics"))
             #expect(metrics.status == 200)
             #expect(metrics.body.count < 16 * 1024, "/metrics is \(metrics.body.count) bytes")
             let allowed: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"]

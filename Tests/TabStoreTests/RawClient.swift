@@ -21,13 +21,7 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
 /// A blocking TCP client for tests: sends raw bytes, reads whole HTTP responses.
 /// `@unchecked Sendable`: each test uses a client from one thread at a time.
 final class RawClient: @unchecked Sendable {
-    struct Response: Sendable {
-        let status: Int
-        let headers: HTTPHeaders
-        let body: [UInt8]
-        var text: String { String(decoding: body, as: UTF8.self) }
-        func json() throws -> JSONValue { try JSONParser.parse(body) }
-    }
+    typealias Response = TestResponse
 
     let fd: Int32
     private var buffer: [UInt8] = []
@@ -126,13 +120,9 @@ final class RawClient: @unchecked Sendable {
         return nil
     }
 
-    /// One request, one response.
-    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil) -> Response? {
-        var text = "\(method) \(path) HTTP/1.1\r\nHost: test\r\n"
-        for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        if let body { text += "Content-Length: \(body.utf8.count)\r\n" }
-        text += "\r\n" + (body ?? "")
-        send(text)
-        return readResponse(head: method == "HEAD")
+    /// Sends `request` and reads its response (nil when the connection closes or times out first).
+    func request(_ request: TestRequest) -> Response? {
+        send(request.wire)
+        return readResponse(head: request.method == "HEAD")
     }
 }

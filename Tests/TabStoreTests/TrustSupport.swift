@@ -8,10 +8,8 @@ import Foundation
 @testable import TabStoreStorage
 @testable import TabStoreSupport
 
-/// Helpers for `TrustTests`: byte-exact reads of responses, hand-built tokens, percent-encoding, random spellings.
+/// Helpers for `TrustTests`: hand-built tokens, percent-encoding, JSON bodies, random spellings.
 enum Trust {
-    static func now() -> Int { Int(Date().timeIntervalSince1970) }
-
     /// Percent-encodes every byte outside RFC 3986's unreserved set, so a path carries an id's exact bytes.
     static func pct(_ text: String) -> String {
         let hex = Array("0123456789ABCDEF")
@@ -41,26 +39,6 @@ enum Trust {
     static func patch(_ operations: [JSONValue]) -> String { text(["operations": .array(operations)]) }
 
     static func hide(_ tab: String) -> JSONValue { ["op": "setSidebarVisibility", "tab": .string(tab), "visibility": "hidden"] }
-
-    /// A string member of a JSON body as an `Identifier` (so comparisons are by bytes, not canonical equivalence).
-    static func id(_ response: RawClient.Response, _ key: String) -> Identifier? { id(response.body, key) }
-    static func id(_ response: HTTPResponse, _ key: String) -> Identifier? { id(response.body, key) }
-
-    private static func id(_ body: [UInt8], _ key: String) -> Identifier? {
-        guard case .object(let object)? = try? JSONParser.parse(body), case .string(let text)? = object[key] else { return nil }
-        return Identifier(text)
-    }
-
-    /// The member names of an object member of a JSON body, as `Identifier`s.
-    static func keys(_ response: RawClient.Response, _ key: String) -> [Identifier] {
-        guard case .object(let object)? = response.field(key) else { return [] }
-        return object.keys.map { Identifier($0) }
-    }
-
-    static func field(_ response: HTTPResponse, _ key: String) -> JSONValue? {
-        guard case .object(let object)? = try? JSONParser.parse(response.body) else { return nil }
-        return object[key]
-    }
 
     // MARK: Random spellings
 
@@ -95,50 +73,5 @@ enum Trust {
             }
         }
         return (a, b)
-    }
-}
-
-/// The API without a server: requests built by hand and answered by `respond` (fast, for property tests).
-final class InProcessAPI: @unchecked Sendable {
-    let directory = TemporaryDirectory()
-    let store: SQLiteStore
-    let api: APIResponder
-    let admin = "in-process-admin-token-0123456789"
-
-    init(metricsRequireAuth: Bool = false) throws {
-        store = try SQLiteStore(configuration: .init(path: directory.file("trust.sqlite")))
-        var configuration = APIConfiguration(adminToken: admin)
-        configuration.accessLog = false
-        configuration.metricsRequireAuth = metricsRequireAuth
-        api = APIResponder(store: store, configuration: configuration)
-    }
-
-    func close() async { await store.close() }
-
-    static func head(_ method: String, _ target: String, token: String?, contentLength: Int? = nil, expectsContinue: Bool = false) -> HTTPRequestHead {
-        var headers = HTTPHeaders([("Host", "x")])
-        if let token { headers.add("Authorization", "Bearer \(token)") }
-        if contentLength != nil { headers.add("Content-Type", "application/json") }
-        return HTTPRequestHead(method: method, target: target, version: .http11, headers: headers, keepAlive: true,
-                               contentLength: contentLength, chunked: false, expectsContinue: expectsContinue)
-    }
-
-    static let context = RequestContext(requestId: "trust", receivedAt: 0)
-
-    func call(_ method: String, _ target: String, token: String?, json: String? = nil) async -> HTTPResponse {
-        let body = json.map { Array($0.utf8) } ?? []
-        let head = Self.head(method, target, token: token, contentLength: json == nil ? nil : body.count)
-        return await api.respond(to: HTTPRequest(head: head, body: body), context: Self.context)
-    }
-
-    /// Creates an app with a schema; returns its signing secret.
-    func makeApp(_ id: String, schema: String) async throws -> String {
-        let created = await call("POST", "/v1/apps", token: admin, json: #"{"id": "\#(id)", "name": "Trust \#(id)"}"#)
-        guard created.status == 201, case .string(let secret)? = Trust.field(created, "signingSecret") else {
-            throw SystemError(call: "create app: \(created.status)", errno: 0)
-        }
-        let registered = await call("PUT", "/v1/apps/\(id)/schema", token: admin, json: schema)
-        guard registered.status == 201 else { throw SystemError(call: "register schema: \(registered.status)", errno: 0) }
-        return secret
     }
 }

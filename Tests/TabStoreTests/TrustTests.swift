@@ -30,39 +30,40 @@ struct TrustTests {
     func spellingsAreDifferentUsers() async throws {
         try await withLiveService { live in
             for (direction, app) in ["app.fwd", "app.rev"].enumerated() {
-                let secret = try await live.makeApp(app, schema: Seeds.behaviorAllAutomatic)
+                let registered = try await Credentials.App.register(on: live, id: app, schema: Seeds.behaviorAllAutomatic)
                 for pair in Self.spellingPairs {
                     let (first, second) = direction == 0 ? pair : (pair.1, pair.0)
                     #expect(first == second, "the pair must be canonically equivalent to be an attack")
                     let firstPath = "/v1/apps/\(app)/users/\(Trust.pct(first))"
                     let secondPath = "/v1/apps/\(app)/users/\(Trust.pct(second))"
-                    let firstToken = live.userToken(app: app, user: first, secret: secret)
-                    let secondToken = live.userToken(app: app, user: second, secret: secret)
-                    let created = try await live.call("PATCH", firstPath + "/customization", token: firstToken, json: Trust.patch([Trust.hide("com.myApp.bell")]))
+                    let firstToken = registered.token(for: first)
+                    let secondToken = registered.token(for: second)
+                    let created = try await live.send(.patch(firstPath + "/customization").bearer(firstToken).json(Trust.patch([Trust.hide("com.myApp.bell")])))
                     #expect(created.status == 200, "\(first.debugDescription)")
 
                     let label = "\(second.debugDescription) on \(first.debugDescription)'s path"
-                    #expect(try await live.call("GET", firstPath + "/customization", token: secondToken).status == 403, "\(label)")
-                    #expect(try await live.call("PATCH", firstPath + "/customization", token: secondToken, json: Trust.patch([Trust.hide("com.myApp.lights")])).status == 403, "\(label)")
-                    #expect(try await live.call("PUT", firstPath + "/customization", token: secondToken, json: #"{"tabs": {}}"#).status == 403, "\(label)")
-                    #expect(try await live.call("DELETE", firstPath + "/customization", token: secondToken).status == 403, "\(label)")
+                    let customization = firstPath + "/customization"
+                    #expect(try await live.send(.get(customization).bearer(secondToken)).status == 403, "\(label)")
+                    #expect(try await live.send(.patch(customization).bearer(secondToken).json(Trust.patch([Trust.hide("com.myApp.lights")]))).status == 403, "\(label)")
+                    #expect(try await live.send(.put(customization).bearer(secondToken).json(#"{"tabs": {}}"#)).status == 403, "\(label)")
+                    #expect(try await live.send(.delete(customization).bearer(secondToken)).status == 403, "\(label)")
                     for sizeClass in ["compact", "regular"] {
-                        #expect(try await live.call("GET", firstPath + "/layout?sizeClass=\(sizeClass)", token: secondToken).status == 403, "\(label)")
+                        #expect(try await live.send(.get(firstPath + "/layout?sizeClass=\(sizeClass)").bearer(secondToken)).status == 403, "\(label)")
                     }
-                    #expect(try await live.call("GET", secondPath + "/customization", token: firstToken).status == 403, "and back")
+                    #expect(try await live.send(.get(secondPath + "/customization").bearer(firstToken)).status == 403, "and back")
 
                     // The second spelling's own customization: empty, revision 0, and named by its own bytes.
-                    let own = try await live.call("GET", secondPath + "/customization", token: secondToken)
+                    let own = try await live.send(.get(secondPath + "/customization").bearer(secondToken))
                     #expect(own.status == 200)
                     #expect(own.field("revision") == .integer(0), "\(second.debugDescription)")
                     #expect(own.field("tabs") == .object(JSONObject()), "\(second.debugDescription)")
-                    #expect(Trust.id(own, "userId") == Identifier(second))
+                    #expect(own.identifier("userId") == Identifier(second))
 
                     // The first user's data is unchanged.
-                    let stored = try await live.call("GET", firstPath + "/customization", token: live.admin)
+                    let stored = try await live.send(.get(customization).bearer(live.admin))
                     #expect(stored.field("revision") == .integer(1), "\(first.debugDescription)")
-                    #expect(Trust.id(stored, "userId") == Identifier(first))
-                    #expect(Trust.keys(stored, "tabs") == [Identifier("com.myApp.bell")])
+                    #expect(stored.identifier("userId") == Identifier(first))
+                    #expect(stored.identifierKeys("tabs") == [Identifier("com.myApp.bell")])
                 }
             }
         }
@@ -85,7 +86,7 @@ struct TrustTests {
         }
     }
 
-    @Test("JSON member names are bytes: Kelvin and K, NFC and NFD are two members; a true duplicate is still refused")
+    @Test("JSON member names are bytes: Kelvin and K, NFC and NFD are two members")
     func jsonMembersAreBytes() throws {
         let documents: [(String, String, String)] = [
             (#"{"K": 1, "\u212A": 2}"#, "K", "\u{212A}"),
@@ -102,6 +103,10 @@ struct TrustTests {
             #expect(object[first] == .integer(1) && object[second] == .integer(2), "\(text)")
             #expect(object.keys.map { Identifier($0) } == [Identifier(first), Identifier(second)])
         }
+    }
+
+    @Test("a JSON member name repeated with the same bytes is refused, escaped or not")
+    func jsonDuplicateMembersRefused() {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(#"{"K": 1, "K": 2}"#.utf8)) }
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(#"{"\u212A": 1, "\u212A": 2}"#.utf8)) }
     }
@@ -112,22 +117,22 @@ struct TrustTests {
             for (app, declared, other) in [("app.nfc", "caf\u{E9}", "cafe\u{301}"), ("app.nfd", "cafe\u{301}", "caf\u{E9}"),
                                            ("app.kelvin", "Kelvin", "\u{212A}elvin")] {
                 let schema = Trust.text(["items": [["kind": "tab", "id": "home", "title": "Home"], ["kind": "tab", "id": .string(declared), "title": "Caf\u{E9}"]]])
-                let secret = try await live.makeApp(app, schema: schema)
-                let token = live.userToken(app: app, user: "u", secret: secret)
-                let path = "/v1/apps/\(app)/users/u/customization"
+                let registered = try await Credentials.App.register(on: live, id: app, schema: schema)
+                let token = registered.token(for: "u")
+                let path = registered.userPath("u") + "/customization"
                 let hidden: JSONValue = ["sidebarVisibility": "hidden"]
                 for tabs in [JSONObject([(declared, hidden), (other, hidden)]), JSONObject([(other, hidden), (declared, hidden)]),
                              JSONObject([(other, hidden)])] {
-                    let refused = try await live.call("PUT", path, token: token, json: Trust.text(.object(JSONObject([("tabs", .object(tabs))]))))
+                    let refused = try await live.send(.put(path).bearer(token).json(.object(JSONObject([("tabs", .object(tabs))]))))
                     #expect(refused.status == 422, "\(app) \(tabs.keys.map(\.debugDescription))")
                     #expect(refused.codes == ["unknown-tab"], "\(app)")
                 }
-                #expect(try await live.call("GET", path, token: token).field("revision") == .integer(0), "nothing stored")
-                let accepted = try await live.call("PUT", path, token: token, json: Trust.text(.object(JSONObject([("tabs", .object(JSONObject([(declared, hidden)])))]))))
+                #expect(try await live.send(.get(path).bearer(token)).field("revision") == .integer(0), "nothing stored")
+                let accepted = try await live.send(.put(path).bearer(token).json(.object(JSONObject([("tabs", .object(JSONObject([(declared, hidden)])))]))))
                 #expect(accepted.status == 200)
-                #expect(Trust.keys(accepted, "tabs") == [Identifier(declared)])
+                #expect(accepted.identifierKeys("tabs") == [Identifier(declared)])
                 // PATCH is held to the same rule.
-                let patched = try await live.call("PATCH", path, token: token, json: Trust.patch([Trust.hide(other)]))
+                let patched = try await live.send(.patch(path).bearer(token).json(Trust.patch([Trust.hide(other)])))
                 #expect(patched.status == 422 && patched.codes == ["unknown-tab"])
             }
         }
@@ -137,27 +142,27 @@ struct TrustTests {
 
     @Test("300 random pairs of distinct byte strings: a token for one never reaches the other's path (in-process)")
     func randomSpellingsNeverCross() async throws {
-        let harness = try InProcessAPI()
-        let secret = try await harness.makeApp("app", schema: Seeds.behaviorAllAutomatic)
-        var rng = SeededGenerator(state: 0x7A85_7005)
-        var equivalent = 0
-        for round in 0..<300 {
-            let (a, b) = Trust.randomPair(&rng)
-            #expect(Identifier(a) != Identifier(b) && Identifier(a).isValidId && Identifier(b).isValidId)
-            if a == b { equivalent += 1 }
-            let token = JWT.sign(subject: Identifier(a), audience: "app", expiresAt: Trust.now() + 3600, issuedAt: Trust.now(), secret: secret)
-            let label = "round \(round): \(a.debugDescription) → \(b.debugDescription)"
-            let other = "/v1/apps/app/users/\(Trust.pct(b))"
-            #expect(await harness.call("GET", other + "/customization", token: token).status == 403, "\(label)")
-            #expect(await harness.call("PATCH", other + "/customization", token: token, json: Trust.patch([Trust.hide("com.myApp.bell")])).status == 403, "\(label)")
-            #expect(await harness.call("GET", other + "/layout?sizeClass=regular", token: token).status == 403, "\(label)")
-            let own = await harness.call("GET", "/v1/apps/app/users/\(Trust.pct(a))/customization", token: token)
-            #expect(own.status == 200, "\(label)")
-            #expect(Trust.id(own, "userId") == Identifier(a), "\(label)")
+        try await withInProcessAPI { api in
+            let app = try await Credentials.App.register(on: api, id: "app", schema: Seeds.behaviorAllAutomatic)
+            var rng = SeededGenerator(state: 0x7A85_7005)
+            var equivalent = 0
+            for round in 0..<300 {
+                let (a, b) = Trust.randomPair(&rng)
+                #expect(Identifier(a) != Identifier(b) && Identifier(a).isValidId && Identifier(b).isValidId)
+                if a == b { equivalent += 1 }
+                let token = app.token(for: a)
+                let label = "round \(round): \(a.debugDescription) → \(b.debugDescription)"
+                let other = app.userPath(Trust.pct(b))
+                #expect(await api.send(.get(other + "/customization").bearer(token)).status == 403, "\(label)")
+                #expect(await api.send(.patch(other + "/customization").bearer(token).json(Trust.patch([Trust.hide("com.myApp.bell")]))).status == 403, "\(label)")
+                #expect(await api.send(.get(other + "/layout?sizeClass=regular").bearer(token)).status == 403, "\(label)")
+                let own = await api.send(.get(app.userPath(Trust.pct(a)) + "/customization").bearer(token))
+                #expect(own.status == 200, "\(label)")
+                #expect(own.identifier("userId") == Identifier(a), "\(label)")
+            }
+            // Most pairs are the hard case: equal as Swift Strings, different bytes.
+            #expect(equivalent > 150)
         }
-        // Most pairs are the hard case: equal as Swift Strings, different bytes.
-        #expect(equivalent > 150)
-        await harness.close()
     }
 
     // MARK: 3. JWT numeric claims
@@ -168,29 +173,29 @@ struct TrustTests {
     @Test("hostile exp, nbf and iat: 401 with a problem document, and the server stays up")
     func hostileTimeClaims() async throws {
         try await withLiveService { live in
-            let secret = try await live.makeApp("app", schema: Seeds.behaviorAllAutomatic)
-            let path = "/v1/apps/app/users/alice/customization"
-            let valid = Trust.now() + 600
+            let creds = try await Credentials.register(on: live)
+            let (secret, path) = (creds.app.secret, creds.customization)
+            let valid = creds.issuedAt + 600
             // The hand-built token is accepted when its claims are sane, so every 401 below is the claim's.
-            let sane = Trust.jwt(payload: #"{"sub":"alice","aud":"app","exp":\#(valid),"nbf":\#(valid - 900),"iat":\#(valid - 900)}"#, secret: secret)
-            #expect(try await live.call("GET", path, token: sane).status == 200)
+            let sane = Trust.jwt(payload: #"{"sub":"alice","aud":"app.one","exp":\#(valid),"nbf":\#(valid - 900),"iat":\#(valid - 900)}"#, secret: secret)
+            #expect(try await live.send(.get(path).bearer(sane)).status == 200)
             for number in Self.hostileNumbers {
                 let payloads = [
-                    #"{"sub":"alice","aud":"app","exp":\#(number)}"#,
-                    #"{"sub":"alice","aud":"app","exp":\#(valid),"nbf":\#(number)}"#,
-                    #"{"sub":"alice","aud":"app","exp":\#(valid),"iat":\#(number)}"#,
-                    #"{"sub":"alice","aud":"app","exp":\#(number),"nbf":\#(number),"iat":\#(number)}"#,
+                    #"{"sub":"alice","aud":"app.one","exp":\#(number)}"#,
+                    #"{"sub":"alice","aud":"app.one","exp":\#(valid),"nbf":\#(number)}"#,
+                    #"{"sub":"alice","aud":"app.one","exp":\#(valid),"iat":\#(number)}"#,
+                    #"{"sub":"alice","aud":"app.one","exp":\#(number),"nbf":\#(number),"iat":\#(number)}"#,
                 ]
                 for payload in payloads {
-                    let response = try await live.call("GET", path, token: Trust.jwt(payload: payload, secret: secret))
+                    let response = try await live.send(.get(path).bearer(Trust.jwt(payload: payload, secret: secret)))
                     #expect(response.status == 401, "\(payload)")
                     #expect(response.headers["Content-Type"] == "application/problem+json", "\(payload)")
                     #expect(response.field("status") == .integer(401), "\(payload)")
                     #expect(response.field("revision") == nil)
                 }
             }
-            #expect(try await live.call("GET", "/healthz").status == 200)
-            #expect(try await live.call("GET", path, token: sane).status == 200)
+            #expect(try await live.send(.get("/healthz")).status == 200)
+            #expect(try await live.send(.get(path).bearer(sane)).status == 200)
         }
     }
 
@@ -213,7 +218,10 @@ struct TrustTests {
             }
         }
         #expect(outcomes == 7 * 7 * 8)
-        // Parsing refuses every out-of-range claim before any arithmetic sees it.
+    }
+
+    @Test("parsing refuses every out-of-range time claim before any arithmetic sees it")
+    func hostileClaimsRefusedByParsing() {
         for number in Self.hostileNumbers {
             for claim in ["exp", "nbf", "iat"] {
                 let exp = claim == "exp" ? number : "1000"
@@ -226,13 +234,14 @@ struct TrustTests {
 
     // MARK: 4. Byte limits
 
-    @Test("limits are bytes: 257-byte ids of few characters are refused, 256-byte ids are accepted")
-    func idLimitsAreBytes() async throws {
+    /// A tab id of exactly 256 bytes in 86 characters.
+    static let wideTab = "t" + String(repeating: "\u{212A}", count: 85)
+    static let wideSchema = Trust.text(["items": [["kind": "tab", "id": "home", "title": "Home"], ["kind": "tab", "id": .string(wideTab), "title": "Wide"]]])
+
+    @Test("a user id over 256 bytes in few characters is refused: 400 in a path, 401 in a token")
+    func longUserIdsRefused() async throws {
         try await withLiveService { live in
-            let wide = "t" + String(repeating: "\u{212A}", count: 85)  // 256 bytes
-            #expect(wide.utf8.count == 256)
-            let schema = Trust.text(["items": [["kind": "tab", "id": "home", "title": "Home"], ["kind": "tab", "id": .string(wide), "title": "Wide"]]])
-            let secret = try await live.makeApp("app", schema: schema)
+            let creds = try await Credentials.register(on: live, schema: Self.wideSchema)
             let tooLong = [
                 "a" + String(repeating: "\u{301}", count: 128),  // 257 bytes, one character
                 "ab" + String(repeating: "\u{301}", count: 128),  // 258 bytes, two characters
@@ -243,17 +252,22 @@ struct TrustTests {
             ]
             for id in tooLong {
                 #expect(id.utf8.count > 256)
-                let response = try await live.call("GET", "/v1/apps/app/users/\(Trust.pct(id))/customization", token: live.admin)
+                let path = creds.app.userPath(Trust.pct(id)) + "/customization"
+                let response = try await live.send(.get(path).bearer(live.admin))
                 #expect(response.status == 400, "\(id.utf8.count) bytes, \(id.count) characters")
-                #expect(response.field("type") == .string("urn:tabstore:problem:invalid-user-id"))
+                #expect(response.problemType == "urn:tabstore:problem:invalid-user-id")
                 // Nor can a token name such a user.
-                let token = Trust.jwt(payload: Trust.text(["sub": .string(id), "aud": "app", "exp": .integer(Trust.now() + 600)]), secret: secret)
-                #expect(try await live.call("GET", "/v1/apps/app/users/\(Trust.pct(id))/customization", token: token).status == 401)
+                let token = Trust.jwt(payload: Trust.text(["sub": .string(id), "aud": "app.one", "exp": .integer(creds.issuedAt + 600)]), secret: creds.app.secret)
+                #expect(try await live.send(.get(path).bearer(token)).status == 401)
             }
-            // A tab id of too many bytes, wherever a request names one.
+        }
+    }
+
+    @Test("a tab id over 256 bytes is refused as invalid-id wherever a request names one")
+    func longTabIdsRefused() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: Self.wideSchema)
             let longTab = "a" + String(repeating: "\u{301}", count: 290)
-            let user = live.userToken(app: "app", user: "u", secret: secret)
-            let path = "/v1/apps/app/users/u/customization"
             let operations: [JSONValue] = [
                 Trust.hide(longTab),
                 ["op": "setTabBarVisibility", "tab": .string(longTab), "visibility": "hidden"],
@@ -262,22 +276,28 @@ struct TrustTests {
                 ["op": "setSectionExpanded", "section": .string(longTab), "expanded": true],
             ]
             for operation in operations {
-                let response = try await live.call("PATCH", path, token: user, json: Trust.patch([operation]))
+                let response = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Trust.patch([operation])))
                 #expect(response.status == 400, "\(Trust.text(operation).prefix(40))")
                 #expect(response.codes == ["invalid-id"], "\(Trust.text(operation).prefix(40))")
             }
-            let put = try await live.call("PUT", path, token: user, json: Trust.text(["tabs": .object(JSONObject([(longTab, ["sidebarVisibility": "hidden"])]))]))
+            let put = try await live.send(.put(creds.customization).bearer(creds.userToken)
+                .json(["tabs": .object(JSONObject([(longTab, ["sidebarVisibility": "hidden"])]))]))
             #expect(put.status == 400 && put.codes == ["invalid-id"])
+        }
+    }
 
-            // Exactly 256 bytes is valid: as a user id (in the path and the token) and as a tab id.
+    @Test("exactly 256 bytes is a valid id: as a user id, in the path and the token, and as a tab id")
+    func idsOf256BytesAccepted() async throws {
+        #expect(Self.wideTab.utf8.count == 256)
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: Self.wideSchema)
             for id in ["ab" + String(repeating: "\u{301}", count: 127), String(repeating: "\u{212A}", count: 85) + "a", String(repeating: "x", count: 256)] {
                 #expect(id.utf8.count == 256)
-                let token = live.userToken(app: "app", user: id, secret: secret)
-                let own = "/v1/apps/app/users/\(Trust.pct(id))/customization"
-                let patched = try await live.call("PATCH", own, token: token, json: Trust.patch([Trust.hide(wide)]))
+                let own = creds.app.userPath(Trust.pct(id)) + "/customization"
+                let patched = try await live.send(.patch(own).bearer(creds.app.token(for: id)).json(Trust.patch([Trust.hide(Self.wideTab)])))
                 #expect(patched.status == 200, "\(id.count) characters")
-                #expect(Trust.id(patched, "userId") == Identifier(id))
-                #expect(Trust.keys(patched, "tabs") == [Identifier(wide)])
+                #expect(patched.identifier("userId") == Identifier(id))
+                #expect(patched.identifierKeys("tabs") == [Identifier(Self.wideTab)])
             }
         }
     }

@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+@testable import TabStoreAPI
+@testable import TabStoreAuth
+@testable import TabStoreSupport
+
+/// Caching (RFC 9111): the schema's validators, Cache-Control on every answer, Vary: Origin, /openapi.yaml's tag.
+extension APITests {
+    // MARK: The schema's ETag "v<version>"
+
+    @Test("GET schema sends ETag \"v1\"; If-None-Match with it, weak, in a list or * is 304 without a body")
+    func schemaIfNoneMatch() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: Self.withBell)
+            let schema = TestRequest.get("/v1/apps/app.one/schema").bearer(creds.userToken)
+            #expect(try await live.send(schema).etag == "\"v1\"")
+            for value in ["\"v1\"", "W/\"v1\"", "\"v0\", \"v1\"", "*"] {
+                let answer = try await live.send(schema.ifNoneMatch(value))
+                #expect(answer.status == 304, "\(value)")
+                #expect(answer.etag == "\"v1\"", "\(value)")
+                #expect(answer.header("Cache-Control") == "private, no-cache", "\(value)")
+                #expect(answer.body.isEmpty)
+            }
+            #expect(try await live.send(schema.ifNoneMatch("\"v0\"")).status == 200)
+        }
+    }
+
+    @Test("If-Match on the schema: the current tag passes, another is 412 with the current ETag")
+    func schemaIfMatch() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: Self.withBell)
+            let schema = TestRequest.get("/v1/apps/app.one/schema").bearer(creds.userToken)
+            #expect(try await live.send(schema.ifMatch("\"v1\"")).status == 200)
+            let wrong = try await live.send(schema.ifMatch("\"v2\""))
+            #expect(wrong.status == 412)
+            #expect(wrong.etag == "\"v1\"")
+        }
+    }
+
+    @Test("a schema version never changes: 304 for its tag, cached as immutable for a day")
+    func schemaVersionImmutable() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: Self.withBell)
+            let version = try await live.send(.get("/v1/apps/app.one/schema/versions/1").bearer(creds.userToken).ifNoneMatch("\"v1\""))
+            #expect(version.status == 304)
+            #expect(version.header("Cache-Control") == "private, max-age=86400, immutable")
+        }
+    }
+
+    @Test("an unquoted If-None-Match on the schema is 400")
+    func schemaMalformedIfNoneMatch() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: Self.withBell)
+            #expect(try await live.send(.get("/v1/apps/app.one/schema").bearer(creds.userToken).ifNoneMatch("v1")).status == 400)
+        }
+    }
+
+    @Test("a new schema version changes the schema's tag, never an earlier version's")
+    func schemaTagFollowsVersion() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: Self.withBell)
+            #expect(try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(Self.withBellAndNews)).status == 201)
+            let changed = try await live.send(.get("/v1/apps/app.one/schema").bearer(creds.userToken).ifNoneMatch("\"v1\""))
+            #expect(changed.status == 200)
+            #expect(changed.etag == "\"v2\"")
+            let versions = "/v1/apps/app.one/schema/versions/"
+            #expect(try await live.send(.get(versions + "1").bearer(creds.userToken).ifNoneMatch("\"v1\"")).status == 304)
+            #expect(try await live.send(.get(versions + "2").bearer(creds.userToken).ifNoneMatch("\"v1\"")).status == 200)
+        }
+    }
+
+    // MARK: Cache-Control and Vary
+
+    @Test("every API answer says how it may be cached: operator reads, writes, 204s and preflights are no-store")
+    func cacheControlEverywhere() async throws {
+        try await withLiveService { live in
+            _ = try await Credentials.register(on: live, schema: Self.withBell)
+            let answers = [
+                try await live.send(.get("/v1/apps").bearer(live.admin)),
+                try await live.send(.get("/v1/apps/app.one").bearer(live.admin)),
+                try await live.send(.get("/v1/apps/app.one/stats").bearer(live.admin)),
+                try await live.send(.put("/v1/apps/app.one/schema?dryRun=true").bearer(live.admin).json(Self.withBell)),
+                try await live.send(.options("/v1/apps").origin("https://app.example").header("Access-Control-Request-Method", "GET")),
+                try await live.send(.delete("/v1/apps/app.one/users/u/customization").bearer(live.admin)),
+            ]
+            for answer in answers { #expect(answer.header("Cache-Control") == "no-store", "\(answer.status)") }
+        }
+    }
+
+    @Test("the server's own refusals (a framing error) are no-store")
+    func serverRefusalsNoStore() async throws {
+        try await withLiveService { live in
+            let port = live.port
+            let framing = try await offPool { () throws -> TestResponse? in
+                let client = try RawClient(port: port)
+                client.send("GARBAGE\r\n\r\n")
+                return client.readResponse()
+            }
+            #expect(framing?.status == 400)
+            #expect(framing?.header("Cache-Control") == "no-store")
+        }
+    }
+
+    @Test("Vary: Origin whenever CORS is on, with or without Origin and on 304s; the allowed origin is echoed")
+    func varyOrigin() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: Self.withBell)
+            let reads: [TestRequest] = [
+                .get(creds.customization).bearer(creds.userToken), .get(creds.layout("regular")).bearer(creds.userToken),
+                .get("/v1/apps/app.one/schema").bearer(creds.userToken), .get("/v1/apps/app.one/schema/versions/1").bearer(creds.userToken),
+                .get("/openapi.yaml"), .get("/v1/apps").bearer(live.admin),
+            ]
+            for read in reads {
+                let path = read.target
+                let plain = try await live.send(read)
+                #expect(plain.status == 200, "\(path)")
+                #expect(plain.headers.tokens("Vary").contains("origin"), "\(path) without Origin")
+                #expect(plain.header("Access-Control-Allow-Origin") == nil, "\(path)")
+                let browser = try await live.send(read.origin("https://app.example"))
+                #expect(browser.headers.tokens("Vary").contains("origin"), "\(path) with Origin")
+                #expect(browser.header("Access-Control-Allow-Origin") == "https://app.example", "\(path)")
+                if let tag = plain.etag {
+                    let notModified = try await live.send(read.ifNoneMatch(tag))
+                    #expect(notModified.status == 304, "\(path)")
+                    #expect(notModified.headers.tokens("Vary").contains("origin"), "\(path) 304")
+                }
+            }
+        }
+    }
+
+    @Test("without CORS nothing varies by Origin")
+    func noVaryWithoutCORS() async throws {
+        try await withInProcessAPI(configure: { $0.allowedOrigins = [] }) { api in
+            #expect(await api.send(.get("/healthz")).header("Vary") == nil)
+        }
+    }
+
+    @Test("probes and metrics are no-store")
+    func probesNoStore() async throws {
+        try await withLiveService { live in
+            for path in ["/healthz", "/readyz", "/metrics"] {
+                let probe = try await live.send(.get(path))
+                #expect(probe.status == 200, "\(path)")
+                #expect(probe.header("Cache-Control") == "no-store", "\(path)")
+            }
+        }
+    }
+
+    @Test("/openapi.yaml has a strong ETag, 128 bits of its SHA-256, and honours If-None-Match")
+    func openAPIStrongTag() async throws {
+        try await withLiveService { live in
+            let spec = try await live.send(.get("/openapi.yaml"))
+            let tag = try #require(spec.etag)
+            #expect(tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count == 34, "strong, 128 bits of hex: \(tag)")
+            let hex = Crypto.sha256(Array(OpenAPIDocument.yaml.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+            #expect(tag == "\"\(hex)\"")
+            let cached = try await live.send(.get("/openapi.yaml").ifNoneMatch(tag))
+            #expect(cached.status == 304)
+            #expect(cached.etag == tag)
+            #expect(cached.body.isEmpty)
+            #expect(try await live.send(.get("/openapi.yaml").ifNoneMatch("\"other\"")).status == 200)
+        }
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+@testable import TabStoreServer
+
+/// Limits, admission and the body budget of `HTTPServerTests`: what the server refuses, and how early.
+extension HTTPServerTests {
+    @Test("oversized headers get 431 and the connection closes")
+    func oversizedHeaders() async throws {
+        let server = try startServer()
+        try await offPool {
+            let big = try RawClient(port: server.port)
+            big.send("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 5000))\r\n\r\n")
+            #expect(big.readResponse()?.status == 431)
+            #expect(big.isClosedByServer())
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("a body over the limit gets 413 from its head, before it is read, as a problem document that closes")
+    func oversizedBody() async throws {
+        let server = try startServer()
+        try await offPool {
+            let body = try RawClient(port: server.port)
+            body.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n")
+            let refused = body.readResponse()
+            #expect(refused?.status == 413)
+            #expect(refused?.header("Content-Type") == "application/problem+json")
+            #expect(refused?.header("Connection") == "close")
+            #expect(refused?.header("X-Request-ID")?.isEmpty == false)
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("Content-Length with Transfer-Encoding gets 400 and the connection closes")
+    func contentLengthWithTransferEncoding() async throws {
+        let server = try startServer()
+        try await offPool {
+            let smuggle = try RawClient(port: server.port)
+            smuggle.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+            #expect(smuggle.readResponse()?.status == 400)
+            #expect(smuggle.isClosedByServer())
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("Expect: 100-continue gets 100 Continue, then the answer to the body")
+    func expectContinue() async throws {
+        let server = try startServer()
+        try await offPool {
+            let expect = try RawClient(port: server.port)
+            expect.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+            #expect(expect.readResponse()?.status == 100)
+            expect.send("hi")
+            #expect(expect.readResponse()?.text == "hi")
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    /// A server behind `GateResponder`, whose body limit lets a 1 MB upload through the parser to `admit`.
+    func startGatedServer(_ gate: GateResponder) throws -> HTTPServer {
+        try startServer(responder: gate) { $0.limits.maxBodyBytes = 2 << 20 }
+    }
+
+    @Test("admit refuses from the head: 401 at once, the body never awaited, the connection closed")
+    func admissionRefusesAtOnce() async throws {
+        let server = try startGatedServer(GateResponder())
+        try await offPool {
+            // The head of a 1 MB upload and not one body byte: the refusal must not wait for the body.
+            let upload = try RawClient(port: server.port, timeout: 3)
+            let started = Date()
+            upload.send("PUT /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n")
+            let refused = upload.readResponse()
+            #expect(refused?.status == 401)
+            #expect(refused?.text == "no credentials")
+            #expect(refused?.header("Connection") == "close")
+            #expect(refused?.header("X-Request-ID")?.isEmpty == false)
+            #expect(upload.isClosedByServer())
+            #expect(Date().timeIntervalSince(started) < 2)
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("admit refuses before 100 Continue: Expect: 100-continue gets the refusal, not an invitation to send the body")
+    func admissionBeforeContinue() async throws {
+        let server = try startGatedServer(GateResponder())
+        try await offPool {
+            let expecting = try RawClient(port: server.port, timeout: 3)
+            expecting.send("PUT /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\nExpect: 100-continue\r\n\r\n")
+            #expect(expecting.readResponse()?.status == 401)
+            #expect(expecting.isClosedByServer())
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("a request without a body is admitted from its head too")
+    func admissionWithoutBody() async throws {
+        let server = try startGatedServer(GateResponder())
+        try await offPool {
+            let plain = try RawClient(port: server.port, timeout: 3)
+            #expect(plain.request(.get("/a"))?.status == 401)
+            #expect(plain.isClosedByServer())
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("admitted requests go on, and admit and the response see the same request id")
+    func admissionRequestIds() async throws {
+        let gate = GateResponder()
+        let server = try startGatedServer(gate)
+        try await offPool {
+            let allowed = try RawClient(port: server.port, timeout: 3)
+            let echoed = allowed.request(.post("/echo").bearer("x").rawBody("hi"))
+            #expect(echoed?.text == "hi")
+            let made = allowed.request(.get("/b").bearer("x"))
+            #expect(made?.status == 200)
+            let given = allowed.request(.get("/c").bearer("x").header("X-Request-ID", "client-id-1"))
+            #expect(given?.header("X-Request-ID") == "client-id-1")
+            let ids = gate.admitted.withLock { $0 }
+            #expect(ids == [echoed?.header("X-Request-ID"), made?.header("X-Request-ID"), "client-id-1"].compactMap { $0 })
+            #expect(ids.count == 3, "admit sees each request once")
+        }
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("body bytes in flight are bounded over all connections: a second large upload gets 503 while the first goes on")
+    func bodyBudget() async throws {
+        let observer = RecordingObserver()
+        let server = try startServer(observer: observer) { $0.maxBodyBytesInFlight = 1500 }
+        try await offPool {
+            let first = try RawClient(port: server.port, timeout: 3)
+            first.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "a", count: 10))
+            #expect(eventually { server.bodyBytesInFlight == 1000 })
+
+            let second = try RawClient(port: server.port, timeout: 3)
+            second.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n")
+            let refused = second.readResponse()
+            #expect(refused?.status == 503)
+            #expect(refused?.headers["Retry-After"] == "1")
+            #expect(refused?.headers["Content-Type"] == "application/problem+json")
+            #expect(refused?.headers["Connection"] == "close")
+            #expect(second.isClosedByServer())
+            // Chunked bodies reserve the whole body limit (1024): does not fit next to the first either.
+            let chunked = try RawClient(port: server.port, timeout: 3)
+            chunked.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            #expect(chunked.readResponse()?.status == 503)
+            // A small body still fits beside the first.
+            let small = try RawClient(port: server.port, timeout: 3)
+            #expect(small.request(.post("/echo").rawBody(String(repeating: "b", count: 400)))?.status == 200)
+
+            first.send(String(repeating: "a", count: 990))
+            #expect(first.readResponse()?.text == String(repeating: "a", count: 1000))
+            #expect(eventually { server.bodyBytesInFlight == 0 })
+            // With the budget back, the same upload goes through.
+            let again = try RawClient(port: server.port, timeout: 3)
+            #expect(again.request(.post("/echo").rawBody(String(repeating: "c", count: 1000)))?.status == 200)
+        }
+        let refusals = observer.responses.withLock { $0 }.filter { $0.status == 503 }
+        #expect(refusals.count == 2)
+        #expect(refusals.allSatisfy { $0.reason.contains("in flight") })
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("the body budget returns to 0 after refused, aborted, timed-out, malformed and completed uploads")
+    func bodyBudgetNoLeak() async throws {
+        let server = try startServer {
+            $0.maxBodyBytesInFlight = 4096
+            $0.bodyTimeout = 0.3
+        }
+        try await offPool {
+            for round in 0..<10 {
+                var clients: [RawClient] = []
+                // Aborted mid-body: the client goes away.
+                do {
+                    let client = try RawClient(port: server.port, timeout: 3)
+                    client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nhalf")
+                }
+                // Stalls mid-body until the body timeout (408).
+                let stalled = try RawClient(port: server.port, timeout: 3)
+                stalled.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nsome")
+                clients.append(stalled)
+                // A malformed chunked body (400) and a chunk over the body limit (413).
+                let malformed = try RawClient(port: server.port, timeout: 3)
+                malformed.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXX")
+                let oversized = try RawClient(port: server.port, timeout: 3)
+                oversized.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n801\r\n")
+                clients += [malformed, oversized]
+                // Over the budget by now, or not: 503 or a normal answer, both must release.
+                let extra = try RawClient(port: server.port, timeout: 3)
+                extra.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "d", count: 1000))
+                clients.append(extra)
+                // Completed, and a client that leaves while its handler still works.
+                let done = try RawClient(port: server.port, timeout: 3)
+                _ = done.request(.post("/echo").rawBody("ok"))
+                do {
+                    let leaving = try RawClient(port: server.port, timeout: 3)
+                    leaving.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+                }
+                if round == 0 { #expect(server.bodyBytesInFlight > 0) }
+                for client in clients { _ = client.readResponse() }
+            }
+            #expect(eventually(5) { server.bodyBytesInFlight == 0 })
+            #expect(eventually(5) { server.openConnections == 0 })
+        }
+        await server.shutdown(grace: 1)
+    }
+}
