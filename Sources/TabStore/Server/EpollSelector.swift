@@ -3,12 +3,21 @@ import Glibc
 import TabStoreSupport
 
 /// What a connection wants to hear about from its socket; the state machine says, the selector translates.
-struct Interest: OptionSet, Sendable, Hashable {
+struct Interest: OptionSet, Sendable, Hashable, CustomStringConvertible {
     let rawValue: UInt8
     /// Readable, or the peer half-closed (EOF).
     static let read = Interest(rawValue: 1)
     /// Writable again after a partial write.
     static let write = Interest(rawValue: 2)
+
+    var description: String {
+        switch (contains(.read), contains(.write)) {
+        case (true, true): "[.read, .write]"
+        case (true, false): ".read"
+        case (false, true): ".write"
+        case (false, false): "[]"
+        }
+    }
 }
 
 /// One event loop's epoll(7) instance and its eventfd wake-up: register, modify, deregister, wait.
