@@ -52,6 +52,14 @@ struct ConnectionStateMachineTests {
             on(.written, at: ms(1010), .admit("/b")),
             on(.admitted("r2"), .dispatch("/b", id: "r2", at: ms(1010))),
         ]),
+        MachineCase("pipelining: a request arriving while the previous response is still being written waits for it", [
+            on(.bytes(Wire.get), .admit("/a")),
+            on(.admitted("r1"), .dispatch("/a", id: "r1", at: t0)),
+            on(.respond(200), .respond(200)),
+            on(.partial, .wait([.read, .write])),
+            on(.bytes(Wire.getB), .wait([.read, .write])),
+            on(.written, at: ms(1010), .admit("/b")),
+        ]),
         MachineCase("input while a request is handled waits, a head's worth at most (reading stops), then is parsed", [
             on(.bytes(Wire.get), .admit("/a")),
             on(.admitted("r1"), .dispatch("/a", id: "r1", at: t0)),
