@@ -26,7 +26,8 @@ enum MachineEvent: Sendable {
     /// Bytes, then the client's EOF in the same read.
     case bytesThenEOF(String)
     case eof
-    /// The responder admitted the head with this request id (the whole request from the last `admit` is handed back).
+    /// The responder admitted the head with this request id; the loop reserved the last `admit`'s body
+    /// bytes and hands its whole request back.
     case admitted(String)
     case refused(Int, id: String)
     case overBudget(id: String)
@@ -123,7 +124,7 @@ struct MachineCase: Sendable, CustomTestStringConvertible {
         for (index, step) in steps.enumerated() {
             if let at = step.at { clock = at }
             if case .admitted = step.event { reserved += admitting.bodyBytes }
-            let action = machine.apply(step.event, now: clock, admitting: admitting.request)
+            let action = machine.apply(step.event, now: clock, admitting: admitting)
             if case .admit(_, let bodyBytes, let request) = action { admitting = (bodyBytes, request) }
             let outcome = Outcome(action)
             released += outcome.released
@@ -139,7 +140,7 @@ struct MachineCase: Sendable, CustomTestStringConvertible {
 }
 
 extension ConnectionStateMachine {
-    mutating func apply(_ event: MachineEvent, now: UInt64, admitting: HTTPRequest?) -> Action {
+    mutating func apply(_ event: MachineEvent, now: UInt64, admitting: (bodyBytes: Int, request: HTTPRequest?)) -> Action {
         switch event {
         case .bytes(let text):
             append(Array(text.utf8)[...])
@@ -148,7 +149,7 @@ extension ConnectionStateMachine {
             append(Array(text.utf8)[...])
             return inputEnded(now: now)
         case .eof: return inputEnded(now: now)
-        case .admitted(let id): return admitted(requestId: id, request: admitting, now: now)
+        case .admitted(let id): return admitted(requestId: id, reservedBodyBytes: admitting.bodyBytes, request: admitting.request, now: now)
         case .refused(let status, let id): return refused(HTTPResponse(status: status, body: Array("no".utf8)), requestId: id, now: now)
         case .overBudget(let id): return overBudget(requestId: id, now: now)
         case .respond(let status): return responseReady(HTTPResponse(status: status, body: Array("ok".utf8)), now: now)

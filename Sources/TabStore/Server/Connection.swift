@@ -1,12 +1,13 @@
 /// One client connection: its socket, its lifecycle (a `ConnectionStateMachine`) and its pending output.
 /// Owned and touched only by its event loop's thread.
 final class Connection {
-    let fd: Int32
+    // Widest first: no padding in an object every open connection holds.
     let token: UInt64
+    let fd: Int32
     /// The epoll mask registered for the socket, so an unchanged interest costs no epoll_ctl.
     var registeredMask: UInt32
-    var machine: ConnectionStateMachine
     var output: WriteBuffer
+    var machine: ConnectionStateMachine
 
     init(fd: Int32, token: UInt64, registeredMask: UInt32, machine: ConnectionStateMachine, output: WriteBuffer) {
         self.fd = fd

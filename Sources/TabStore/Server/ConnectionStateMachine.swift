@@ -21,26 +21,33 @@ struct ConnectionStateMachine {
     /// The admission the loop was asked for (`admit`) and has not answered yet.
     private enum Admission {
         case none
-        case head(expectsContinue: Bool, bodyBytes: Int, includeBody: Bool)
+        case head(expectsContinue: Bool, includeBody: Bool)
         case request(includeBody: Bool)
 
         var includeBody: Bool {
             switch self {
             case .none: true
-            case .head(_, _, let includeBody), .request(let includeBody): includeBody
+            case .head(_, let includeBody), .request(let includeBody): includeBody
             }
         }
     }
 
+    // Stored properties widest first, so an idle connection costs no padding (one per connection, kept
+    // for as long as it is open).
     let configuration: Configuration
-    private(set) var phase = Phase.reading
-    private var parser: HTTPParser
     private var input: [UInt8] = []
     private var inputOffset = 0
     /// When the current phase times out (idle, header, body, linger), in monotonic nanoseconds; 0 for never.
     private var phaseDeadline: UInt64
     /// When a client that stopped taking output times out; set by each partial write.
     private var writeDeadline: UInt64 = 0
+    /// The current request's id, from its admission on, so admission, handler, log and response agree.
+    private(set) var requestId: String?
+    /// Bytes of the server's body budget held for the current request's body; handed back exactly once,
+    /// through the `releasing` of `respond`, `fail`, `startStream` or `close`.
+    private(set) var reservedBodyBytes = 0
+    private(set) var phase = Phase.reading
+    private var admission = Admission.none
     /// A write action was issued and its bytes are not all written yet.
     private(set) var outputPending = false
     /// A request has started arriving (bytes of it are buffered) or its body is being read.
@@ -49,12 +56,7 @@ struct ConnectionStateMachine {
     private(set) var peerClosed = false
     /// The server stopped accepting: responses say `Connection: close`, idle connections close.
     private(set) var draining = false
-    private var admission = Admission.none
-    /// The current request's id, from its admission on, so admission, handler, log and response agree.
-    private(set) var requestId: String?
-    /// Bytes of the server's body budget held for the current request's body; handed back exactly once,
-    /// through the `releasing` of `respond`, `fail`, `startStream` or `close`.
-    private(set) var reservedBodyBytes = 0
+    private var parser: HTTPParser
 
     init(configuration: Configuration, now: UInt64) {
         self.configuration = configuration
@@ -168,7 +170,7 @@ struct ConnectionStateMachine {
             // answer a 100-continue request with a final status instead). The body's bytes come out of the
             // budget shared by all connections before any is read; a chunked body counts as the largest allowed.
             let bodyBytes = head.chunked ? configuration.limits.maxBodyBytes : head.contentLength ?? 0
-            admission = .head(expectsContinue: head.expectsContinue, bodyBytes: bodyBytes, includeBody: head.method != "HEAD")
+            admission = .head(expectsContinue: head.expectsContinue, includeBody: head.method != "HEAD")
             return .admit(head, bodyBytes: bodyBytes, request: nil)
         case .request(let request):
             guard let requestId else {
@@ -192,8 +194,9 @@ struct ConnectionStateMachine {
 
     // MARK: - Admission
 
-    /// The responder admitted the head and (for a body) its bytes were reserved; `request` is the one `admit` carried.
-    mutating func admitted(requestId: String, request: HTTPRequest?, now: UInt64) -> Action {
+    /// The responder admitted the head and, for a body, the loop reserved `reservedBodyBytes` (the
+    /// `bodyBytes` of `admit`); `request` is the one `admit` carried.
+    mutating func admitted(requestId: String, reservedBodyBytes: Int, request: HTTPRequest?, now: UInt64) -> Action {
         let pending = admission
         admission = .none
         self.requestId = requestId
@@ -201,8 +204,8 @@ struct ConnectionStateMachine {
         case .request:
             guard let request else { return fail(status: 500, reason: "admitted request missing") }
             return dispatch(request, requestId: requestId, now: now)
-        case .head(let expectsContinue, let bodyBytes, _):
-            reservedBodyBytes = bodyBytes
+        case .head(let expectsContinue, _):
+            self.reservedBodyBytes = reservedBodyBytes
             if expectsContinue {
                 outputPending = true
                 return .sendContinue

@@ -89,7 +89,7 @@ extension EventLoop {
         if bodyBytes > 0, !context.reserveBodyBytes(bodyBytes) {
             return connection.machine.overBudget(requestId: requestId, now: now)
         }
-        return connection.machine.admitted(requestId: requestId, request: request, now: now)
+        return connection.machine.admitted(requestId: requestId, reservedBodyBytes: bodyBytes, request: request, now: now)
     }
 
     /// Answers that need no waiting (probes, point reads) are made right here, without a thread hop, and

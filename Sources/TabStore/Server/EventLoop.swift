@@ -28,8 +28,6 @@ final class EventLoop: @unchecked Sendable {
     private static let lingerTimeout: UInt64 = 2_000_000_000
     private static let sweepInterval: UInt64 = 200_000_000
     private static let readChunk = 64 * 1024
-    /// What a streamed response may leave unwritten behind a client that does not read before it is closed.
-    private static let streamBacklog = 1 << 20
 
     let context: ServerContext
     private let listener: ListeningSocket
@@ -195,7 +193,7 @@ final class EventLoop: @unchecked Sendable {
         let now = ServerContext.monotonicNow()
         let mask = EpollSelector.mask(.read)
         let machine = ConnectionStateMachine(configuration: connectionConfiguration, now: now)
-        let connection = Connection(fd: fd, token: nextToken, registeredMask: mask, machine: machine, output: WriteBuffer(limit: Self.streamBacklog))
+        let connection = Connection(fd: fd, token: nextToken, registeredMask: mask, machine: machine, output: WriteBuffer())
         nextToken += 1
         connections[connection.token] = connection
         selector.register(fd, mask: mask, token: connection.token)

@@ -5,7 +5,7 @@ import TabStoreSupport
 /// A connection's pending output: encoded bytes not yet accepted by the socket, written in order, a
 /// partial write resuming where the last one stopped.
 ///
-/// Whole responses are always taken (their size is bounded by the handlers); `limit` bounds what a
+/// Whole responses are always taken (their size is bounded by the handlers); `streamLimit` bounds what a
 /// stream may pile up behind a client that does not read (`isFull`), so a long-lived response cannot
 /// hold unbounded memory. When a flush drains it, the storage is kept for the next response unless it
 /// grew past `retainedCapacity`.
@@ -20,16 +20,15 @@ struct WriteBuffer {
     }
 
     static let retainedCapacity = 64 * 1024
+    /// Pending bytes past which a stream's client counts as not keeping up.
+    static let streamLimit = 1 << 20
     private var bytes: [UInt8] = []
     private var offset = 0
-    let limit: Int
-
-    init(limit: Int) { self.limit = limit }
 
     var hasPending: Bool { offset < bytes.count }
     var pendingCount: Int { bytes.count - offset }
     /// More is pending than a stream may add to.
-    var isFull: Bool { pendingCount > limit }
+    var isFull: Bool { pendingCount > Self.streamLimit }
 
     /// Appends through an encoder that writes into the buffer's storage directly (no intermediate copy).
     mutating func append(_ encode: (inout [UInt8]) -> Void) {
