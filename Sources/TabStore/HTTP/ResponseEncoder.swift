@@ -6,15 +6,7 @@ package enum ResponseEncoder {
     /// Appends the response to `out`. `Content-Length`, `Date` and `Connection` are set here, once;
     /// header values never carry CR, LF or NUL onto the wire (no response splitting).
     package static func encode(_ response: HTTPResponse, keepAlive: Bool, includeBody: Bool, date: String, into out: inout [UInt8]) {
-        out.append(contentsOf: "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n".utf8)
-        for (name, value) in response.headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(HTTPParser.isTokenByte) else { continue }
-            if HTTPHeaders.equal(name, "Content-Length") || HTTPHeaders.equal(name, "Connection") || HTTPHeaders.equal(name, "Date") { continue }
-            out.append(contentsOf: name.utf8)
-            out.append(contentsOf: ": ".utf8)
-            for byte in value.utf8 { out.append(byte == 0x0D || byte == 0x0A || byte == 0x00 ? 0x20 : byte) }
-            out.append(contentsOf: "\r\n".utf8)
-        }
+        appendStatusAndFields(response, into: &out)
         let bodyAllowed = response.status != 204 && response.status != 304 && response.status >= 200
         if bodyAllowed {
             out.append(contentsOf: "Content-Length: \(response.body.count)\r\n".utf8)
@@ -22,6 +14,30 @@ package enum ResponseEncoder {
         out.append(contentsOf: "Date: \(date)\r\n".utf8)
         out.append(contentsOf: (keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n").utf8)
         if bodyAllowed, includeBody { out.append(contentsOf: response.body) }
+    }
+
+    /// Appends the head of a response whose body follows as a stream of unknown length (its `body` is
+    /// ignored): framed with `Transfer-Encoding: chunked` when `chunked`, else delimited by closing the
+    /// connection (an HTTP/1.0 client), so `keepAlive` is then ignored.
+    package static func encodeStreamHead(_ response: HTTPResponse, chunked: Bool, keepAlive: Bool, date: String, into out: inout [UInt8]) {
+        appendStatusAndFields(response, into: &out, skippingTransferEncoding: true)
+        if chunked { out.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
+        out.append(contentsOf: "Date: \(date)\r\n".utf8)
+        out.append(contentsOf: (chunked && keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n").utf8)
+    }
+
+    /// The status line and the handler's fields, minus those the encoder sets itself.
+    private static func appendStatusAndFields(_ response: HTTPResponse, into out: inout [UInt8], skippingTransferEncoding: Bool = false) {
+        out.append(contentsOf: "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n".utf8)
+        for (name, value) in response.headers {
+            guard !name.isEmpty, name.utf8.allSatisfy(HTTPParser.isTokenByte) else { continue }
+            if HTTPHeaders.equal(name, "Content-Length") || HTTPHeaders.equal(name, "Connection") || HTTPHeaders.equal(name, "Date") { continue }
+            if skippingTransferEncoding, HTTPHeaders.equal(name, "Transfer-Encoding") { continue }
+            out.append(contentsOf: name.utf8)
+            out.append(contentsOf: ": ".utf8)
+            for byte in value.utf8 { out.append(byte == 0x0D || byte == 0x0A || byte == 0x00 ? 0x20 : byte) }
+            out.append(contentsOf: "\r\n".utf8)
+        }
     }
 
     /// RFC 9110 §5.6.7 IMF-fixdate for the current second.

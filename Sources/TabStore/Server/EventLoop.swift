@@ -5,54 +5,58 @@ import Glibc
 import TabStoreHTTP
 import TabStoreSupport
 
-/// One epoll event loop on its own thread: accepts, reads, parses, hands complete requests to the
-/// responder (off the loop), and writes responses back in order.
+/// One epoll event loop on its own thread: the driver between the sockets and each connection's
+/// `ConnectionStateMachine`. It turns readiness into machine events, performs the actions the machine
+/// answers with (system calls, the responder, encoding into the connection's `WriteBuffer`), and reports
+/// their outcome back, until the machine waits. Policy (what to read, when to answer, time out or close)
+/// lives in the machine; accepting, the overload answer and the wiring live here.
 ///
 /// `@unchecked Sendable`: every stored `var` is touched only by the loop's own thread; other threads
-/// reach the loop only through `inbox` (behind a Mutex) and a write to the eventfd.
+/// reach the loop only through `inbox` and `adoptions` (each behind a lock) and `wake()`. The members
+/// without `private` are used by `EventLoop+Actions.swift` (same thread) and by nothing else.
 final class EventLoop: @unchecked Sendable {
-    private struct Delivery {
+    /// A response made off the loop, for the connection `token`.
+    struct Delivery {
         let token: UInt64
         let response: HTTPResponse
-        let keepAlive: Bool
-        let includeBody: Bool
     }
+
+    typealias Action = ConnectionStateMachine.Action
 
     private static let listenerToken: UInt64 = 0
     private static let wakeToken: UInt64 = 1
-    private static let lingerSeconds = 2.0
+    private static let lingerTimeout: UInt64 = 2_000_000_000
+    private static let sweepInterval: UInt64 = 200_000_000
+    private static let readChunk = 64 * 1024
 
-    private let context: ServerContext
+    let context: ServerContext
     private let listener: ListeningSocket
-    private let epfd: Int32
-    private let wakeFd: Int32
-    private let inbox = Locked<[Delivery]>([])
+    let selector: EpollSelector
+    private let connectionConfiguration: ConnectionStateMachine.Configuration
+    let inbox = Locked<[Delivery]>([])
     /// Sockets handed over by `adopt`, registered by the loop's own thread on its next wake-up.
     private let adoptions = Locked<[Int32]>([])
     let finished = DispatchSemaphore(value: 0)
 
     private var connections: [UInt64: Connection] = [:]
-    private var lingering: Set<UInt64> = []
     private var nextToken: UInt64 = 2
     /// Whether the loop still accepts (false once draining).
     private var listening = true
     /// Whether the listener is registered with this loop's epoll (not during an accept backoff).
     private var listenerArmed = false
+    /// Whether the connections were told the server drains.
+    private var draining = false
     private var lastSweep: UInt64 = 0
     private var dateSecond: time_t = 0
     private var dateText = ""
-    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    private var readBuffer = [UInt8](repeating: 0, count: readChunk)
 
     init(context: ServerContext, listener: ListeningSocket) throws(SystemError) {
         self.context = context
         self.listener = listener
-        epfd = Int32(try Syscall.retrying("epoll_create1") { Int(tabstore_epoll_create()) })
-        let wake = tabstore_eventfd()
-        guard wake >= 0 else {
-            Syscall.close(epfd)
-            throw SystemError(call: "eventfd", errno: errno)
-        }
-        wakeFd = wake
+        selector = try EpollSelector(wakeToken: Self.wakeToken)
+        connectionConfiguration = ConnectionStateMachine.Configuration(context.configuration, lingerTimeout: Self.lingerTimeout,
+                                                                       readChunk: Self.readChunk)
     }
 
     func start(name: String) {
@@ -62,23 +66,13 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Wakes the loop from another thread.
-    func wake() {
-        var one: UInt64 = 1
-        _ = Glibc.write(wakeFd, &one, 8)
-    }
-
-    private var limits: HTTPLimits { context.configuration.limits }
-
-    private func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(seconds * 1e9) }
+    func wake() { selector.wake() }
 
     // MARK: - Loop
 
     private func run() {
         armListener()
-        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, wakeFd, TABSTORE_EPOLLIN, Self.wakeToken)
-        var events = [UInt32](repeating: 0, count: 256)
-        var tokens = [UInt64](repeating: 0, count: 256)
-        while true {
+        running: while true {
             var timeout: Int32 = 200
             if listening, !listenerArmed {
                 let now = ServerContext.monotonicNow()
@@ -88,69 +82,69 @@ final class EventLoop: @unchecked Sendable {
                     timeout = 200
                 }
             }
-            let count = tabstore_epoll_wait(epfd, &events, &tokens, 256, timeout)
-            if count < 0 {
-                if errno == EINTR { continue }
-                context.logger.error("epoll_wait_failed", [("errno", .integer(Int(errno)))])
-                break
+            let count: Int
+            switch selector.wait(timeout: timeout) {
+            case .success(let ready): count = ready
+            case .failure(let error):
+                context.logger.error("epoll_wait_failed", [("errno", .integer(Int(error.errno)))])
+                break running
             }
-            for index in 0..<Int(count) {
-                switch tokens[index] {
+            if !draining, context.state.isDraining { startDraining() }
+            for index in 0..<count {
+                switch selector.token(at: index) {
                 case Self.listenerToken: acceptConnections()
                 case Self.wakeToken: drainWake()
-                default: handle(token: tokens[index], events: events[index])
+                case let token: handle(token: token, readiness: selector.readiness(at: index))
                 }
             }
             deliverResponses()
             let now = ServerContext.monotonicNow()
-            if now &- lastSweep > nanoseconds(0.2) {
+            if now &- lastSweep > Self.sweepInterval {
                 lastSweep = now
                 sweep(now: now)
             }
-            if context.state.isDraining {
+            if draining {
                 if context.forceStop.load(ordering: .acquiring) {
-                    for connection in Array(connections.values) { close(connection) }
+                    for connection in Array(connections.values) { perform(connection.machine.forceStop(), on: connection, now: now) }
                 }
-                drain()
                 if connections.isEmpty { break }
             }
         }
         disarmListener()
-        Syscall.close(wakeFd)
-        Syscall.close(epfd)
+        selector.close()
         finished.signal()
     }
 
     private func drainWake() {
-        var value: UInt64 = 0
-        _ = Glibc.read(wakeFd, &value, 8)
+        selector.consumeWake()
         for fd in adoptions.withLock({ pending -> [Int32] in defer { pending.removeAll() }; return pending }) { register(fd) }
     }
 
-    /// Stops accepting and closes connections that wait for nothing.
-    private func drain() {
-        if listening {
-            listening = false
-            disarmListener()
-        }
-        for connection in Array(connections.values)
-        where connection.state == .reading && !connection.inRequest && !connection.hasPendingOutput {
-            close(connection)
+    /// Stops accepting; each connection decides (idle ones close, in-flight requests finish, streams end).
+    private func startDraining() {
+        draining = true
+        listening = false
+        disarmListener()
+        let now = ServerContext.monotonicNow()
+        for connection in Array(connections.values) { perform(connection.machine.drainStarted(now: now), on: connection, now: now) }
+    }
+
+    private func sweep(now: UInt64) {
+        for connection in connections.values.filter({ $0.machine.isExpired(at: now) }) {
+            perform(connection.machine.timerFired(now: now), on: connection, now: now)
         }
     }
 
     // MARK: - Accepting
 
-    /// Watches the listener. EPOLLEXCLUSIVE: one loop is woken per connection, not all (no thundering herd);
-    /// such a registration cannot be modified, only deleted and added again.
     private func armListener() {
         guard !listenerArmed else { return }
-        listenerArmed = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, listener.fd, TABSTORE_EPOLLIN | TABSTORE_EPOLLEXCLUSIVE, Self.listenerToken) == 0
+        listenerArmed = selector.registerExclusive(listener: listener.fd, token: Self.listenerToken)
     }
 
     private func disarmListener() {
         guard listenerArmed else { return }
-        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, listener.fd, 0, 0)
+        selector.deregister(listener.fd)
         listenerArmed = false
     }
 
@@ -196,13 +190,15 @@ final class EventLoop: @unchecked Sendable {
 
     /// Starts serving a connected, non-blocking socket on this loop's thread.
     private func register(_ fd: Int32) {
-        let connection = Connection(fd: fd, token: nextToken, limits: limits)
+        let now = ServerContext.monotonicNow()
+        let mask = EpollSelector.mask(.read)
+        let machine = ConnectionStateMachine(configuration: connectionConfiguration, now: now)
+        let connection = Connection(fd: fd, token: nextToken, registeredMask: mask, machine: machine, output: WriteBuffer())
         nextToken += 1
         connections[connection.token] = connection
-        connection.deadline = ServerContext.monotonicNow() + nanoseconds(context.configuration.idleTimeout)
-        connection.interest = TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP
-        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_ADD, fd, connection.interest, connection.token)
+        selector.register(fd, mask: mask, token: connection.token)
         context.observer?.connectionOpened()
+        if draining { perform(connection.machine.drainStarted(now: now), on: connection, now: now) }
     }
 
     /// Serves an already connected socket (a socketpair end in tests, an inherited socket): the same
@@ -213,26 +209,25 @@ final class EventLoop: @unchecked Sendable {
         wake()
     }
 
-    // MARK: - Events
+    // MARK: - Socket events
 
-    private func handle(token: UInt64, events: UInt32) {
+    private func handle(token: UInt64, readiness: EpollSelector.Readiness) {
         guard let connection = connections[token] else { return }
-        if lingering.contains(token) {
-            discardInput(connection)
+        let now = ServerContext.monotonicNow()
+        if case .lingering = connection.machine.phase {
+            discardInput(connection, now: now)
             return
         }
-        if events & (TABSTORE_EPOLLERR | TABSTORE_EPOLLHUP) != 0, events & TABSTORE_EPOLLIN == 0 {
-            close(connection)
+        if readiness.failed {
+            perform(connection.machine.connectionFailed(), on: connection, now: now)
             return
         }
-        if events & TABSTORE_EPOLLOUT != 0 {
-            flush(connection)
-            guard connections[token] != nil else { return }
-            if connection.state == .reading, !connection.hasPendingOutput, connection.bufferedInput > 0 { process(connection) }
-            guard connections[token] != nil else { return }
+        if readiness.writable, connection.output.hasPending {
+            perform(flush(connection, now: now), on: connection, now: now)
+            if case .closed = connection.machine.phase { return }
         }
-        if events & (TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP) != 0, connection.state != .closing {
-            readInput(connection)
+        if readiness.readable, connection.machine.acceptsInput {
+            readInput(connection, now: now)
         }
     }
 
@@ -244,10 +239,10 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// One read(2) into the loop's scratch buffer.
-    private func readChunk(_ connection: Connection) -> ReadOutcome {
+    private func readChunk(_ fd: Int32) -> ReadOutcome {
         do {
             let count = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
-                try Syscall.nonBlocking("read") { Glibc.read(connection.fd, buffer.baseAddress, buffer.count) }
+                try Syscall.nonBlocking("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
             }
             guard let count else { return .wouldBlock }
             return count == 0 ? .endOfStream : .data(count)
@@ -256,133 +251,41 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func readInput(_ connection: Connection) {
-        var peerClosed = false
-        reading: while connection.bufferedInput < inputCap(connection) {
-            switch readChunk(connection) {
+    /// Reads while the machine wants input (up to its cap), then reports the read as one event.
+    private func readInput(_ connection: Connection, now: UInt64) {
+        var ended = false
+        reading: while connection.machine.wantsInput {
+            switch readChunk(connection.fd) {
             case .data(let count):
-                connection.input.append(contentsOf: readBuffer[0..<count])
+                connection.machine.append(readBuffer[0..<count])
                 if count < readBuffer.count { break reading }
             case .wouldBlock:
                 break reading
             case .endOfStream:
-                peerClosed = true
+                ended = true
                 break reading
             case .failed:
-                close(connection)
+                perform(connection.machine.connectionFailed(), on: connection, now: now)
                 return
             }
         }
-        if peerClosed { connection.peerClosed = true }
-        if connection.state == .reading { process(connection) }
-        guard connections[connection.token] != nil else { return }
-        if connection.peerClosed, connection.state == .reading, !connection.hasPendingOutput {
-            // The client closed its side with no complete request pending: nothing more can come.
-            close(connection)
-            return
-        }
-        updateInterest(connection)
+        perform(ended ? connection.machine.inputEnded(now: now) : connection.machine.inputReceived(now: now), on: connection, now: now)
     }
 
-    /// Parses buffered input; hands one complete request at a time to the responder.
-    private func process(_ connection: Connection) {
-        // One request at a time; the next pipelined one waits until the previous response is fully written.
-        while connection.state == .reading, !connection.hasPendingOutput, connections[connection.token] != nil {
-            let event: HTTPParser.Event
-            do {
-                event = try connection.parser.parse(connection.input, offset: &connection.inputOffset)
-            } catch {
-                fail(connection, status: error.status, reason: error.reason)
+    /// Lingering: what the client still sends is read and dropped until it closes.
+    private func discardInput(_ connection: Connection, now: UInt64) {
+        while true {
+            switch readChunk(connection.fd) {
+            case .data: continue
+            case .wouldBlock: return  // more may come
+            case .endOfStream, .failed:
+                perform(connection.machine.inputEnded(now: now), on: connection, now: now)
                 return
             }
-            let now = ServerContext.monotonicNow()
-            switch event {
-            case .needMore:
-                connection.compactInput()
-                if connection.bufferedInput > 0, !connection.inRequest {
-                    // The header timeout runs from a request's first byte: trickling bytes do not extend it.
-                    connection.inRequest = true
-                    connection.deadline = now + nanoseconds(context.configuration.headerTimeout)
-                }
-                updateInterest(connection)
-                return
-            case .head(let head):
-                connection.inRequest = true
-                connection.deadline = now + nanoseconds(context.configuration.bodyTimeout)
-                // Admission before `100 Continue` and before a body byte is read (RFC 9110 §10.1.1 lets a server
-                // answer a 100-continue request with a final status instead).
-                guard admit(head, on: connection, at: now) else { return }
-                // The body's bytes come out of the budget shared by all connections before any is read, so
-                // many concurrent uploads cannot together hold more memory than configured.
-                let announced = head.chunked ? limits.maxBodyBytes : head.contentLength ?? 0
-                guard context.reserveBodyBytes(announced) else {
-                    fail(connection, status: 503, reason: "too many request bodies in flight; retry later", retryAfter: 1)
-                    return
-                }
-                connection.reservedBodyBytes = announced
-                if head.expectsContinue {
-                    connection.output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
-                    flush(connection)
-                    guard connections[connection.token] != nil else { return }
-                }
-            case .request(let request):
-                // A request without a body comes whole, with no `.head` first: admit it from its head now.
-                if connection.requestId == nil, !admit(request.head, on: connection, at: now) { return }
-                let requestId = connection.requestId ?? context.makeRequestId()
-                connection.requestId = nil
-                connection.inRequest = false
-                connection.state = .processing
-                connection.deadline = 0
-                connection.compactInput()
-                dispatch(request, requestId: requestId, on: connection, receivedAt: now)
-            }
-        }
-        if connections[connection.token] != nil { updateInterest(connection) }
-    }
-
-    /// Makes the request's id and asks the responder to admit its head. On a refusal, sends it with
-    /// `Connection: close` and closes (lingering, as after `fail`) without reading the body; returns false then.
-    private func admit(_ head: HTTPRequestHead, on connection: Connection, at now: UInt64) -> Bool {
-        let requestId = ServerContext.saneRequestId(head.headers["X-Request-ID"]) ?? context.makeRequestId()
-        connection.requestId = requestId
-        guard let refusal = context.responder.admit(head, context: RequestContext(requestId: requestId, receivedAt: now)) else { return true }
-        answerAndClose(connection, refusal, requestId: requestId, includeBody: head.method != "HEAD")
-        return false
-    }
-
-    /// Sends `response` as the connection's last answer, its request's unread bytes dropped and its body
-    /// reservation returned, then closes (lingering) once it is written.
-    private func answerAndClose(_ connection: Connection, _ response: HTTPResponse, requestId: String, includeBody: Bool) {
-        var response = response
-        response.headers.set("X-Request-ID", requestId)
-        connection.discardRequest()
-        releaseBody(connection)
-        ResponseEncoder.encode(response, keepAlive: false, includeBody: includeBody, date: httpDate(), into: &connection.output)
-        connection.state = .closing
-        flush(connection)
-    }
-
-    private func dispatch(_ request: HTTPRequest, requestId: String, on connection: Connection, receivedAt: UInt64) {
-        let requestContext = RequestContext(requestId: requestId, receivedAt: receivedAt)
-        let token = connection.token
-        let keepAlive = request.head.keepAlive
-        let includeBody = request.method != "HEAD"
-        let responder = context.responder
-        // Answers that need no waiting (probes, point reads) are made right here, without a thread hop.
-        if var response = responder.respondInline(to: request, context: requestContext) {
-            response.headers.set("X-Request-ID", requestId)
-            complete(connection, with: Delivery(token: token, response: response, keepAlive: keepAlive, includeBody: includeBody))
-            return
-        }
-        // Handlers that may wait (group commit) run on the concurrency pool, never on this thread.
-        Task {
-            var response = await responder.respond(to: request, context: requestContext)
-            response.headers.set("X-Request-ID", requestId)
-            self.inbox.withLock { $0.append(Delivery(token: token, response: response, keepAlive: keepAlive, includeBody: includeBody)) }
-            self.wake()
         }
     }
 
+    /// Hands each response made off the loop to its connection (gone or not processing: dropped).
     private func deliverResponses() {
         let deliveries = inbox.withLock { inbox -> [Delivery] in
             let taken = inbox
@@ -390,146 +293,21 @@ final class EventLoop: @unchecked Sendable {
             return taken
         }
         for delivery in deliveries {
-            guard let connection = connections[delivery.token], connection.state == .processing else { continue }
-            complete(connection, with: delivery)
-            if connections[delivery.token] != nil, connection.state == .reading, !connection.hasPendingOutput, connection.bufferedInput > 0 {
-                process(connection)
-            }
+            guard let connection = connections[delivery.token] else { continue }
+            let now = ServerContext.monotonicNow()
+            perform(connection.machine.responseReady(delivery.response, now: now), on: connection, now: now)
         }
     }
 
-    /// Writes a handler's response; the connection then reads its next request, or closes.
-    private func complete(_ connection: Connection, with delivery: Delivery) {
-        releaseBody(connection)
-        let keepAlive = delivery.keepAlive && !context.state.isDraining && !connection.peerClosed
-        ResponseEncoder.encode(delivery.response, keepAlive: keepAlive, includeBody: delivery.includeBody, date: httpDate(), into: &connection.output)
-        connection.state = keepAlive ? .reading : .closing
-        connection.deadline = ServerContext.monotonicNow() + nanoseconds(context.configuration.idleTimeout)
-        flush(connection)
-    }
-
-    /// Answers a request the server itself refuses, then closes (RFC 9112 §9.6 after a framing error).
-    private func fail(_ connection: Connection, status: Int, reason: String, retryAfter: Int? = nil) {
-        context.observer?.serverResponded(status: status, reason: reason)
-        let requestId = connection.requestId ?? context.makeRequestId()
-        connection.requestId = nil
-        // The access log line of a request that never reached a handler (its method and path are unknown or untrusted).
-        context.logger.info("request", [("route", "unparsed"), ("status", .integer(status)), ("reason", .string(reason)),
-                                        ("requestId", .string(requestId))])
-        var response = ServerProblem.response(status, reason)
-        if let retryAfter { response.headers.add("Retry-After", String(retryAfter)) }
-        answerAndClose(connection, response, requestId: requestId, includeBody: true)
-    }
-
-    /// Writes what it can; closes (lingering) after the last response once everything is written.
-    private func flush(_ connection: Connection) {
-        while connection.hasPendingOutput {
-            let written: Int?
-            do {
-                written = try connection.output.withUnsafeBytes { buffer throws(SystemError) in
-                    try Syscall.nonBlocking("write") {
-                        Glibc.write(connection.fd, buffer.baseAddress! + connection.outputOffset, buffer.count - connection.outputOffset)
-                    }
-                }
-            } catch {
-                close(connection)
-                return
-            }
-            guard let written else { break }
-            connection.outputOffset += written
-        }
-        if connection.hasPendingOutput {
-            connection.deadline = ServerContext.monotonicNow() + nanoseconds(context.configuration.writeTimeout)
-            updateInterest(connection)
-            return
-        }
-        connection.output.removeAll(keepingCapacity: connection.output.capacity <= 64 * 1024)
-        connection.outputOffset = 0
-        if connection.state == .closing {
-            linger(connection)
-        } else {
-            updateInterest(connection)
-        }
-    }
-
-    /// Largest amount of unparsed input a connection may buffer before it is parsed: a head, plus the body
-    /// bytes its admission reserved from the shared budget, plus one read. Before a head is admitted nothing
-    /// of a body is buffered beyond one read; while a request is handled, pipelined input waits in the kernel
-    /// once a head's worth is buffered. So memory per connection never exceeds the header limit plus what the
-    /// body budget (bounded across all connections) granted it.
-    private func inputCap(_ connection: Connection) -> Int {
-        switch connection.state {
-        case .reading: limits.maxHeaderBytes + connection.reservedBodyBytes + readBuffer.count
-        case .processing, .closing: limits.maxHeaderBytes
-        }
-    }
-
-    /// Keeps reading while a request is being handled (pipelined bytes wait in the buffer, up to the cap),
-    /// so a keep-alive request/response cycle needs no epoll_ctl at all.
-    private func updateInterest(_ connection: Connection) {
-        var wanted: UInt32 = 0
-        if connection.state != .closing, !connection.peerClosed, connection.bufferedInput < inputCap(connection) {
-            wanted |= TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP
-        }
-        if connection.hasPendingOutput { wanted |= TABSTORE_EPOLLOUT }
-        guard wanted != connection.interest else { return }
-        connection.interest = wanted
-        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_MOD, connection.fd, wanted, connection.token)
-    }
-
-    /// Half-closes after the last response and reads until the client closes (or a short deadline),
-    /// so unread request bytes do not turn the close into a reset that destroys the response.
-    private func linger(_ connection: Connection) {
-        shutdown(connection.fd, Int32(SHUT_WR))
-        lingering.insert(connection.token)
-        connection.deadline = ServerContext.monotonicNow() + nanoseconds(Self.lingerSeconds)
-        connection.interest = TABSTORE_EPOLLIN | TABSTORE_EPOLLRDHUP
-        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_MOD, connection.fd, connection.interest, connection.token)
-    }
-
-    private func discardInput(_ connection: Connection) {
-        while true {
-            switch readChunk(connection) {
-            case .data: continue
-            case .wouldBlock: return  // more may come
-            case .endOfStream, .failed:
-                close(connection)  // the client closed (or failed): done
-                return
-            }
-        }
-    }
-
-    private func sweep(now: UInt64) {
-        for connection in Array(connections.values) where connection.deadline != 0 && connection.deadline < now {
-            if lingering.contains(connection.token) || connection.state != .reading || connection.hasPendingOutput {
-                close(connection)
-            } else if connection.inRequest {
-                fail(connection, status: 408, reason: "the request was not received in time")
-            } else {
-                close(connection)  // idle keep-alive connection
-            }
-        }
-    }
-
-    private func close(_ connection: Connection) {
+    func close(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.token) != nil else { return }
-        releaseBody(connection)
-        lingering.remove(connection.token)
-        _ = tabstore_epoll_ctl(epfd, TABSTORE_EPOLL_CTL_DEL, connection.fd, 0, 0)
+        selector.deregister(connection.fd)
         Syscall.close(connection.fd)
         context.openConnections.subtract(1, ordering: .relaxed)
         context.observer?.connectionClosed()
     }
 
-    /// Returns the connection's body reservation to the shared budget: its body is no longer held here
-    /// (handed back in a response, refused, or the connection is gone).
-    private func releaseBody(_ connection: Connection) {
-        guard connection.reservedBodyBytes > 0 else { return }
-        context.releaseBodyBytes(connection.reservedBodyBytes)
-        connection.reservedBodyBytes = 0
-    }
-
-    private func httpDate() -> String {
+    func httpDate() -> String {
         let now = time(nil)
         if now != dateSecond {
             dateSecond = now

@@ -1,0 +1,381 @@
+import TabStoreHTTP
+
+/// The life of one HTTP/1.1 connection as a value: events in, one action out per event. No system calls
+/// and no clock: every event that needs the time is given `now` (monotonic nanoseconds).
+///
+/// The event loop reports what the socket and the responder did, performs the action it gets back, and
+/// reports that action's outcome as the next event, until the action is `wait`. A keep-alive request:
+///
+///     inputReceived → admit; admitted → dispatch; responseReady → respond; writeCompleted → wait(.read)
+///
+/// Every write action (`sendContinue`, `respond`, `fail`, `startStream`, `sendChunk`, `finishStream`) is
+/// answered with `writeCompleted` or `writePending` once the loop has tried to write. One request is
+/// handled at a time: pipelined bytes wait in the input buffer (up to a head's worth) until the response
+/// before them is written, so responses go out in request order.
+///
+/// A response is whole (`responseReady`) or a stream (`streamStarted`, then `chunkAvailable` each time the
+/// loop is woken with more, then `streamEnded`): the connection stays on the loop, counted like any other,
+/// until the stream ends, the server drains, the client closes, or a client that does not read lets the
+/// stream's output back up (`writePending` with `backlogFull` closes it).
+struct ConnectionStateMachine {
+    /// The admission the loop was asked for (`admit`) and has not answered yet.
+    private enum Admission {
+        case none
+        case head(expectsContinue: Bool, includeBody: Bool)
+        case request(includeBody: Bool)
+
+        var includeBody: Bool {
+            switch self {
+            case .none: true
+            case .head(_, let includeBody), .request(let includeBody): includeBody
+            }
+        }
+    }
+
+    // Stored properties widest first, so an idle connection costs no padding (one per connection, kept
+    // for as long as it is open).
+    let configuration: Configuration
+    private var input: [UInt8] = []
+    private var inputOffset = 0
+    /// When the current phase times out (idle, header, body, linger), in monotonic nanoseconds; 0 for never.
+    private var phaseDeadline: UInt64
+    /// When a client that stopped taking output times out; set by each partial write.
+    private var writeDeadline: UInt64 = 0
+    /// The current request's id, from its admission on, so admission, handler, log and response agree.
+    private(set) var requestId: String?
+    /// Bytes of the server's body budget held for the current request's body; handed back exactly once,
+    /// through the `releasing` of `respond`, `fail`, `startStream` or `close`.
+    private(set) var reservedBodyBytes = 0
+    private(set) var phase = Phase.reading
+    private var admission = Admission.none
+    /// A write action was issued and its bytes are not all written yet.
+    private(set) var outputPending = false
+    /// A request has started arriving (bytes of it are buffered) or its body is being read.
+    private(set) var inRequest = false
+    /// The client closed its sending side: no further request can come.
+    private(set) var peerClosed = false
+    /// The server stopped accepting: responses say `Connection: close`, idle connections close.
+    private(set) var draining = false
+    private var parser: HTTPParser
+
+    init(configuration: Configuration, now: UInt64) {
+        self.configuration = configuration
+        parser = HTTPParser(limits: configuration.limits)
+        phaseDeadline = now + configuration.idleTimeout
+    }
+
+    // MARK: - State the loop reads
+
+    /// When the connection times out: the write deadline while output is pending after a partial write,
+    /// else the phase's; 0 for never. The loop's periodic sweep compares it with the clock (`isExpired`).
+    var deadline: UInt64 { outputPending && writeDeadline != 0 ? writeDeadline : phaseDeadline }
+
+    /// Whether `timerFired(now:)` would act: strictly past the deadline.
+    func isExpired(at now: UInt64) -> Bool {
+        let deadline = self.deadline
+        return deadline != 0 && deadline < now
+    }
+
+    var bufferedInput: Int { input.count - inputOffset }
+
+    /// Whether a readable socket is read into this connection's buffer (lingering input is the loop's to drop).
+    var acceptsInput: Bool {
+        switch phase {
+        case .reading, .processing, .streaming: true
+        case .closing, .lingering, .closed: false
+        }
+    }
+
+    /// Whether one more read is allowed: what is buffered is under the cap.
+    var wantsInput: Bool { bufferedInput < inputCap }
+
+    /// Largest amount of unparsed input to buffer: while reading, a head, plus the body bytes its admission
+    /// reserved from the shared budget, plus one read (before a head is admitted nothing of a body is
+    /// buffered beyond one read); otherwise a head's worth, the rest waits in the kernel. So memory per
+    /// connection never exceeds the header limit plus what the (bounded, shared) body budget granted it.
+    private var inputCap: Int {
+        switch phase {
+        case .reading: configuration.limits.maxHeaderBytes + reservedBodyBytes + configuration.readChunk
+        default: configuration.limits.maxHeaderBytes
+        }
+    }
+
+    /// What to watch the socket for. Reading goes on while a request is handled (pipelined bytes wait in
+    /// the buffer, up to the cap), so a keep-alive cycle needs no change of interest.
+    var interest: Interest {
+        switch phase {
+        case .closed: return []
+        case .lingering: return .read
+        case .closing: return outputPending ? .write : []
+        case .reading, .processing, .streaming:
+            var wanted: Interest = []
+            if !peerClosed, bufferedInput < inputCap { wanted.insert(.read) }
+            if outputPending { wanted.insert(.write) }
+            return wanted
+        }
+    }
+
+    // MARK: - Input
+
+    /// Buffers bytes read from the socket; `inputReceived` (or `inputEnded`) follows once the read is over.
+    mutating func append(_ bytes: ArraySlice<UInt8>) {
+        input.append(contentsOf: bytes)
+    }
+
+    /// Bytes were buffered: parse them when reading, else keep them for later.
+    mutating func inputReceived(now: UInt64) -> Action {
+        guard case .reading = phase else { return .wait(interest) }
+        return parseNext(now: now)
+    }
+
+    /// The client closed its sending side (read returned 0), after any bytes it sent before were appended.
+    mutating func inputEnded(now: UInt64) -> Action {
+        peerClosed = true
+        switch phase {
+        case .reading: return parseNext(now: now)
+        case .streaming(let exchange, _): return finishStream(exchange, now: now)
+        case .lingering: return closeNow()
+        case .processing, .closing, .closed: return .wait(interest)
+        }
+    }
+
+    /// A read or write failed, or the socket reported an error or a hang-up.
+    mutating func connectionFailed() -> Action { closeNow() }
+
+    /// Parses buffered input; one complete request at a time, and only when no response is being written.
+    private mutating func parseNext(now: UInt64) -> Action {
+        guard case .reading = phase, !outputPending else { return .wait(interest) }
+        let event: HTTPParser.Event
+        do {
+            event = try parser.parse(input, offset: &inputOffset)
+        } catch {
+            return fail(status: error.status, reason: error.reason)
+        }
+        switch event {
+        case .needMore:
+            compactInput()
+            // The client closed its side with no complete request pending: nothing more can come.
+            if peerClosed { return closeNow() }
+            if bufferedInput > 0, !inRequest {
+                // The header timeout runs from a request's first byte: trickling bytes do not extend it.
+                inRequest = true
+                phaseDeadline = now + configuration.headerTimeout
+            }
+            if draining, !inRequest { return closeNow() }
+            return .wait(interest)
+        case .head(let head):
+            inRequest = true
+            phaseDeadline = now + configuration.bodyTimeout
+            // Admission before `100 Continue` and before a body byte is read (RFC 9110 §10.1.1 lets a server
+            // answer a 100-continue request with a final status instead). The body's bytes come out of the
+            // budget shared by all connections before any is read; a chunked body counts as the largest allowed.
+            let bodyBytes = head.chunked ? configuration.limits.maxBodyBytes : head.contentLength ?? 0
+            admission = .head(expectsContinue: head.expectsContinue, includeBody: head.method != "HEAD")
+            return .admit(head, bodyBytes: bodyBytes, request: nil)
+        case .request(let request):
+            guard let requestId else {
+                // A request without a body comes whole, with no head first: admit it from its head now.
+                admission = .request(includeBody: request.method != "HEAD")
+                return .admit(request.head, bodyBytes: 0, request: request)
+            }
+            return dispatch(request, requestId: requestId, now: now)
+        }
+    }
+
+    private mutating func dispatch(_ request: HTTPRequest, requestId: String, now: UInt64) -> Action {
+        self.requestId = nil
+        inRequest = false
+        phase = .processing(Exchange(keepAlive: request.head.keepAlive, includeBody: request.method != "HEAD",
+                                     chunked: request.head.version == .http11))
+        phaseDeadline = 0
+        compactInput()
+        return .dispatch(request, requestId: requestId, receivedAt: now)
+    }
+
+    // MARK: - Admission
+
+    /// The responder admitted the head and, for a body, the loop reserved `reservedBodyBytes` (the
+    /// `bodyBytes` of `admit`); `request` is the one `admit` carried.
+    mutating func admitted(requestId: String, reservedBodyBytes: Int, request: HTTPRequest?, now: UInt64) -> Action {
+        let pending = admission
+        admission = .none
+        self.requestId = requestId
+        switch pending {
+        case .request:
+            guard let request else { return fail(status: 500, reason: "admitted request missing") }
+            return dispatch(request, requestId: requestId, now: now)
+        case .head(let expectsContinue, _):
+            self.reservedBodyBytes = reservedBodyBytes
+            if expectsContinue {
+                outputPending = true
+                return .sendContinue
+            }
+            return parseNext(now: now)
+        case .none:
+            return .wait(interest)
+        }
+    }
+
+    /// The responder refused the head: its answer is the last response, the body is never read.
+    mutating func refused(_ response: HTTPResponse, requestId: String, now: UInt64) -> Action {
+        let includeBody = admission.includeBody
+        admission = .none
+        self.requestId = nil
+        var response = response
+        response.headers.set("X-Request-ID", requestId)
+        discardRequest()
+        phase = .closing
+        outputPending = true
+        return .respond(response, keepAlive: false, includeBody: includeBody, releasing: takeReservation())
+    }
+
+    /// The head was admitted but its body does not fit the shared budget now.
+    mutating func overBudget(requestId: String, now: UInt64) -> Action {
+        admission = .none
+        self.requestId = requestId
+        return fail(status: 503, reason: "too many request bodies in flight; retry later", retryAfter: 1)
+    }
+
+    // MARK: - Responses
+
+    /// The responder's whole response to the request being processed.
+    mutating func responseReady(_ response: HTTPResponse, now: UInt64) -> Action {
+        guard case .processing(let exchange) = phase else { return .wait(interest) }
+        let keepAlive = exchange.keepAlive && !draining && !peerClosed
+        phase = keepAlive ? .reading : .closing
+        phaseDeadline = now + configuration.idleTimeout
+        outputPending = true
+        return .respond(response, keepAlive: keepAlive, includeBody: exchange.includeBody, releasing: takeReservation())
+    }
+
+    /// The responder answers with a stream: `head` now, the body in chunks as they come.
+    mutating func streamStarted(_ head: HTTPResponse, now: UInt64) -> Action {
+        guard case .processing(let exchange) = phase else { return .wait(interest) }
+        let keepAlive = exchange.keepAlive && exchange.chunked && !draining && !peerClosed
+        // A stream that cannot go on (draining, client gone, HEAD) ends as soon as its head is written.
+        phase = .streaming(exchange, ending: draining || peerClosed || !exchange.includeBody)
+        phaseDeadline = 0
+        outputPending = true
+        return .startStream(head, keepAlive: keepAlive, chunked: exchange.chunked, releasing: takeReservation())
+    }
+
+    /// The stream has more bytes (the loop was woken for them). Dropped once the stream is ending or over.
+    mutating func chunkAvailable(_ chunk: [UInt8], now: UInt64) -> Action {
+        guard case .streaming(let exchange, let ending) = phase, !ending, !chunk.isEmpty else { return .wait(interest) }
+        outputPending = true
+        return .sendChunk(chunk, chunked: exchange.chunked)
+    }
+
+    /// The stream's source has nothing more.
+    mutating func streamEnded(now: UInt64) -> Action {
+        guard case .streaming(let exchange, _) = phase else { return .wait(interest) }
+        return finishStream(exchange, now: now)
+    }
+
+    private mutating func finishStream(_ exchange: Exchange, now: UInt64) -> Action {
+        let keepAlive = exchange.keepAlive && exchange.chunked && !draining && !peerClosed
+        phase = keepAlive ? .reading : .closing
+        phaseDeadline = now + configuration.idleTimeout
+        outputPending = true
+        return .finishStream(terminator: exchange.chunked && exchange.includeBody)
+    }
+
+    // MARK: - Output
+
+    /// Everything written: close (lingering) after the last response, else go on with the next request.
+    mutating func writeCompleted(now: UInt64) -> Action {
+        outputPending = false
+        writeDeadline = 0
+        switch phase {
+        case .closing:
+            phase = .lingering
+            phaseDeadline = now + configuration.lingerTimeout
+            return .linger
+        case .reading:
+            return parseNext(now: now)
+        case .streaming(let exchange, true):
+            return finishStream(exchange, now: now)
+        case .streaming, .processing, .lingering, .closed:
+            return .wait(interest)
+        }
+    }
+
+    /// Output is left after a write: wait until the socket is writable, for at most the write timeout. A
+    /// stream whose output backs up past the write buffer's bound (`backlogFull`) is closed: its client does
+    /// not keep up (an SSE client reconnects).
+    mutating func writePending(now: UInt64, backlogFull: Bool) -> Action {
+        if case .streaming = phase, backlogFull { return closeNow() }
+        writeDeadline = now + configuration.writeTimeout
+        return .wait(interest)
+    }
+
+    // MARK: - Time and shutdown
+
+    /// The loop's periodic sweep: strictly past the deadline, a request that stopped arriving gets 408;
+    /// anything else (idle, stalled output, lingering) closes.
+    mutating func timerFired(now: UInt64) -> Action {
+        guard isExpired(at: now) else { return .wait(interest) }
+        if case .reading = phase, !outputPending, inRequest {
+            return fail(status: 408, reason: "the request was not received in time")
+        }
+        return closeNow()
+    }
+
+    /// The server stopped accepting: idle connections close, a stream ends, in-flight requests finish
+    /// (their responses say `Connection: close`).
+    mutating func drainStarted(now: UInt64) -> Action {
+        draining = true
+        switch phase {
+        case .reading where !inRequest && !outputPending: return closeNow()
+        case .streaming(let exchange, _): return finishStream(exchange, now: now)
+        default: return .wait(interest)
+        }
+    }
+
+    /// The shutdown grace period is over.
+    mutating func forceStop() -> Action { closeNow() }
+
+    // MARK: - Helpers
+
+    /// A server-made answer that ends the connection (RFC 9112 §9.6 after a framing error).
+    private mutating func fail(status: Int, reason: String, retryAfter: Int? = nil) -> Action {
+        let id = requestId
+        requestId = nil
+        admission = .none
+        discardRequest()
+        phase = .closing
+        outputPending = true
+        return .fail(status: status, reason: reason, requestId: id, retryAfter: retryAfter, releasing: takeReservation())
+    }
+
+    private mutating func closeNow() -> Action {
+        phase = .closed
+        outputPending = false
+        return .close(releasing: takeReservation())
+    }
+
+    private mutating func takeReservation() -> Int {
+        defer { reservedBodyBytes = 0 }
+        return reservedBodyBytes
+    }
+
+    /// Forgets a refused request: its partial body in the parser and any buffered input (the connection
+    /// closes; lingering reads what still comes into the loop's scratch buffer, never into these).
+    private mutating func discardRequest() {
+        parser = HTTPParser(limits: configuration.limits)
+        input = []
+        inputOffset = 0
+        inRequest = false
+    }
+
+    /// Drops consumed input so the buffer never grows with the number of requests served.
+    private mutating func compactInput() {
+        if inputOffset == input.count {
+            input.removeAll(keepingCapacity: input.capacity <= 64 * 1024)
+            inputOffset = 0
+        } else if inputOffset > 16 * 1024 {
+            input.removeFirst(inputOffset)
+            inputOffset = 0
+        }
+    }
+}
