@@ -44,6 +44,41 @@ package enum Migrations {
             ) WITHOUT ROWID;
             ALTER TABLE apps ADD COLUMN schema_version_floor INTEGER NOT NULL DEFAULT 0;
             """),
+        // Issue 15: every revision kept (up to a retention) with what made it; the first answer to each write
+        // sent with an Idempotency-Key; and, after a user's data is erased, the last revision they had, so the
+        // next write continues above it and no ETag ever names two contents. History starts with the first
+        // write after this migration (what made earlier revisions is not known).
+        Migration(version: 3, name: "history, idempotent answers, revision floors", sql: """
+            CREATE TABLE customization_history (
+                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL,
+                revision INTEGER NOT NULL,
+                schema_version INTEGER NOT NULL,
+                change_kind TEXT NOT NULL,
+                operations BLOB,
+                document BLOB NOT NULL,
+                updated_at TEXT NOT NULL,
+                PRIMARY KEY (app_id, user_id, revision)
+            ) WITHOUT ROWID;
+            CREATE TABLE idempotent_answers (
+                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                request_digest BLOB NOT NULL,
+                status INTEGER NOT NULL,
+                etag TEXT,
+                body BLOB,
+                created_at INTEGER NOT NULL,
+                PRIMARY KEY (app_id, user_id, idempotency_key)
+            ) WITHOUT ROWID;
+            CREATE INDEX idempotent_answers_by_age ON idempotent_answers (created_at);
+            CREATE TABLE revision_floors (
+                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL,
+                last_revision INTEGER NOT NULL,
+                PRIMARY KEY (app_id, user_id)
+            ) WITHOUT ROWID;
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

@@ -18,14 +18,17 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         package init(path: String) { self.path = path }
     }
 
-    private let writer: WriteQueue
-    private let readers: ReadPool
+    /// Used by this type's extensions (`SQLiteStore+History`) too.
+    let writer: WriteQueue
+    let readers: ReadPool
     package let path: String
     /// Whether writes currently succeed (set by the writer; `/readyz` reports it).
     package let health = StorageHealth()
     /// Stored customizations (all apps): counted once at start, then kept by the writes that change the
     /// count, applied only after their batch committed, so `/metrics` never scans the table.
     private let customizationTotal: Locked<Int>
+    /// Kept history rows (all apps): counted once at start, then kept like `customizationTotal`.
+    let historyTotal: Locked<Int>
 
     /// Opens or creates the database, checks it, migrates it and starts the writer.
     /// - Throws: `StorageError` for a file that is not a database, a corrupt one, or one from a newer version.
@@ -40,6 +43,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         try Migrations.migrate(db, now: Timestamp.now())
         try Self.checkWritable(db)
         customizationTotal = Locked(try db.scalarInt("SELECT count(*) FROM customizations") ?? 0)
+        historyTotal = Locked(try db.scalarInt("SELECT count(*) FROM customization_history") ?? 0)
         var readOnly = options
         readOnly.readOnly = true
         let count = max(1, configuration.readers)
@@ -148,9 +152,10 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     package func deleteApp(_ id: String) async throws -> Bool {
-        let (deleted, customizations) = try await writer.write { db in
+        let (deleted, customizations, historyRows) = try await writer.write { db in
             // The cascade deletes these; counted first by the primary key's app_id prefix.
             let customizations = try db.scalarInt("SELECT count(*) FROM customizations WHERE app_id = ?", [.text(id)]) ?? 0
+            let historyRows = try db.scalarInt("SELECT count(*) FROM customization_history WHERE app_id = ?", [.text(id)]) ?? 0
             // The id keeps its last schema version (see migration 2), in the same transaction as the delete.
             try db.run("""
                 INSERT INTO retired_apps (id, last_schema_version)
@@ -158,9 +163,10 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
                 ON CONFLICT (id) DO UPDATE SET last_schema_version = max(last_schema_version, excluded.last_schema_version)
                 """, [.text(id)])
             try db.run("DELETE FROM apps WHERE id = ?", [.text(id)])
-            return db.changes > 0 ? (true, customizations) : (false, 0)
+            return db.changes > 0 ? (true, customizations, historyRows) : (false, 0, 0)
         }
         adjustCustomizationTotal(-customizations)
+        adjustHistoryTotal(-historyRows)
         return deleted
     }
 
@@ -221,7 +227,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         return found
     }
 
-    private static func customizationRow(_ db: SQLiteConnection, appId: String, userId: String) throws -> CustomizationRecord? {
+    static func customizationRow(_ db: SQLiteConnection, appId: String, userId: String) throws -> CustomizationRecord? {
         let statement = try db.statement(Self.selectCustomization).bind([.text(appId), .text(userId)])
         defer { statement.reset() }
         return try statement.step() ? Self.customizationRow(statement, appId: appId, userId: userId) : nil
@@ -286,7 +292,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     /// Called only after the write that changed the count returned, i.e. after its batch committed.
-    private func adjustCustomizationTotal(_ delta: Int) {
+    func adjustCustomizationTotal(_ delta: Int) {
         if delta != 0 { customizationTotal.withLock { $0 += delta } }
     }
 

@@ -56,6 +56,8 @@ package enum StoreConflict: Error, Sendable, Equatable {
     case notFound
     /// Compare-and-set failed: the stored revision is `current` (412).
     case revisionMismatch(current: Int)
+    /// An idempotent answer is already stored under the key (another write took it meanwhile).
+    case answerExists
 }
 
 /// `backup` will not write where it was asked (the path exists, is a symlink, or cannot be created): an

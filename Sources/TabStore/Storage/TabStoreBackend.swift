@@ -69,6 +69,31 @@ package protocol TabStoreBackend: Sendable {
     /// Deletes a user's customization; false when there was none.
     /// - Throws: `StoreConflict.revisionMismatch`.
     func deleteCustomization(appId: String, userId: String, expectedRevision: Int?) async throws -> Bool
+    /// Commits one write in one transaction: the next revision with its history row (older rows past the
+    /// retention removed), and the idempotent answer, or only the answer when nothing changes.
+    /// - Throws: `StoreConflict.revisionMismatch` (the stored revision is not `expectedRevision`),
+    ///   `StoreConflict.notFound` (the app is gone), `StoreConflict.answerExists` (another write stored an answer
+    ///   under the same key meanwhile; nothing was committed), `StorageError`.
+    func commitCustomization(_ commit: CustomizationCommit) async throws
+    /// The last revision a user had before an erase (0 for none): the next one is above it, so no revision
+    /// number (and no ETag) ever names two contents.
+    func revisionFloor(appId: String, userId: String) async throws -> Int
+    /// The answer stored under `key` for the user, unless it was created before `notBefore` (expired).
+    func idempotentAnswer(appId: String, userId: String, key: String, notBefore: Int) async throws -> IdempotentAnswer?
+    /// Kept revisions below `before` (all when nil), newest first, at most `limit`.
+    func history(appId: String, userId: String, before: Int?, limit: Int) async throws -> [HistoryRecord]
+    /// One kept revision, nil when it is not kept.
+    func historyRecord(appId: String, userId: String, revision: Int) async throws -> HistoryRecord?
+    /// Everything stored about a user in `appId`, or in every app when nil; apps with nothing stored are left out.
+    func userData(userId: String, appId: String?) async throws -> [UserData]
+    /// The apps where something is stored about the user (customization, history or idempotent answers).
+    func appsHoldingUser(userId: String) async throws -> [String]
+    /// Erases a user's customization, history and idempotent answers in one app, in one transaction, keeping
+    /// only the revision counter (`revisionFloor`).
+    /// - Returns: whether anything was erased.
+    func eraseUser(userId: String, appId: String) async throws -> Bool
+    /// The number of kept history rows (all apps).
+    func historyCount() async throws -> Int
     /// Calls `body` with every customization of an app (stats, dry runs), from one read snapshot.
     func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws
     /// The number of stored customizations (all apps).

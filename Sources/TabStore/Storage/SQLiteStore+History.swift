@@ -1,0 +1,217 @@
+import TabStoreSupport
+
+/// History, idempotent answers, export and erase on the embedded store. The SQL is plain (no SQLite-only
+/// functions), so another backend can run the same statements.
+extension SQLiteStore {
+    /// Expired answers removed by each commit that stores one: enough to keep up with the answers added
+    /// (one per commit), never so many that one write pays for a backlog.
+    static let expiredAnswersPerCommit = 16
+
+    package func commitCustomization(_ commit: CustomizationCommit) async throws {
+        let (added, historyDelta) = try await writer.write { db -> (Int, Int) in
+            let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?",
+                                           [.text(commit.appId), .text(commit.userId)])
+            guard (current ?? 0) == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current ?? 0) }
+            var historyDelta = 0
+            do {
+                if let record = commit.record {
+                    try Self.storeRevision(record, db: db)
+                    historyDelta = try Self.storeHistory(commit, record, db: db)
+                }
+                if let answer = commit.answer { try Self.storeAnswer(answer, commit, db: db) }
+            } catch let error as StorageError where error.isConstraintViolation {
+                throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
+            }
+            return (commit.record != nil && current == nil ? 1 : 0, historyDelta)
+        }
+        adjustCustomizationTotal(added)
+        adjustHistoryTotal(historyDelta)
+    }
+
+    private static func storeRevision(_ next: CustomizationRecord, db: SQLiteConnection) throws {
+        try db.run("""
+            INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (app_id, user_id) DO UPDATE SET revision = excluded.revision,
+                schema_version = excluded.schema_version, document = excluded.document, updated_at = excluded.updated_at
+            """, [.text(next.appId), .text(next.userId), .integer(next.revision), .integer(next.schemaVersion),
+                  .blob(next.document), .text(next.updatedAt)])
+    }
+
+    /// Adds the revision's history row and removes the rows past the retention.
+    /// - Returns: the change in the number of history rows.
+    private static func storeHistory(_ commit: CustomizationCommit, _ record: CustomizationRecord, db: SQLiteConnection) throws -> Int {
+        var delta = 0
+        if commit.historyRevisions > 0 {
+            // A row under the same revision can only be left from a database restored from a backup: the newer one wins.
+            try db.run("""
+                INSERT INTO customization_history (app_id, user_id, revision, schema_version, change_kind, operations, document, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (app_id, user_id, revision) DO UPDATE SET schema_version = excluded.schema_version,
+                    change_kind = excluded.change_kind, operations = excluded.operations, document = excluded.document,
+                    updated_at = excluded.updated_at
+                """, [.text(record.appId), .text(record.userId), .integer(record.revision), .integer(record.schemaVersion),
+                      .text(commit.change.rawValue), commit.operations.map { .blob($0) } ?? .null, .blob(record.document),
+                      .text(record.updatedAt)])
+            delta += db.changes
+        }
+        // Revisions are consecutive (apart from a jump after an erase): the last N are those above revision - N.
+        try db.run("DELETE FROM customization_history WHERE app_id = ? AND user_id = ? AND revision <= ?",
+                   [.text(record.appId), .text(record.userId), .integer(record.revision - commit.historyRevisions)])
+        delta -= db.changes
+        return delta
+    }
+
+    /// Stores the answer; an expired one under the same key gives way, a live one means another write won.
+    private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, db: SQLiteConnection) throws {
+        let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
+        try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND idempotency_key = ? AND created_at < ?",
+                   user + [.text(answer.key), .integer(commit.answersExpireBefore)])
+        try db.run("""
+            INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app_id, user_id, idempotency_key) DO NOTHING
+            """, user + [.text(answer.key), .blob(answer.requestDigest), .integer(answer.status), answer.etag.map { .text($0) } ?? .null,
+                         .blob(answer.body), .integer(answer.createdAt)])
+        if db.changes == 0 { throw StoreConflict.answerExists }
+        // Bounded per user: past the cap the oldest answers go (a client retries within minutes, not 1,000 writes later).
+        let kept = try db.scalarInt("SELECT count(*) FROM idempotent_answers WHERE app_id = ? AND user_id = ?", user) ?? 0
+        if kept > commit.maxAnswersPerUser {
+            try db.run("""
+                DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND idempotency_key IN (
+                    SELECT idempotency_key FROM idempotent_answers WHERE app_id = ? AND user_id = ?
+                    ORDER BY created_at, idempotency_key LIMIT ?)
+                """, user + user + [.integer(kept - commit.maxAnswersPerUser)])
+        }
+        // Bounded cleanup of expired answers (any user), oldest first through the created_at index.
+        try db.run("""
+            DELETE FROM idempotent_answers WHERE (app_id, user_id, idempotency_key) IN (
+                SELECT app_id, user_id, idempotency_key FROM idempotent_answers WHERE created_at < ? ORDER BY created_at LIMIT ?)
+            """, [.integer(commit.answersExpireBefore), .integer(Self.expiredAnswersPerCommit)])
+    }
+
+    package func revisionFloor(appId: String, userId: String) async throws -> Int {
+        try await readers.read { db in
+            try db.scalarInt("SELECT last_revision FROM revision_floors WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)]) ?? 0
+        }
+    }
+
+    package func idempotentAnswer(appId: String, userId: String, key: String, notBefore: Int) async throws -> IdempotentAnswer? {
+        try await readers.read { db in
+            let statement = try db.statement("""
+                SELECT request_digest, status, etag, body, created_at FROM idempotent_answers
+                WHERE app_id = ? AND user_id = ? AND idempotency_key = ? AND created_at >= ?
+                """).bind([.text(appId), .text(userId), .text(key), .integer(notBefore)])
+            defer { statement.reset() }
+            guard try statement.step() else { return nil }
+            return IdempotentAnswer(key: key, requestDigest: statement.bytes(0), status: statement.int(1),
+                                    etag: statement.isNull(2) ? nil : statement.text(2), body: statement.bytes(3), createdAt: statement.int(4))
+        }
+    }
+
+    private static let historyColumns = "revision, schema_version, change_kind, operations, document, updated_at"
+
+    private static func historyRow(_ statement: SQLiteStatement) -> HistoryRecord {
+        HistoryRecord(revision: statement.int(0), schemaVersion: statement.int(1), change: statement.text(2),
+                      operations: statement.isNull(3) ? nil : statement.bytes(3), document: statement.bytes(4), updatedAt: statement.text(5))
+    }
+
+    package func history(appId: String, userId: String, before: Int?, limit: Int) async throws -> [HistoryRecord] {
+        try await readers.read { db in try Self.history(db, appId: appId, userId: userId, before: before, limit: limit) }
+    }
+
+    private static func history(_ db: SQLiteConnection, appId: String, userId: String, before: Int?, limit: Int) throws -> [HistoryRecord] {
+        let statement = try db.statement("""
+            SELECT \(Self.historyColumns) FROM customization_history
+            WHERE app_id = ? AND user_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?
+            """).bind([.text(appId), .text(userId), .integer(before ?? Int.max), .integer(limit)])
+        defer { statement.reset() }
+        var rows: [HistoryRecord] = []
+        while try statement.step() { rows.append(Self.historyRow(statement)) }
+        return rows
+    }
+
+    package func historyRecord(appId: String, userId: String, revision: Int) async throws -> HistoryRecord? {
+        try await readers.read { db in
+            let statement = try db.statement("SELECT \(Self.historyColumns) FROM customization_history WHERE app_id = ? AND user_id = ? AND revision = ?")
+                .bind([.text(appId), .text(userId), .integer(revision)])
+            defer { statement.reset() }
+            return try statement.step() ? Self.historyRow(statement) : nil
+        }
+    }
+
+    /// The apps to look in: `appId` alone, or every app (a primary-key lookup each, no scan of user rows).
+    private static func appIds(_ db: SQLiteConnection, _ appId: String?) throws -> [String] {
+        if let appId { return [appId] }
+        let statement = try db.statement("SELECT id FROM apps ORDER BY id")
+        defer { statement.reset() }
+        var ids: [String] = []
+        while try statement.step() { ids.append(statement.text(0)) }
+        return ids
+    }
+
+    package func userData(userId: String, appId: String?) async throws -> [UserData] {
+        try await readers.read { db in
+            var found: [UserData] = []
+            for app in try Self.appIds(db, appId) {
+                let record = try Self.customizationRow(db, appId: app, userId: userId)
+                let history = try Self.history(db, appId: app, userId: userId, before: nil, limit: Int.max)
+                let statement = try db.statement("""
+                    SELECT idempotency_key, status, created_at FROM idempotent_answers WHERE app_id = ? AND user_id = ?
+                    ORDER BY created_at DESC, idempotency_key
+                    """).bind([.text(app), .text(userId)])
+                var answers: [(key: String, status: Int, createdAt: Int)] = []
+                while try statement.step() { answers.append((statement.text(0), statement.int(1), statement.int(2))) }
+                statement.reset()
+                guard record != nil || !history.isEmpty || !answers.isEmpty else { continue }
+                found.append(UserData(appId: app, customization: record, history: history, answers: answers))
+            }
+            return found
+        }
+    }
+
+    package func appsHoldingUser(userId: String) async throws -> [String] {
+        try await readers.read { db in
+            try Self.appIds(db, nil).filter { app in
+                let user: [SQLiteValue] = [.text(app), .text(userId)]
+                return try db.scalarInt("SELECT 1 FROM customizations WHERE app_id = ? AND user_id = ?", user) != nil
+                    || db.scalarInt("SELECT 1 FROM customization_history WHERE app_id = ? AND user_id = ? LIMIT 1", user) != nil
+                    || db.scalarInt("SELECT 1 FROM idempotent_answers WHERE app_id = ? AND user_id = ? LIMIT 1", user) != nil
+            }
+        }
+    }
+
+    package func eraseUser(userId: String, appId: String) async throws -> Bool {
+        let user: [SQLiteValue] = [.text(appId), .text(userId)]
+        let (erased, customizations, historyRows) = try await writer.write { db -> (Bool, Int, Int) in
+            let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?", user) ?? 0
+            let newest = try db.scalarInt("SELECT max(revision) FROM customization_history WHERE app_id = ? AND user_id = ?", user) ?? 0
+            let floor = try db.scalarInt("SELECT last_revision FROM revision_floors WHERE app_id = ? AND user_id = ?", user) ?? 0
+            // Only the counter stays: the next revision is above every one this user ever had here.
+            if max(current, newest) > floor {
+                try db.run("""
+                    INSERT INTO revision_floors (app_id, user_id, last_revision) VALUES (?, ?, ?)
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET last_revision = excluded.last_revision
+                    """, user + [.integer(max(current, newest))])
+            }
+            try db.run("DELETE FROM customizations WHERE app_id = ? AND user_id = ?", user)
+            let customizations = db.changes
+            try db.run("DELETE FROM customization_history WHERE app_id = ? AND user_id = ?", user)
+            let historyRows = db.changes
+            try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ?", user)
+            return (customizations + historyRows + db.changes > 0, customizations, historyRows)
+        }
+        adjustCustomizationTotal(-customizations)
+        adjustHistoryTotal(-historyRows)
+        return erased
+    }
+
+    /// From memory, like `customizationCount`.
+    package func historyCount() async throws -> Int {
+        historyTotal.withLock { $0 }
+    }
+
+    /// Called only after the write that changed the count committed.
+    func adjustHistoryTotal(_ delta: Int) {
+        if delta != 0 { historyTotal.withLock { $0 += delta } }
+    }
+}
