@@ -184,6 +184,10 @@ extension TrustTests {
         "GET /v1/apps/{appId}/users/{userId}/customization": .pathUser, "PUT /v1/apps/{appId}/users/{userId}/customization": .pathUser,
         "PATCH /v1/apps/{appId}/users/{userId}/customization": .pathUser, "DELETE /v1/apps/{appId}/users/{userId}/customization": .pathUser,
         "GET /v1/apps/{appId}/users/{userId}/layout": .pathUser,
+        "GET /v1/apps/{appId}/users/{userId}/customization/history": .pathUser,
+        "POST /v1/apps/{appId}/users/{userId}/customization/revert": .pathUser,
+        "GET /v1/apps/{appId}/users/{userId}/export": .operatorOnly, "DELETE /v1/apps/{appId}/users/{userId}": .operatorOnly,
+        "GET /v1/users/{userId}/export": .operatorOnly, "DELETE /v1/users/{userId}": .operatorOnly,
     ]
 
     @Test("every route declares the expected access")

@@ -14,6 +14,18 @@ package struct APIConfiguration: Sendable {
     package var maxCustomizationBytes = 64 * 1024
     /// Documents up to this size are decoded and laid out on the event loop; larger ones go to the pool.
     package var inlineDocumentBytes = 16 * 1024
+    /// Revisions kept per user in the history (`--history-revisions`); 0 keeps none.
+    package var historyRevisions = 100
+    /// How long an answer to a write with an `Idempotency-Key` is kept, in seconds (at least a day).
+    package var idempotencySeconds = 86_400
+    /// Answers kept per user within `idempotencySeconds`; past it the oldest go first.
+    package var maxIdempotentAnswersPerUser = 1_000
+    /// Long polls waiting at once, over all users; more get 503 with `Retry-After`.
+    package var maxLongPolls = 10_000
+    /// Change-feed streams and long polls of one user at once; more get 429.
+    package var maxFollowersPerUser = 32
+    /// Seconds between keep-alive comments on a change-feed stream (at most 15, API.md).
+    package var feedKeepAliveSeconds = 15.0
     /// Seconds since 1970; injectable so token expiry is testable.
     package var clock: @Sendable () -> Int = { Int(Timestamp.unixNow()) }
 
@@ -22,4 +34,9 @@ package struct APIConfiguration: Sendable {
     /// Default page size of `GET /v1/apps`, and the largest allowed.
     package static let defaultPageSize = 100
     package static let maxPageSize = 1000
+    /// Most revisions one history page lists, and the default.
+    package static let maxHistoryPage = 100
+    package static let defaultHistoryPage = 20
+    /// Longest `waitSeconds` of a long poll.
+    package static let maxWaitSeconds = 60
 }

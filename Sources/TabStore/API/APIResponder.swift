@@ -14,6 +14,8 @@ package final class APIResponder: HTTPResponder {
     private let dispatcher: RouteDispatcher
     /// Built once, here: a request pays no allocation for it.
     private let middleware: APIMiddlewareStack.Standard
+    /// Long polls and change-feed streams.
+    private let changes: ChangeHub
 
     package convenience init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState = ServerState(),
                              metrics: Metrics = Metrics(), logger: Logger = .silent) {
@@ -27,6 +29,12 @@ package final class APIResponder: HTTPResponder {
         self.metrics = services.metrics
         self.dispatcher = RouteDispatcher(router: router, authenticator: Authenticator(services), logger: services.logger)
         self.middleware = APIMiddlewareStack.standard(services)
+        self.changes = services.changes
+    }
+
+    /// The server is about to drain: waiting long polls answer now, and no new one or stream starts waiting.
+    package func startDraining() {
+        changes.drain()
     }
 
     package func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {

@@ -10,7 +10,7 @@ protocol RouteGroup: Sendable {
 /// is given.
 enum APIRoutes {
     static func groups(_ services: APIServices) -> [any RouteGroup] {
-        [SystemRoutes(services), AppRoutes(services), SchemaRoutes(services), CustomizationRoutes(services)]
+        [SystemRoutes(services), AppRoutes(services), SchemaRoutes(services), CustomizationRoutes(services), UserDataRoutes(services)]
     }
 
     static func router(_ services: APIServices) -> Router {

@@ -16,6 +16,11 @@ struct APIServices: Sendable {
     let logger: Logger
     /// Apps and their current schema; the operator's writes invalidate entries.
     let apps: AppCache
+    /// Writes of one user take turns here (see `CustomizationRoutes.write`); so do erases and the
+    /// publications that follow each, so followers learn of one user's revisions in commit order.
+    let userLocks = KeyedLock<UserKey>()
+    /// Long polls and change-feed streams, told of each commit.
+    let changes: ChangeHub
 
     init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState, metrics: Metrics, logger: Logger) {
         self.store = store
@@ -25,6 +30,7 @@ struct APIServices: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.apps = AppCache(store: store)
+        self.changes = ChangeHub(maxPerUser: configuration.maxFollowersPerUser, maxLongPolls: configuration.maxLongPolls)
     }
 
     /// The app named in the path, or 404.

@@ -2,30 +2,55 @@ import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStorage
 import TabStoreSupport
-/// Writes: PUT replaces the choices, PATCH applies operations, DELETE forgets them.
+/// Writes: PUT replaces the choices, PATCH applies operations, DELETE forgets them (revert, in
+/// `CustomizationRoutes+History`, goes through the same `write`).
 extension CustomizationRoutes {
     /// How many times a write recomputes after another server's write won the compare-and-set.
     private static let writeAttempts = 8
 
-    /// Stores the next revision computed by `next` from the latest stored record.
+    /// Where a write starts from.
+    struct WriteBase: Sendable {
+        /// The stored record; nil when the user has none.
+        let record: CustomizationRecord?
+        /// The revision the write stores: above the stored one, and above every revision an erase removed.
+        let nextRevision: Int
+    }
+
+    /// What a write records and answers.
+    struct WriteKind: Sendable {
+        let change: ChangeKind
+        /// A PATCH's operations as a JSON array, for the history.
+        var operations: [UInt8]?
+        /// PUT, PATCH and revert answer with the whole customization; DELETE with 204.
+        var answersWithDocument = true
+    }
+
+    /// Stores the next revision computed by `next` from the latest stored record, with its history row and,
+    /// for a request with an `Idempotency-Key`, its answer, in one transaction; then tells the user's
+    /// followers. A repeat of a request whose answer is stored gets that answer again.
     ///
     /// Decoding, validation and encoding happen here, on the concurrency pool, never inside the storage
     /// writer's transaction: the writer only compares the revision this was computed from and stores the
     /// bytes (compare-and-set). Writes of one user take turns in `userLocks`, so on one server the set
-    /// succeeds at once; a write from elsewhere in between (another replica) makes this recompute.
+    /// succeeds at once, and a repeat waits for the first to commit and then finds its answer; a write from
+    /// elsewhere in between (another replica) makes this recompute.
     /// `next` returns nil when nothing changes (no new revision then).
-    private func write(
-        _ request: HTTPRequest, _ context: RouteContext,
-        next: @escaping @Sendable (CustomizationRecord?, SchemaIndex, UserKey) throws -> CustomizationRecord?
+    func write(
+        _ request: HTTPRequest, _ context: RouteContext, kind: WriteKind,
+        next: @escaping @Sendable (WriteBase, SchemaIndex, UserKey) throws -> CustomizationRecord?
     ) async throws -> HTTPResponse {
         let entry = try await services.requireApp(context)
         let schema = try entry.requireSchema()
         let key = try userKey(context)
         let preconditions = try Preconditions(request)
-        let stored = try await userLocks.withLock(key) { () async throws -> CustomizationRecord? in
+        let idempotent = try IdempotentRequest(request)
+        let store = services.store
+        return try await services.userLocks.withLock(key) { () async throws -> HTTPResponse in
             for _ in 0..<Self.writeAttempts {
-                let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
+                if let idempotent, let replay = try await replay(idempotent, key) { return replay }
+                let record = try await store.customization(appId: key.appId.text, userId: key.userId.text)
                 let base = record?.revision ?? 0
+                let floor = record == nil ? try await store.revisionFloor(appId: key.appId.text, userId: key.userId.text) : 0
                 // Against what was read, named as a GET would name it now (the revision and the current schema
                 // version): a tag from before a schema change no longer matches. The set below compares revisions,
                 // so what was checked here is what gets replaced. A customization "exists" once it has a revision.
@@ -33,23 +58,53 @@ extension CustomizationRoutes {
                 if preconditions.evaluate(current, exists: base > 0, safe: false) == .failed {
                     throw APIError.preconditionFailed(current: current, detail: "the customization is now \(current.text); read it again and retry")
                 }
-                guard let candidate = try next(record, schema, key) else { return record }
-                guard candidate.document.count <= services.configuration.maxCustomizationBytes else {
+                let candidate = try next(WriteBase(record: record, nextRevision: max(base, floor) + 1), schema, key)
+                if let candidate, candidate.document.count > services.configuration.maxCustomizationBytes {
                     throw RuleRefusal([Violation(pointer: "", code: .customizationTooLarge,
                                                  detail: "the customization would take \(candidate.document.count) bytes; at most \(services.configuration.maxCustomizationBytes) are stored")])
                 }
+                let response = try answer(kind, stored: candidate ?? record, schema: schema, key: key)
+                let now = services.configuration.clock()
+                let stored = idempotent?.answer(response, at: now)
+                guard candidate != nil || stored != nil else { return response }
                 do {
-                    return try await services.store.updateCustomization(appId: key.appId.text, userId: key.userId.text, expectedRevision: base) { _ in candidate }
-                } catch StoreConflict.revisionMismatch {
-                    continue  // changed meanwhile by another server: read again, check the preconditions again, compute again
+                    try await store.commitCustomization(CustomizationCommit(
+                        appId: key.appId.text, userId: key.userId.text, expectedRevision: base, record: candidate, change: kind.change,
+                        operations: kind.operations, historyRevisions: services.configuration.historyRevisions, answer: stored,
+                        answersExpireBefore: now - services.configuration.idempotencySeconds,
+                        maxAnswersPerUser: services.configuration.maxIdempotentAnswersPerUser))
+                } catch StoreConflict.revisionMismatch, StoreConflict.answerExists {
+                    continue  // changed meanwhile by another server: read again (a stored answer is replayed), check, compute again
                 } catch StoreConflict.notFound {
                     throw APIError.notFound(.appNotFound, "no app \"\(key.appId)\"")
                 }
+                if let candidate {
+                    services.changes.publish(key, CustomizationState(revision: candidate.revision, schemaVersion: candidate.schemaVersion,
+                                                                     document: candidate.document))
+                }
+                return response
             }
             throw APIError(status: 503, slug: .writeContention, title: "Service unavailable",
                            detail: "the customization kept changing while this write was computed; retry")
         }
-        // The stored bytes are the answer; no decode and re-encode after the write.
+    }
+
+    /// The stored first answer of a repeated request (nil for a new key).
+    /// - Throws: `APIError` 422 when the key was used for another request.
+    private func replay(_ idempotent: IdempotentRequest, _ key: UserKey) async throws -> HTTPResponse? {
+        let notBefore = services.configuration.clock() - services.configuration.idempotencySeconds
+        guard let stored = try await services.store.idempotentAnswer(appId: key.appId.text, userId: key.userId.text, key: idempotent.key,
+                                                                     notBefore: notBefore)
+        else { return nil }
+        let response = try idempotent.replay(stored)
+        services.metrics.recordReplay()
+        return response
+    }
+
+    /// The answer to a write that leaves `stored` current: its bytes as stored when written under the current
+    /// schema (no decode and re-encode after the write), else reconciled.
+    private func answer(_ kind: WriteKind, stored: CustomizationRecord?, schema: SchemaIndex, key: UserKey) throws -> HTTPResponse {
+        guard kind.answersWithDocument else { return HTTPResponse(status: 204) }
         let etag = Self.customizationTag(revision: stored?.revision ?? 0, schemaVersion: schema.version)
         if let stored, stored.schemaVersion == schema.version {
             return customizationResponse(document: stored.document, etag: etag)
@@ -58,10 +113,10 @@ extension CustomizationRoutes {
         return customizationResponse(document: current.document, etag: etag)
     }
 
-    /// The record that stores `value` as the revision after `record`'s.
-    private static func nextRecord(_ value: Customization, after record: CustomizationRecord?, schema: SchemaIndex, key: UserKey) -> CustomizationRecord {
+    /// The record that stores `value` as the revision `base` names.
+    private static func nextRecord(_ value: Customization, _ base: WriteBase, schema: SchemaIndex, key: UserKey) -> CustomizationRecord {
         var next = value
-        next.revision = (record?.revision ?? 0) + 1
+        next.revision = base.nextRevision
         next.schemaVersion = schema.version
         next.updatedAt = Timestamp.now()
         return CustomizationRecord(appId: key.appId.text, userId: key.userId.text, revision: next.revision, schemaVersion: schema.version,
@@ -69,17 +124,17 @@ extension CustomizationRoutes {
     }
 
     /// A write that edits the current choices: nil when they stay the same under the current schema.
-    private func edit(
-        _ request: HTTPRequest, _ context: RouteContext,
+    func edit(
+        _ request: HTTPRequest, _ context: RouteContext, kind: WriteKind,
         change: @escaping @Sendable (Customization, SchemaIndex) throws -> Customization
     ) async throws -> HTTPResponse {
-        try await write(request, context) { record, schema, key in
-            let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
+        try await write(request, context, kind: kind) { base, schema, key in
+            let current = try Self.current(base.record, appId: key.appId, userId: key.userId, schema: schema)
             let changed = try change(current.value, schema)
             // Nothing to store when the choices stay the same and the stored form is already current (or there
             // is none: the empty customization at revision 0 is what a first no-op write leaves).
-            if changed.sameChoices(as: current.value), record == nil || record?.schemaVersion == schema.version { return nil }
-            return Self.nextRecord(changed, after: record, schema: schema, key: key)
+            if changed.sameChoices(as: current.value), base.record == nil || base.record?.schemaVersion == schema.version { return nil }
+            return Self.nextRecord(changed, base, schema: schema, key: key)
         }
     }
 
@@ -95,7 +150,7 @@ extension CustomizationRoutes {
                            violations: [Violation(pointer: "/userId", code: .mismatch, detail: "userId must be \"\(key.userId)\"")])
         }
         let bodyRevision = echo.revision
-        return try await edit(request, context) { current, schema in
+        return try await edit(request, context, kind: WriteKind(change: .put)) { current, schema in
             // A `revision` in the body works like If-Match: a stale one is refused.
             if let bodyRevision, bodyRevision != current.revision {
                 let etag = Self.customizationTag(revision: current.revision, schemaVersion: schema.version)
@@ -106,8 +161,15 @@ extension CustomizationRoutes {
     }
 
     func patchCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        let operations = try Operation.decodeList(try request.jsonBody())
-        return try await edit(request, context) { current, schema in
+        let body = try request.jsonBody()
+        let operations = try Operation.decodeList(body)
+        var kind = WriteKind(change: .patch)
+        // The history keeps the list as sent (re-encoded), unless it is larger than a stored customization may be.
+        if case .object(let object) = body, let list = object["operations"] {
+            let encoded = JSONWriter.bytes(list)
+            if encoded.count <= services.configuration.maxCustomizationBytes { kind.operations = encoded }
+        }
+        return try await edit(request, context, kind: kind) { current, schema in
             try CustomizationEditor.apply(operations, to: current, index: schema)
         }
     }
@@ -116,10 +178,9 @@ extension CustomizationRoutes {
     /// accepted, whatever its size, can always be deleted). The revision still moves forward (the empty
     /// customization is stored as the next revision), so an ETag is never reused for different content.
     func deleteCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        _ = try await write(request, context) { record, schema, key in
-            guard record != nil else { return nil }
-            return Self.nextRecord(.empty, after: record, schema: schema, key: key)
+        try await write(request, context, kind: WriteKind(change: .delete, answersWithDocument: false)) { base, schema, key in
+            guard base.record != nil else { return nil }
+            return Self.nextRecord(.empty, base, schema: schema, key: key)
         }
-        return HTTPResponse(status: 204)
     }
 }

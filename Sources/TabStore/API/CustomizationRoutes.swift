@@ -6,8 +6,6 @@ import TabStoreSupport
 /// everything is at hand) and writes (compare-and-set, one user's writes taking turns).
 struct CustomizationRoutes: RouteGroup {
     let services: APIServices
-    /// Writes of one user take turns (see `write`).
-    let userLocks = KeyedLock<UserKey>()
 
     init(_ services: APIServices) { self.services = services }
 
@@ -17,6 +15,8 @@ struct CustomizationRoutes: RouteGroup {
         builder.add("PUT", user + "/customization", access: .pathUser, putCustomization)
         builder.add("PATCH", user + "/customization", access: .pathUser, patchCustomization)
         builder.add("DELETE", user + "/customization", access: .pathUser, deleteCustomization)
+        builder.add("GET", user + "/customization/history", access: .pathUser, history)
+        builder.add("POST", user + "/customization/revert", access: .pathUser, revert)
         builder.add("GET", user + "/layout", access: .pathUser, inline: layoutInline, layout)
     }
 
@@ -24,12 +24,6 @@ struct CustomizationRoutes: RouteGroup {
     struct CurrentCustomization {
         let value: Customization
         let document: [UInt8]
-    }
-
-    /// Whose customization a request is about: both ids checked, compared as bytes.
-    struct UserKey: Hashable, Sendable {
-        let appId: Identifier
-        let userId: Identifier
     }
 
     /// Decodes a stored record (or the empty customization) under storage rules and reconciles it with `schema`.
@@ -73,8 +67,10 @@ struct CustomizationRoutes: RouteGroup {
     // MARK: - Reads
 
     func getCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let longPoll = try LongPollRequest(request)
         let entry = try await services.requireApp(context)
         let key = try userKey(context)
+        if let longPoll { return try await self.longPoll(longPoll, request, key, entry: entry) }
         let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
         return try customizationAnswer(request, key, entry: entry, record: record)!
     }
@@ -82,7 +78,10 @@ struct CustomizationRoutes: RouteGroup {
     /// `getCustomization` from memory and one point read, on the event loop; nil when something would have to
     /// wait (the app is not cached, every reader is busy) or a large stored document would need reconciling.
     func getCustomizationInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
+        let longPoll = try LongPollRequest(request)
         guard let (key, entry, record) = try inlineRead(context) else { return nil }
+        // A long poll whose client has the current revision waits, off the event loop; any other answers now.
+        if let longPoll, let schema = entry.schema, longPoll.clientHas(revision: record?.revision ?? 0, schemaVersion: schema.version) { return nil }
         // Reconciling a large document would hold the event loop: the pool does that (a 304 or 412 needs no document).
         let reconcileLater = record.map { $0.schemaVersion != entry.schema?.version && $0.document.count > services.configuration.inlineDocumentBytes } ?? false
         return try customizationAnswer(request, key, entry: entry, record: record, reconcileLater: reconcileLater)
@@ -101,7 +100,7 @@ struct CustomizationRoutes: RouteGroup {
     }
 
     /// The customization, or 304/412 from its preconditions; nil when `reconcileLater` and a document is needed.
-    private func customizationAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?,
+    func customizationAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?,
                                      reconcileLater: Bool = false) throws -> HTTPResponse? {
         let schema = try entry.requireSchema()
         let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schema.version)

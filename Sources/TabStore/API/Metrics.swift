@@ -40,6 +40,8 @@ package final class Metrics: Sendable, ServerObserver {
         var commits = Histogram(Metrics.commitBuckets)
         var serverResponses: [Int: Int] = [:]
         var openConnections = 0
+        var replays = 0
+        var eventsSent = 0
     }
 
     /// All counters; every thread updates them under this lock.
@@ -75,11 +77,35 @@ package final class Metrics: Sendable, ServerObserver {
         state.withLock { $0.serverResponses[status, default: 0] += 1 }
     }
 
+    /// A write repeated with its `Idempotency-Key` got its first answer again.
+    package func recordReplay() { state.withLock { $0.replays += 1 } }
+
+    /// Change-feed events written to streams (customizations, token-expired, shutdown; not comments).
+    package func recordEventsSent(_ count: Int) { state.withLock { $0.eventsSent += count } }
+
     package func connectionOpened() { state.withLock { $0.openConnections += 1 } }
     package func connectionClosed() { state.withLock { $0.openConnections -= 1 } }
 
+    /// Gauges read by the caller when rendering: stored counts and who follows changes.
+    package struct Gauges: Sendable {
+        package var customizations = 0
+        package var historyRows = 0
+        package var streams = 0
+        package var longPolls = 0
+
+        package init(customizations: Int = 0, historyRows: Int = 0, streams: Int = 0, longPolls: Int = 0) {
+            self.customizations = customizations
+            self.historyRows = historyRows
+            self.streams = streams
+            self.longPolls = longPolls
+        }
+    }
+
     /// The exposition text; `customizations` is the stored count, read by the caller.
-    package func render(customizations: Int) -> String {
+    package func render(customizations: Int) -> String { render(Gauges(customizations: customizations)) }
+
+    /// The exposition text with `gauges`, read by the caller.
+    package func render(_ gauges: Gauges) -> String {
         let snapshot = state.withLock { $0 }
         var out = ""
         out += "# HELP tabstore_http_requests_total HTTP requests answered, by route pattern, method and status.\n"
@@ -106,7 +132,17 @@ package final class Metrics: Sendable, ServerObserver {
         out += "# TYPE tabstore_store_commit_duration_seconds histogram\n"
         out += histogram("tabstore_store_commit_duration_seconds", snapshot.commits, labels: nil)
         out += "# HELP tabstore_customizations Stored customizations (all apps).\n# TYPE tabstore_customizations gauge\n"
-        out += "tabstore_customizations \(customizations)\n"
+        out += "tabstore_customizations \(gauges.customizations)\n"
+        out += "# HELP tabstore_history_rows Kept history rows (all apps and users).\n# TYPE tabstore_history_rows gauge\n"
+        out += "tabstore_history_rows \(gauges.historyRows)\n"
+        out += "# HELP tabstore_idempotent_replays_total Writes repeated with their Idempotency-Key that got the first answer again.\n"
+        out += "# TYPE tabstore_idempotent_replays_total counter\ntabstore_idempotent_replays_total \(snapshot.replays)\n"
+        out += "# HELP tabstore_feed_streams Open change-feed streams.\n# TYPE tabstore_feed_streams gauge\n"
+        out += "tabstore_feed_streams \(gauges.streams)\n"
+        out += "# HELP tabstore_feed_events_total Change-feed events sent (customization, token-expired, shutdown).\n"
+        out += "# TYPE tabstore_feed_events_total counter\ntabstore_feed_events_total \(snapshot.eventsSent)\n"
+        out += "# HELP tabstore_long_polls Long polls waiting for a change.\n# TYPE tabstore_long_polls gauge\n"
+        out += "tabstore_long_polls \(gauges.longPolls)\n"
         return out
     }
 

@@ -8,8 +8,10 @@ package enum ProblemType: String, Sendable, CaseIterable {
     case databaseUnavailable = "database-unavailable"
     case draining
     case forbidden
+    case idempotencyKeyReused = "idempotency-key-reused"
     case internalError = "internal-error"
     case invalidIfMatch = "invalid-if-match"
+    case invalidIdempotencyKey = "invalid-idempotency-key"
     case invalidIfNoneMatch = "invalid-if-none-match"
     case invalidParameter = "invalid-parameter"
     case invalidPath = "invalid-path"
@@ -21,9 +23,12 @@ package enum ProblemType: String, Sendable, CaseIterable {
     case noSchema = "no-schema"
     case notImplemented = "not-implemented"
     case revisionMismatch = "revision-mismatch"
+    case revisionNotFound = "revision-not-found"
     case ruleViolation = "rule-violation"
     case schemaVersionNotFound = "schema-version-not-found"
     case storageUnavailable = "storage-unavailable"
+    case tooManyFollowers = "too-many-followers"
+    case tooManyWaiting = "too-many-waiting"
     case unauthorized
     case unsupportedMediaType = "unsupported-media-type"
     case writeContention = "write-contention"

@@ -48,6 +48,7 @@ struct SchemaRoutes: RouteGroup {
             throw APIError.notFound(.appNotFound, "no app \"\(appId)\"")
         }
         services.apps.invalidate(appId)
+        services.republish(appId: appId)
         return .json(201, record.document, headers: HTTPHeaders([("Location", "/v1/apps/\(appId)/schema/versions/\(record.version)")]))
     }
 

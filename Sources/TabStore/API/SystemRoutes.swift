@@ -35,7 +35,9 @@ struct SystemRoutes: RouteGroup {
     }
 
     func metricsText(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        let text = services.metrics.render(customizations: try await services.store.customizationCount())
+        let (streams, longPolls) = services.changes.counts
+        let text = services.metrics.render(Metrics.Gauges(customizations: try await services.store.customizationCount(),
+                                                          historyRows: try await services.store.historyCount(), streams: streams, longPolls: longPolls))
         return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),
                             body: Array(text.utf8))
     }

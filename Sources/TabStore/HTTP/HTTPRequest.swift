@@ -128,6 +128,7 @@ package enum HTTPStatus {
         case 417: "Expectation Failed"
         case 422: "Unprocessable Content"
         case 428: "Precondition Required"
+        case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
         case 501: "Not Implemented"

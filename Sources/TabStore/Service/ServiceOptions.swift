@@ -27,6 +27,8 @@ public struct ServiceOptions: Sendable {
     public var corsOrigins: [String] = []
     public var metricsRequireAuth = false
     public var accessLog = true
+    /// Revisions kept per user in the history; 0 keeps none.
+    public var historyRevisions = 100
     package var logLevel = Logger.Level.info
 
     public init() {}
@@ -113,6 +115,9 @@ public struct ServiceOptions: Sendable {
         },
         Setting(flag: "metrics-auth", help: "require the operator token for /metrics (default false)") { $0.metricsRequireAuth = try boolean("metrics-auth", $1) },
         Setting(flag: "access-log", help: "one JSON log line per request (default true)") { $0.accessLog = try boolean("access-log", $1) },
+        Setting(flag: "history-revisions", help: "revisions kept per user for history and revert (default 100; 0 keeps none)") {
+            $0.historyRevisions = try integer("history-revisions", 0...10_000, $1)
+        },
         Setting(flag: "log-level", help: "debug, info, warning or error (default info)") { options, value in
             guard let level = Logger.Level(name: value) else { throw Invalid(description: "--log-level must be debug, info, warning or error, got \"\(value)\"") }
             options.logLevel = level

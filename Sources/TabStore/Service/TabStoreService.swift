@@ -60,6 +60,7 @@ public final class TabStoreService: Sendable {
             apiConfiguration.metricsRequireAuth = options.metricsRequireAuth
             apiConfiguration.accessLog = options.accessLog
             apiConfiguration.maxCustomizationBytes = options.maxCustomizationBytes
+            apiConfiguration.historyRevisions = options.historyRevisions
             let api = APIResponder(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
             ownsListener = false  // from here HTTPServer.start owns it (and closes it when it throws)
             let http = try HTTPServer.start(configuration: server, listener: listener, responder: api, state: state, observer: metrics, logger: logger)
@@ -99,6 +100,8 @@ public final class TabStoreService: Sendable {
 
     /// Graceful shutdown: drain HTTP within the grace period, then finish queued writes and close the database.
     public func shutdown() async {
+        // Long polls answer at once instead of holding the drain for up to a minute.
+        api.startDraining()
         await server.shutdown(grace: options.shutdownGrace)
         await store.close()
         lock.release()

@@ -1,0 +1,45 @@
+import TabStoreDomain
+import TabStoreStorage
+import TabStoreSupport
+
+/// Telling followers about changes that are not a user's own write: an erase, a new schema version.
+extension APIServices {
+    /// Erases what is stored about `key`'s user in its app, taking the user's write turn so the followers'
+    /// "empty at revision 0" never crosses a write's publication; tells them when something was erased.
+    /// - Returns: whether anything was erased.
+    /// - Throws: storage errors.
+    func erase(_ key: UserKey, schema: SchemaIndex?) async throws -> Bool {
+        try await userLocks.withLock(key) { () async throws -> Bool in
+            let erased = try await store.eraseUser(userId: key.userId.text, appId: key.appId.text)
+            if erased, let schema {
+                let empty = try CustomizationRoutes.current(nil, appId: key.appId, userId: key.userId, schema: schema)
+                changes.publish(key, CustomizationState(revision: 0, schemaVersion: schema.version, document: empty.document))
+            }
+            return erased
+        }
+    }
+
+    /// After a new schema version: every followed user of the app gets their customization reconciled with it
+    /// (its ETag names the new version). Runs in the background, one user's write turn at a time, so the
+    /// registration answers at once and no publication crosses a write's.
+    func republish(appId: Identifier) {
+        let users = changes.followedUsers(of: appId)
+        guard !users.isEmpty else { return }
+        Task {
+            for key in users {
+                do {
+                    try await userLocks.withLock(key) { () async throws -> Void in
+                        guard let schema = try await apps.entry(appId)?.schema else { return }
+                        let record = try await store.customization(appId: appId.text, userId: key.userId.text)
+                        let current = try CustomizationRoutes.current(record, appId: appId, userId: key.userId, schema: schema)
+                        changes.publish(key, CustomizationState(revision: record?.revision ?? 0, schemaVersion: schema.version,
+                                                                document: current.document))
+                    }
+                } catch {
+                    // A damaged row or a busy database: that user's followers see the new version with their next change.
+                    logger.warning("republish_failed", [("appId", .string(appId.text)), ("error", .string(String(describing: error)))])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import TabStoreHTTP
+import TabStoreSupport
+
+/// A user's customization as a GET serves it right after a commit: what followers are told.
+struct CustomizationState: Sendable, Equatable {
+    let revision: Int
+    let schemaVersion: Int
+    /// The whole customization, one line of JSON.
+    let document: [UInt8]
+
+    var etag: EntityTag { CustomizationRoutes.customizationTag(revision: revision, schemaVersion: schemaVersion) }
+}
+
+/// Why a follower is let go without a change.
+enum FollowEnd: Sendable, Equatable {
+    /// The server drains.
+    case draining
+    /// The app was deleted.
+    case appDeleted
+}
+
+/// Something waiting for a user's next revision: a long poll or a change-feed stream. Called from
+/// whichever thread publishes; each implementation guards its own state and never blocks.
+protocol ChangeFollower: AnyObject, Sendable {
+    /// A committed revision (or a schema change, or an erase) made `state` current.
+    func changed(_ state: CustomizationState)
+    /// Let go: the follower is no longer registered when this is called.
+    func ended(_ reason: FollowEnd)
+}
+
+/// Who follows which user on this server. The writers publish after their commit returned, while holding
+/// the user's write turn, so followers of one user learn of revisions in commit order and never of a
+/// revision that is not durable yet. Memory is bounded: at most `maxPerUser` followers per user, and at
+/// most `maxLongPolls` long polls in all (streams are bounded by the connection limit, being connections).
+final class ChangeHub: Sendable {
+    enum Kind: Sendable { case longPoll, stream }
+
+    enum Admission: Sendable, Equatable {
+        case followed
+        /// The user already has `maxPerUser` followers.
+        case userLimit
+        /// `maxLongPolls` long polls wait already.
+        case serverLimit
+        case draining
+    }
+
+    private struct Entry {
+        let follower: any ChangeFollower
+        let kind: Kind
+    }
+
+    private struct Registry {
+        var followers: [UserKey: [ObjectIdentifier: Entry]] = [:]
+        var longPolls = 0
+        var streams = 0
+        var draining = false
+    }
+
+    /// Every follower, by user; all threads touch it under this lock, and call followers only after leaving it.
+    private let registry = Locked(Registry())
+    let maxPerUser: Int
+    let maxLongPolls: Int
+
+    init(maxPerUser: Int, maxLongPolls: Int) {
+        self.maxPerUser = maxPerUser
+        self.maxLongPolls = maxLongPolls
+    }
+
+    /// Registers `follower` for `key`'s changes, unless a limit or the drain refuses it.
+    func follow(_ key: UserKey, _ follower: any ChangeFollower, kind: Kind) -> Admission {
+        registry.withLock { registry in
+            if registry.draining { return .draining }
+            if kind == .longPoll, registry.longPolls >= maxLongPolls { return .serverLimit }
+            let current = registry.followers[key]?.count ?? 0
+            if current >= maxPerUser { return .userLimit }
+            registry.followers[key, default: [:]][ObjectIdentifier(follower)] = Entry(follower: follower, kind: kind)
+            switch kind {
+            case .longPoll: registry.longPolls += 1
+            case .stream: registry.streams += 1
+            }
+            return .followed
+        }
+    }
+
+    /// Forgets `follower` (it stopped waiting); nothing when it was not registered.
+    func unfollow(_ key: UserKey, _ follower: any ChangeFollower) {
+        registry.withLock { registry in
+            guard let removed = registry.followers[key]?.removeValue(forKey: ObjectIdentifier(follower)) else { return }
+            if registry.followers[key]?.isEmpty == true { registry.followers[key] = nil }
+            Self.uncount(removed.kind, in: &registry)
+        }
+    }
+
+    /// Tells every follower of `key` about `state`. Call after the commit that made it, holding the user's
+    /// write turn (`APIServices.userLocks`), so two publications for one user never cross.
+    func publish(_ key: UserKey, _ state: CustomizationState) {
+        let followers = registry.withLock { registry in registry.followers[key].map { $0.values.map(\.follower) } ?? [] }
+        for follower in followers { follower.changed(state) }
+    }
+
+    /// The users of `appId` someone follows (a schema change tells them their reconciled customization).
+    func followedUsers(of appId: Identifier) -> [UserKey] {
+        registry.withLock { registry in registry.followers.keys.filter { $0.appId == appId } }
+    }
+
+    /// Lets go of every follower of the app's users (the app was deleted).
+    func appDeleted(_ appId: Identifier) {
+        let gone = registry.withLock { registry -> [any ChangeFollower] in
+            var gone: [any ChangeFollower] = []
+            for key in Array(registry.followers.keys) where key.appId == appId {
+                guard let removed = registry.followers.removeValue(forKey: key) else { continue }
+                for entry in removed.values {
+                    Self.uncount(entry.kind, in: &registry)
+                    gone.append(entry.follower)
+                }
+            }
+            return gone
+        }
+        for follower in gone { follower.ended(.appDeleted) }
+    }
+
+    /// Lets go of every long poll (they answer at once) and refuses new followers: the server drains. Streams
+    /// are ended by the event loops, which send them their last event.
+    func drain() {
+        let polls = registry.withLock { registry -> [any ChangeFollower] in
+            registry.draining = true
+            var polls: [any ChangeFollower] = []
+            for key in Array(registry.followers.keys) {
+                for (id, entry) in registry.followers[key] ?? [:] where entry.kind == .longPoll {
+                    registry.followers[key]?[id] = nil
+                    registry.longPolls -= 1
+                    polls.append(entry.follower)
+                }
+                if registry.followers[key]?.isEmpty == true { registry.followers[key] = nil }
+            }
+            return polls
+        }
+        for poll in polls { poll.ended(.draining) }
+    }
+
+    var isDraining: Bool { registry.withLock { $0.draining } }
+
+    /// Open streams and waiting long polls (metrics).
+    var counts: (streams: Int, longPolls: Int) { registry.withLock { ($0.streams, $0.longPolls) } }
+
+    private static func uncount(_ kind: Kind, in registry: inout Registry) {
+        switch kind {
+        case .longPoll: registry.longPolls -= 1
+        case .stream: registry.streams -= 1
+        }
+    }
+}

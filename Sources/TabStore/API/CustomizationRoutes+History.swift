@@ -1,0 +1,98 @@
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
+/// History and undo: the kept revisions, newest first, and a revert that stores an earlier revision's
+/// choices, reconciled with the current schema, as a new revision (so a revert can itself be reverted).
+extension CustomizationRoutes {
+    /// A page stops adding revisions past this many bytes of documents and operations (it always lists at
+    /// least one): a hundred large revisions would otherwise make one answer of many megabytes.
+    static let maxHistoryPageBytes = 1 << 20
+
+    func history(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let limit = try Self.integerParameter(request, "limit", in: 1...APIConfiguration.maxHistoryPage) ?? APIConfiguration.defaultHistoryPage
+        let before = try Self.integerParameter(request, "before", in: 1...Int.max)
+        _ = try await services.requireApp(context)
+        let key = try userKey(context)
+        // One more than asked for tells whether an older page exists.
+        let rows = try await services.store.history(appId: key.appId.text, userId: key.userId.text, before: before, limit: limit + 1)
+        var items: [JSONValue] = []
+        var bytes = 0
+        for row in rows.prefix(limit) {
+            if !items.isEmpty, bytes + row.document.count + (row.operations?.count ?? 0) > Self.maxHistoryPageBytes { break }
+            bytes += row.document.count + (row.operations?.count ?? 0)
+            items.append(historyItem(row))
+        }
+        let nextBefore: JSONValue = items.count < rows.count ? .integer(rows[items.count - 1].revision) : .null
+        return .json(200, .object(JSONObject([("items", .array(items)), ("nextBefore", nextBefore)])),
+                     headers: HTTPHeaders([("Cache-Control", "no-store")]))
+    }
+
+    /// One kept revision as the history and the export show it. A stored document or operation list that
+    /// does not parse (damaged) shows as null and is logged, so one bad row never fails a page.
+    func historyItem(_ row: HistoryRecord) -> JSONValue {
+        var members: [(String, JSONValue)] = [("revision", .integer(row.revision)), ("updatedAt", .string(row.updatedAt)), ("change", .string(row.change))]
+        if row.change == ChangeKind.patch.rawValue {
+            members.append(("operations", row.operations.map { parsedOrNull($0, revision: row.revision) } ?? .null))
+        }
+        members.append(("customization", parsedOrNull(row.document, revision: row.revision)))
+        return .object(JSONObject(members))
+    }
+
+    private func parsedOrNull(_ bytes: [UInt8], revision: Int) -> JSONValue {
+        do {
+            return try JSONParser.parse(bytes)
+        } catch {
+            services.logger.warning("stored_history_unreadable", [("revision", .integer(revision)), ("bytes", .integer(bytes.count))])
+            return .null
+        }
+    }
+
+    /// A decimal query parameter within `range`; nil when absent. Never traps (at most 18 digits are read).
+    /// - Throws: `APIError` 400 `invalid-parameter`.
+    static func integerParameter(_ request: HTTPRequest, _ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = request.queryParameter(name) else { return nil }
+        guard (1...18).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(text), range.contains(value) else {
+            let upper = range.upperBound == Int.max ? "" : " to \(range.upperBound)"
+            throw APIError.badRequest(.invalidParameter, "\(name) must be an integer from \(range.lowerBound)\(upper)")
+        }
+        return value
+    }
+
+    func revert(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let target = try Self.revertTarget(try request.jsonBody())
+        _ = try await services.requireApp(context)
+        let key = try userKey(context)
+        // Revision 0 is the empty customization every user starts from; any other must be kept. Read before
+        // the write takes its turn: a revision pruned meanwhile is still a revision that was kept when asked for.
+        let choices: Customization
+        if target == 0 {
+            choices = .empty
+        } else {
+            guard let row = try await services.store.historyRecord(appId: key.appId.text, userId: key.userId.text, revision: target) else {
+                throw APIError.notFound(.revisionNotFound, "revision \(target) is not kept; GET …/customization/history lists the kept ones")
+            }
+            choices = try Customization.decodeStored(row.document)
+        }
+        return try await edit(request, context, kind: WriteKind(change: .revert)) { _, schema in
+            Reconciler.reconcile(choices, with: schema)
+        }
+    }
+
+    /// `{"toRevision": n}`, n ≥ 0.
+    /// - Throws: `MalformedDocument` (400) for another shape, an unknown member or a negative revision.
+    static func revertTarget(_ body: JSONValue) throws -> Int {
+        let reader = try ObjectReader(body, at: "")
+        try reader.rejectUnknown(["toRevision"])
+        guard case .object(let object) = body, let value = object["toRevision"] else {
+            throw MalformedDocument(pointer: "/toRevision", code: .missingField, detail: "\"toRevision\" is required")
+        }
+        guard case .integer(let revision) = value else {
+            throw MalformedDocument(pointer: "/toRevision", code: .invalidType, detail: "\"toRevision\" must be an integer")
+        }
+        guard revision >= 0 else {
+            throw MalformedDocument(pointer: "/toRevision", code: .invalidValue, detail: "\"toRevision\" is a revision number, 0 or more")
+        }
+        return revision
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
+/// Export and erase of everything stored about a user, in one app or across every app (operator only).
+/// An erase keeps only the user's last revision number, so revisions continue above it and no ETag ever
+/// names two contents.
+struct UserDataRoutes: RouteGroup {
+    let services: APIServices
+
+    init(_ services: APIServices) { self.services = services }
+
+    func register(on builder: inout Router.Builder) {
+        builder.add("GET", "/v1/apps/{appId}/users/{userId}/export", access: .operatorOnly, exportInApp)
+        builder.add("DELETE", "/v1/apps/{appId}/users/{userId}", access: .operatorOnly, eraseInApp)
+        builder.add("GET", "/v1/users/{userId}/export", access: .operatorOnly, exportEverywhere)
+        builder.add("DELETE", "/v1/users/{userId}", access: .operatorOnly, eraseEverywhere)
+    }
+
+    func exportInApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let entry = try await services.requireApp(context)
+        let userId = try context.userId()
+        let data = try await services.store.userData(userId: userId.text, appId: entry.app.id).first
+        return .json(200, export(entry, userId, data))
+    }
+
+    func exportEverywhere(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let userId = try context.userId()
+        var apps: [JSONValue] = []
+        for data in try await services.store.userData(userId: userId.text, appId: nil) {
+            // An app deleted since the read has nothing left to export.
+            guard let entry = try await services.apps.entry(Identifier(data.appId)) else { continue }
+            apps.append(export(entry, userId, data))
+        }
+        return .json(200, .object(JSONObject([("userId", .string(userId.text)), ("apps", .array(apps))])))
+    }
+
+    func eraseInApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let entry = try await services.requireApp(context)
+        _ = try await services.erase(UserKey(appId: Identifier(entry.app.id), userId: try context.userId()), schema: entry.schema)
+        return HTTPResponse(status: 204)
+    }
+
+    /// One app at a time, each in its own transaction and the user's write turn there: what is stored when
+    /// the call starts is gone when it answers (a write that lands in between is erased or comes after).
+    func eraseEverywhere(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let userId = try context.userId()
+        for appId in try await services.store.appsHoldingUser(userId: userId.text) {
+            let entry = try await services.apps.entry(Identifier(appId))
+            _ = try await services.erase(UserKey(appId: Identifier(appId), userId: userId), schema: entry?.schema)
+        }
+        return HTTPResponse(status: 204)
+    }
+
+    /// `{"appId", "userId", "customization", "history", "idempotencyKeys"}`: the customization as a GET serves
+    /// it (revision 0 for none), every kept revision newest first, and the idempotency keys kept (the answers
+    /// themselves are copies of revisions).
+    private func export(_ entry: AppCache.Entry, _ userId: Identifier, _ data: UserData?) -> JSONValue {
+        let routes = CustomizationRoutes(services)
+        let appId = Identifier(entry.app.id)
+        let keys: [JSONValue] = (data?.answers ?? []).map { answer in
+            .object(JSONObject([("key", .string(answer.key)), ("status", .integer(answer.status)),
+                                ("createdAt", .string(Timestamp.format(Date(timeIntervalSince1970: Double(answer.createdAt)))))]))
+        }
+        return .object(JSONObject([
+            ("appId", .string(appId.text)), ("userId", .string(userId.text)),
+            ("customization", customization(data?.customization, appId: appId, userId: userId, schema: entry.schema)),
+            ("history", .array((data?.history ?? []).map(routes.historyItem))),
+            ("idempotencyKeys", .array(keys)),
+        ]))
+    }
+
+    /// The customization as a GET serves it; without a schema, as stored; a damaged one as null (logged).
+    private func customization(_ record: CustomizationRecord?, appId: Identifier, userId: Identifier, schema: SchemaIndex?) -> JSONValue {
+        do {
+            if let schema { return try JSONParser.parse(try CustomizationRoutes.current(record, appId: appId, userId: userId, schema: schema).document) }
+            if let record { return try JSONParser.parse(record.document) }
+            return Customization.empty.json(appId: appId, userId: userId)
+        } catch {
+            services.logger.warning("stored_customization_unreadable", [("appId", .string(appId.text)), ("revision", .integer(record?.revision ?? 0))])
+            return .null
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+@testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreSupport
+
+/// `Idempotency-Key` on PUT, PATCH, DELETE and revert (API.md "Exactly-once writes").
+@Suite("Exactly-once writes with Idempotency-Key", .serialized)
+struct IdempotencyTests {
+    @Test("a sequential retry gets the first answer again with Idempotent-Replayed: true and changes nothing")
+    func sequentialRetry() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let patch = TestRequest.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "offline-1").json(Sync.hide("climate"))
+            let first = try await live.send(patch)
+            #expect(first.status == 200 && first.revision == 1 && first.header("Idempotent-Replayed") == nil)
+            // Another device changes the customization meanwhile: the retry still gets the first answer, not a merge.
+            #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell"))).revision == 2)
+            for _ in 0..<2 {
+                let again = try await live.send(patch)
+                #expect(again.status == 200 && again.body == first.body && again.etag == first.etag)
+                #expect(again.header("Idempotent-Replayed") == "true")
+                #expect(again.header("Content-Type") == "application/json")
+            }
+            #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).revision == 2)
+            let metrics = try await live.send(.get("/metrics"))
+            #expect(metrics.metric("tabstore_idempotent_replays_total") == 2)
+        }
+    }
+
+    @Test("the same key with another method, path or body is 422 idempotency-key-reused and changes nothing")
+    func reusedKey() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let key = ("Idempotency-Key", "k-1")
+            #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).headers([key]).json(Sync.hide("climate"))).status == 200)
+            let reuses: [TestRequest] = [
+                .patch(creds.customization).json(Sync.hide("bell")),
+                .put(creds.customization).json(#"{"tabs": {}}"#),
+                .delete(creds.customization),
+                .post(creds.customization + "/revert").json(#"{"toRevision": 0}"#),
+            ]
+            for reuse in reuses {
+                let answer = try await live.send(reuse.bearer(creds.userToken).headers([key]))
+                #expect(answer.status == 422 && answer.problemType == "urn:tabstore:problem:idempotency-key-reused", "\(reuse.method)")
+            }
+            #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).revision == 1)
+        }
+    }
+
+    @Test("keys are scoped to app and user: another user's identical key is a new request")
+    func keysAreScopedPerUser() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let key = ("Idempotency-Key", "same")
+            #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).headers([key]).json(Sync.hide("climate"))).revision == 1)
+            let other = creds.app.userPath(Credentials.otherUser) + "/customization"
+            let mallory = try await live.send(.patch(other).bearer(creds.otherUserToken).headers([key]).json(Sync.hide("bell")))
+            #expect(mallory.status == 200 && mallory.revision == 1 && mallory.header("Idempotent-Replayed") == nil)
+        }
+    }
+
+    @Test("a malformed key is 400 invalid-idempotency-key before anything is stored",
+          arguments: [[""], [String(repeating: "k", count: 256)], ["has space"], ["tab\tinside"], ["caf\u{E9}"], ["a", "b"]])
+    func malformedKeys(_ values: [String]) async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            let request = values.reduce(TestRequest.patch(creds.customization).bearer(creds.userToken)) { $0.header("Idempotency-Key", $1) }
+            let answer = await api.send(request.json(Sync.hide("climate")))
+            #expect(answer.status == 400 && answer.problemType == "urn:tabstore:problem:invalid-idempotency-key")
+            #expect(await api.send(.get(creds.customization).bearer(creds.userToken)).revision == 0)
+        }
+    }
+
+    @Test("255 visible ASCII characters are a valid key")
+    func longestKey() async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            let key = String((0..<255).map { Character(UnicodeScalar(UInt8(0x21 + $0 % 94))) })
+            let request = TestRequest.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", key).json(Sync.hide("climate"))
+            #expect(await api.send(request).status == 200)
+            #expect(await api.send(request).header("Idempotent-Replayed") == "true")
+        }
+    }
+
+    @Test("concurrent retries with one key apply once; every answer is the first")
+    func concurrentRetries() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let patch = TestRequest.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "burst").json(Sync.hide("lights"))
+            let answers = try await withThrowingTaskGroup(of: TestResponse.self) { group in
+                for _ in 0..<12 { group.addTask { try await live.send(patch) } }
+                return try await group.reduce(into: [TestResponse]()) { $0.append($1) }
+            }
+            #expect(answers.allSatisfy { $0.status == 200 && $0.revision == 1 && $0.body == answers[0].body && $0.etag == answers[0].etag })
+            #expect(answers.filter { $0.header("Idempotent-Replayed") == nil }.count == 1)
+            let history = try await live.send(.get(creds.customization + "/history").bearer(creds.userToken))
+            #expect(history.field("items")?.items.count == 1)
+        }
+    }
+
+    @Test("the answer survives a restart: a retry after it is replayed, not applied")
+    func survivesRestart() async throws {
+        let directory = TemporaryDirectory()
+        let patch = { (creds: Credentials) in
+            TestRequest.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "before-restart").json(Sync.hide("bell"))
+        }
+        let (creds, first) = try await withLiveService(adjust: { $0.dataDirectory = directory.path }) { live in
+            let creds = try await Credentials.register(on: live)
+            return (creds, try await live.send(patch(creds)))
+        }
+        #expect(first.revision == 1)
+        try await withLiveService(adjust: { $0.dataDirectory = directory.path }) { live in
+            let again = try await live.send(patch(creds))
+            #expect(again.status == 200 && again.body == first.body && again.header("Idempotent-Replayed") == "true")
+            #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).revision == 1)
+        }
+    }
+
+    @Test("DELETE and revert replay too; a write that changes nothing stores its answer all the same")
+    func deleteRevertAndNoOp() async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            let user = creds.userToken
+            _ = await api.send(.patch(creds.customization).bearer(user).json(Sync.hide("climate")))
+            let delete = TestRequest.delete(creds.customization).bearer(user).header("Idempotency-Key", "del")
+            #expect(await api.send(delete).status == 204)
+            let replayed = await api.send(delete)
+            #expect(replayed.status == 204 && replayed.header("Idempotent-Replayed") == "true" && replayed.body.isEmpty)
+            let revert = TestRequest.post(creds.customization + "/revert").bearer(user).header("Idempotency-Key", "rev").json(#"{"toRevision": 1}"#)
+            let reverted = await api.send(revert)
+            #expect(reverted.revision == 3 && Sync.hidden(reverted) == ["com.myApp.climate"])
+            #expect(await api.send(revert).header("Idempotent-Replayed") == "true")
+            // Hiding what is hidden stores no revision, but its answer is kept: the retry sees revision 3 again.
+            let noOp = TestRequest.patch(creds.customization).bearer(user).header("Idempotency-Key", "noop").json(Sync.hide("climate"))
+            #expect(await api.send(noOp).revision == 3)
+            _ = await api.send(.patch(creds.customization).bearer(user).json(Sync.hide("bell")))
+            let noOpAgain = await api.send(noOp)
+            #expect(noOpAgain.revision == 3 && noOpAgain.header("Idempotent-Replayed") == "true")
+            #expect(await api.send(.get(creds.customization).bearer(user)).revision == 4)
+        }
+    }
+
+    @Test("answers are kept 24 hours: a repeat a second before is replayed, one after is a new request")
+    func expiry() async throws {
+        let clock = TestClock()
+        try await withInProcessAPI(configure: { $0.clock = { clock.now } }) { api in
+            let creds = try await Credentials.register(on: api)
+            // The operator's token: a user's would expire as the clock moves a day.
+            let put = { (bell: String) in
+                TestRequest.put(creds.customization).bearer(api.admin).header("Idempotency-Key", "day")
+                    .json(#"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "\#(bell)"}}}"#)
+            }
+            #expect(await api.send(put("hidden")).revision == 1)
+            _ = await api.send(.patch(creds.customization).bearer(api.admin).json(Sync.visibility("bell", "visible")))
+            clock.advance(86_400 - 1)
+            #expect(await api.send(put("hidden")).header("Idempotent-Replayed") == "true")
+            clock.advance(2)
+            let fresh = await api.send(put("hidden"))
+            #expect(fresh.status == 200 && fresh.revision == 3 && fresh.header("Idempotent-Replayed") == nil)
+            // Expired, the key may carry another request.
+            clock.advance(86_401)
+            #expect(await api.send(put("visible")).revision == 4)
+        }
+    }
+
+    @Test("answers per user are bounded: past the cap the oldest key is forgotten")
+    func boundedPerUser() async throws {
+        let clock = TestClock()
+        try await withInProcessAPI(configure: { $0.maxIdempotentAnswersPerUser = 3; $0.clock = { clock.now } }) { api in
+            let creds = try await Credentials.register(on: api)
+            for index in 0..<5 {
+                let answer = await api.send(.patch(creds.customization).bearer(api.admin).header("Idempotency-Key", "key-\(index)")
+                    .json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
+                #expect(answer.revision == index + 1)
+                clock.advance(1)
+            }
+            let export = await api.send(.get(creds.app.userPath(Credentials.user) + "/export").bearer(api.admin))
+            let keys = export.field("idempotencyKeys")?.items.compactMap { if case .string(let key)? = $0["key"] { key } else { nil } }
+            #expect(Set(keys ?? []) == ["key-2", "key-3", "key-4"])
+        }
+    }
+}
