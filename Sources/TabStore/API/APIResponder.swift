@@ -32,6 +32,9 @@ package final class APIResponder: HTTPResponder {
         self.changes = services.changes
     }
 
+    /// Open change-feed streams and waiting long polls.
+    package var followers: (streams: Int, longPolls: Int) { changes.counts }
+
     /// The server is about to drain: waiting long polls answer now, and no new one or stream starts waiting.
     package func startDraining() {
         changes.drain()

@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+@testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreSupport
+
+/// `GET …/customization/history` and `POST …/customization/revert` (API.md "History and undo").
+@Suite("History and undo", .serialized)
+struct HistoryTests {
+    /// The history page's revisions, newest first.
+    static func revisions(_ page: TestResponse) -> [Int] { page.field("items")?.items.compactMap { $0["revision"]?.integer } ?? [] }
+
+    @Test("every revision is kept with its change kind, a PATCH's operations and the document; newest first")
+    func everyRevisionKept() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let user = creds.userToken
+            _ = try await live.send(.put(creds.customization).bearer(user).json(#"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#))
+            _ = try await live.send(.patch(creds.customization).bearer(user).json(Sync.hide("climate")))
+            _ = try await live.send(.delete(creds.customization).bearer(user))
+            _ = try await live.send(.post(creds.customization + "/revert").bearer(user).json(#"{"toRevision": 2}"#))
+            let page = try await live.send(.get(creds.customization + "/history").bearer(user))
+            #expect(page.status == 200 && page.header("Cache-Control") == "no-store")
+            let items = page.field("items")?.items ?? []
+            #expect(Self.revisions(page) == [4, 3, 2, 1])
+            #expect(items.map { $0["change"] } == [.string("revert"), .string("delete"), .string("patch"), .string("put")])
+            #expect(items[2]["operations"] == (try json(#"[{"op":"setSidebarVisibility","tab":"com.myApp.climate","visibility":"hidden"}]"#)))
+            #expect(items.allSatisfy { item in item["change"] == .string("patch") || item["operations"] == nil })
+            #expect(items.map { Sync.hidden($0["customization"]) } == [["com.myApp.bell", "com.myApp.climate"], [], ["com.myApp.bell", "com.myApp.climate"], ["com.myApp.bell"]])
+            #expect(items.allSatisfy { $0["customization"]?["revision"] == $0["revision"] && $0["updatedAt"] != nil })
+            #expect(page.field("nextBefore") == .null)
+        }
+    }
+
+    @Test("pages: limit and before walk the history newest first; nextBefore is null on the last page")
+    func paging() async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            for index in 0..<7 {
+                _ = await api.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
+            }
+            let history = creds.customization + "/history"
+            let first = await api.send(.get(history + "?limit=3").bearer(creds.userToken))
+            #expect(Self.revisions(first) == [7, 6, 5] && first.field("nextBefore") == .integer(5))
+            let second = await api.send(.get(history + "?limit=3&before=5").bearer(creds.userToken))
+            #expect(Self.revisions(second) == [4, 3, 2] && second.field("nextBefore") == .integer(2))
+            let last = await api.send(.get(history + "?limit=3&before=2").bearer(creds.userToken))
+            #expect(Self.revisions(last) == [1] && last.field("nextBefore") == .null)
+            let exact = await api.send(.get(history + "?limit=7").bearer(creds.userToken))
+            #expect(Self.revisions(exact).count == 7 && exact.field("nextBefore") == .null)
+            #expect(Self.revisions(await api.send(.get(history).bearer(creds.userToken))).count == 7, "default limit 20")
+        }
+    }
+
+    @Test("bad limits and cursors are 400 invalid-parameter", arguments: ["limit=0", "limit=101", "limit=x", "before=0", "before=-1", "before=99999999999999999999", "limit="])
+    func badParameters(_ query: String) async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            let answer = await api.send(.get(creds.customization + "/history?" + query).bearer(creds.userToken))
+            #expect(answer.status == 400 && answer.problemType == "urn:tabstore:problem:invalid-parameter")
+        }
+    }
+
+    @Test("retention keeps the last N revisions; an older one is 404 revision-not-found; /metrics counts the rows")
+    func retention() async throws {
+        try await withLiveService(adjust: { $0.historyRevisions = 3 }) { live in
+            let creds = try await Credentials.register(on: live)
+            for index in 0..<5 {
+                _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
+            }
+            #expect(Self.revisions(try await live.send(.get(creds.customization + "/history").bearer(creds.userToken))) == [5, 4, 3])
+            let gone = try await live.send(.post(creds.customization + "/revert").bearer(creds.userToken).json(#"{"toRevision": 2}"#))
+            #expect(gone.status == 404 && gone.problemType == "urn:tabstore:problem:revision-not-found")
+            #expect(try await live.send(.post(creds.customization + "/revert").bearer(creds.userToken).json(#"{"toRevision": 9}"#)).status == 404)
+            #expect(try await live.send(.get("/metrics")).metric("tabstore_history_rows") == 3)
+        }
+    }
+
+    @Test("with --history-revisions 0 nothing is kept, and revert reaches only revision 0")
+    func noHistory() async throws {
+        try await withInProcessAPI(configure: { $0.historyRevisions = 0 }) { api in
+            let creds = try await Credentials.register(on: api)
+            _ = await api.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell")))
+            #expect(Self.revisions(await api.send(.get(creds.customization + "/history").bearer(creds.userToken))) == [])
+            #expect(await api.send(.post(creds.customization + "/revert").bearer(creds.userToken).json(#"{"toRevision": 1}"#)).status == 404)
+            let reset = await api.send(.post(creds.customization + "/revert").bearer(creds.userToken).json(#"{"toRevision": 0}"#))
+            #expect(reset.status == 200 && reset.revision == 2 && Sync.hidden(reset) == [])
+        }
+    }
+
+    @Test("revert makes a new revision with the old choices, and reverting the revert undoes it")
+    func revertAndUndo() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let user = creds.userToken
+            let revert = TestRequest.post(creds.customization + "/revert").bearer(user)
+            _ = try await live.send(.patch(creds.customization).bearer(user).json(Sync.hide("climate")))
+            let second = try await live.send(.patch(creds.customization).bearer(user).json(Sync.hide("bell")))
+            let undo = try await live.send(revert.json(#"{"toRevision": 1}"#))
+            #expect(undo.status == 200 && undo.revision == 3 && undo.etag == "\"3.1\"" && Sync.hidden(undo) == ["com.myApp.climate"])
+            let redo = try await live.send(revert.json(#"{"toRevision": 2}"#))
+            #expect(redo.revision == 4 && Sync.hidden(redo) == Sync.hidden(second))
+            #expect(Sync.hidden(try await live.send(.get(creds.customization).bearer(user))) == ["com.myApp.bell", "com.myApp.climate"])
+            // Reverting to what is current changes nothing: no new revision.
+            #expect(try await live.send(revert.json(#"{"toRevision": 4}"#)).revision == 4)
+            let empty = try await live.send(revert.json(#"{"toRevision": 0}"#))
+            #expect(empty.revision == 5 && Sync.hidden(empty) == [])
+        }
+    }
+
+    @Test("revert honours If-Match: a stale tag is 412 and nothing changes")
+    func revertIfMatch() async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            let first = await api.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
+            _ = await api.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell")))
+            let stale = await api.send(.post(creds.customization + "/revert").bearer(creds.userToken).ifMatch(first.etag!).json(#"{"toRevision": 1}"#))
+            #expect(stale.status == 412 && stale.etag == "\"2.1\"")
+            let current = await api.send(.post(creds.customization + "/revert").bearer(creds.userToken).ifMatch("\"2.1\"").json(#"{"toRevision": 1}"#))
+            #expect(current.status == 200 && current.revision == 3)
+        }
+    }
+
+    @Test("revert reconciles with the current schema: choices for tabs it removed are gone")
+    func revertReconciles() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
+            _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell")))
+            let withoutClimate = Seeds.behaviorAllAutomatic.replacing(#"{"kind": "tab", "id": "com.myApp.climate", "title": "Climate", "systemImage": "fan"},"#, with: "")
+            #expect(try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(withoutClimate)).status == 201)
+            let reverted = try await live.send(.post(creds.customization + "/revert").bearer(creds.userToken).json(#"{"toRevision": 1}"#))
+            #expect(reverted.status == 200 && reverted.revision == 3 && reverted.etag == "\"3.2\"")
+            #expect(reverted.field("schemaVersion") == .integer(2) && Sync.hidden(reverted) == [])
+        }
+    }
+
+    @Test("malformed revert bodies are 400", arguments: [#"{}"#, #"{"toRevision": -1}"#, #"{"toRevision": "1"}"#, #"{"toRevision": 1.5}"#, #"{"toRevision": 1, "x": 1}"#, #"[]"#])
+    func malformedRevert(_ body: String) async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            #expect(await api.send(.post(creds.customization + "/revert").bearer(creds.userToken).json(body)).status == 400)
+        }
+    }
+
+    @Test("another user is refused history and revert (403); the operator may read both")
+    func anotherUserRefused() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
+            for token in [creds.otherUserToken, creds.otherAppToken] {
+                #expect(try await live.send(.get(creds.customization + "/history").bearer(token)).status == 403)
+                #expect(try await live.send(.post(creds.customization + "/revert").bearer(token).json(#"{"toRevision": 0}"#)).status == 403)
+            }
+            #expect(Self.revisions(try await live.send(.get(creds.customization + "/history").bearer(live.admin))) == [1])
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreSupport
+
+/// `GET …/customization?waitSeconds=N` with `If-None-Match` (API.md "Change feed", long poll).
+@Suite("Long poll", .serialized)
+struct LongPollTests {
+    static func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+
+    @Test("a client that is behind, or names nothing, is answered at once")
+    func answeredAtOnce() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell")))
+            let start = DispatchTime.now().uptimeNanoseconds
+            let behind = try await live.send(.get(creds.customization + "?waitSeconds=30").bearer(creds.userToken).ifNoneMatch("\"0.1\""))
+            #expect(behind.status == 200 && behind.revision == 1 && behind.etag == "\"1.1\"")
+            let plain = try await live.send(.get(creds.customization + "?waitSeconds=30").bearer(creds.userToken))
+            #expect(plain.status == 200 && plain.revision == 1)
+            #expect(Self.seconds(since: start) < 5)
+        }
+    }
+
+    @Test("a waiting poll is answered by the next commit, with what a GET then reads", arguments: ["\"1.1\"", "\"1\""])
+    func wokenByCommit(_ has: String) async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell")))
+            let start = DispatchTime.now().uptimeNanoseconds
+            let poll = Task { try await live.send(.get(creds.customization + "?waitSeconds=20").bearer(creds.userToken).ifNoneMatch(has)) }
+            try await waitUntil { live.service.api.followers.longPolls == 1 }
+            let write = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
+            let answer = try await poll.value
+            #expect(answer.status == 200 && answer.body == write.body && answer.etag == "\"2.1\"")
+            #expect(Self.seconds(since: start) < 10)
+            #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).etag == answer.etag)
+            #expect(live.service.api.followers.longPolls == 0)
+        }
+    }
+
+    @Test("with nothing committed it answers 304 with the current ETag after waitSeconds")
+    func timesOut() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let start = DispatchTime.now().uptimeNanoseconds
+            let answer = try await live.send(.get(creds.customization + "?waitSeconds=1").bearer(creds.userToken).ifNoneMatch("\"0.1\""))
+            let waited = Self.seconds(since: start)
+            #expect(answer.status == 304 && answer.etag == "\"0.1\"" && answer.body.isEmpty)
+            #expect(waited >= 0.9 && waited < 5, "waited \(waited) s")
+        }
+    }
+
+    @Test("bad waitSeconds are 400 invalid-parameter", arguments: ["0", "61", "x", "", "-1", "1.5"])
+    func badWait(_ value: String) async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            let answer = await api.send(.get(creds.customization + "?waitSeconds=\(value)").bearer(creds.userToken).ifNoneMatch("\"0.1\""))
+            #expect(answer.status == 400 && answer.problemType == "urn:tabstore:problem:invalid-parameter")
+        }
+    }
+
+    @Test("one user's waiting polls are bounded: past the limit 429 with Retry-After")
+    func perUserLimit() async throws {
+        try await withInProcessAPI(configure: { $0.maxFollowersPerUser = 2 }) { api in
+            let creds = try await Credentials.register(on: api)
+            let poll = TestRequest.get(creds.customization + "?waitSeconds=2").bearer(creds.userToken).ifNoneMatch("\"0.1\"")
+            let waiting = [Task { await api.send(poll) }, Task { await api.send(poll) }]
+            try await waitUntil { api.api.followers.longPolls == 2 }
+            let refused = await api.send(poll)
+            #expect(refused.status == 429 && refused.problemType == "urn:tabstore:problem:too-many-followers" && refused.header("Retry-After") == "1")
+            // Another user is not affected.
+            let other = TestRequest.get(creds.app.userPath(Credentials.otherUser) + "/customization?waitSeconds=1").bearer(creds.otherUserToken)
+            #expect(await api.send(other.ifNoneMatch("\"0.1\"")).status == 304)
+            for task in waiting { #expect(await task.value.status == 304) }
+        }
+    }
+
+    @Test("past the server's limit of waiting polls: 503 too-many-waiting")
+    func serverLimit() async throws {
+        try await withInProcessAPI(configure: { $0.maxLongPolls = 1 }) { api in
+            let creds = try await Credentials.register(on: api)
+            let waiting = Task { await api.send(.get(creds.customization + "?waitSeconds=2").bearer(creds.userToken).ifNoneMatch("\"0.1\"")) }
+            try await waitUntil { api.api.followers.longPolls == 1 }
+            let other = TestRequest.get(creds.app.userPath(Credentials.otherUser) + "/customization?waitSeconds=1").bearer(creds.otherUserToken)
+            let refused = await api.send(other.ifNoneMatch("\"0.1\""))
+            #expect(refused.status == 503 && refused.problemType == "urn:tabstore:problem:too-many-waiting" && refused.header("Retry-After") == "1")
+            #expect(await waiting.value.status == 304)
+        }
+    }
+
+    @Test("shutdown answers waiting polls at once; the drain does not wait for them")
+    func drainAnswers() async throws {
+        let live = try LiveService()
+        let creds = try await Credentials.register(on: live)
+        let poll = Task { try await live.send(.get(creds.customization + "?waitSeconds=60").bearer(creds.userToken).ifNoneMatch("\"0.1\"")) }
+        try await waitUntil { live.service.api.followers.longPolls == 1 }
+        let start = DispatchTime.now().uptimeNanoseconds
+        await live.stop()
+        #expect(Self.seconds(since: start) < 1.5, "the drain took \(Self.seconds(since: start)) s")
+        let answer = try await poll.value
+        #expect(answer.status == 304 && answer.etag == "\"0.1\"")
+    }
+
+    @Test("another user, or another app's token, is refused before waiting")
+    func anotherUserRefused() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            for token in [creds.otherUserToken, creds.otherAppToken] {
+                let start = DispatchTime.now().uptimeNanoseconds
+                let answer = try await live.send(.get(creds.customization + "?waitSeconds=5").bearer(token).ifNoneMatch("\"0.1\""))
+                #expect(answer.status == 403 && Self.seconds(since: start) < 2)
+            }
+        }
+    }
+}
+
+/// Polls `condition` every 10 ms for up to 5 seconds.
+/// - Throws: `SystemError` when it never holds.
+func waitUntil(_ condition: @Sendable () -> Bool) async throws {
+    for _ in 0..<500 {
+        if condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    throw SystemError(call: "waitUntil: the condition never held", errno: 0)
+}
