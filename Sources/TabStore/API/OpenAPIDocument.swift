@@ -37,6 +37,16 @@ info:
     `Vary: Origin`; every answer carries `Cache-Control` (`no-store` unless it says otherwise), including
     the refusals the server makes before a request is parsed (framing, limits, timeouts), which carry no
     CORS headers.
+
+    Many devices, one person (v1.1): writes to a customization (PUT, PATCH, DELETE, revert) take an
+    `Idempotency-Key` (1-255 visible ASCII characters, scoped to the app and user, kept at least 24 hours):
+    a repeat with the same key, method, path and body gets the first answer again with
+    `Idempotent-Replayed: true` and changes nothing; the same key with another request is 422
+    `idempotency-key-reused`. Every revision is kept in a history (the last `--history-revisions`, default
+    100) that can be listed and reverted to; a revert is a new revision, so it can be undone. A user's
+    devices follow changes with the change feed (`…/customization/events`, server-sent events) or a long poll
+    (`…/customization?waitSeconds=N` with `If-None-Match`). The operator can export and erase everything
+    stored about a user, in one app or in all.
   license:
     name: Proprietary
     identifier: LicenseRef-Proprietary
@@ -47,6 +57,7 @@ tags:
   - name: apps
   - name: schema
   - name: customization
+  - name: users
 security:
   - adminToken: []
 paths:
@@ -465,10 +476,21 @@ paths:
       description: |
         A user with none gets the empty customization, revision 0 (ETag `"0.<schemaVersion>"`). `If-None-Match`
         with the current ETag gives 304; `If-Match` that names another gives 412.
+
+        Long poll: with `waitSeconds` and `If-None-Match` naming what the client has (its ETag, or just the
+        revision as `"3"`), the answer waits until a revision (or a schema change, or an erase) makes the
+        customization differ, then 200 with it; after `waitSeconds` with no change, 304. It is answered right
+        after the commit (never before it is durable), and at once while the server shuts down. Without
+        `If-None-Match`, or when the client is already behind, it answers at once. A user may have at most 32
+        long polls and change-feed streams at once (429), the server at most 10,000 waiting long polls (503).
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfNoneMatch'
         - $ref: '#/components/parameters/IfMatch'
+        - name: waitSeconds
+          in: query
+          description: 'Long poll: wait up to this many seconds for a change (needs `If-None-Match`). Else 400 `invalid-parameter`.'
+          schema: {type: integer, minimum: 1, maximum: 60}
       responses:
         '200':
           description: The customization.
@@ -485,11 +507,13 @@ paths:
               parameters: {appId: $response.body#/appId, userId: $response.body#/userId}
               description: The layout this customization resolves to (give `sizeClass`).
         '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/InvalidUserId'}
+        '400': {$ref: '#/components/responses/BadCustomizationRead'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
+        '429': {$ref: '#/components/responses/TooManyFollowers'}
+        '503': {$ref: '#/components/responses/TooManyWaiting'}
     put:
       tags: [customization]
       operationId: replaceCustomization
@@ -499,6 +523,7 @@ paths:
       parameters:
         - $ref: '#/components/parameters/IfMatch'
         - $ref: '#/components/parameters/IfNoneMatchWrite'
+        - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
         required: true
         content:
@@ -510,9 +535,10 @@ paths:
               tabBarOrder: null
       responses:
         '200':
-          description: The stored customization.
+          description: The stored customization (or, for a repeated Idempotency-Key, the first answer again).
           headers:
             ETag: {$ref: '#/components/headers/ETag'}
+            Idempotent-Replayed: {$ref: '#/components/headers/IdempotentReplayed'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Customization'}
@@ -541,6 +567,7 @@ paths:
       parameters:
         - $ref: '#/components/parameters/IfMatch'
         - $ref: '#/components/parameters/IfNoneMatchWrite'
+        - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
         required: true
         content:
@@ -552,9 +579,10 @@ paths:
                 - {op: moveTab, section: com.myApp.categories, tab: com.myApp.lights, toIndex: 0}
       responses:
         '200':
-          description: The stored customization.
+          description: The stored customization (or, for a repeated Idempotency-Key, the first answer again).
           headers:
             ETag: {$ref: '#/components/headers/ETag'}
+            Idempotent-Replayed: {$ref: '#/components/headers/IdempotentReplayed'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Customization'}
@@ -583,13 +611,18 @@ paths:
       parameters:
         - $ref: '#/components/parameters/IfMatch'
         - $ref: '#/components/parameters/IfNoneMatchWrite'
+        - $ref: '#/components/parameters/IdempotencyKey'
       responses:
-        '204': {description: Forgotten.}
+        '204':
+          description: Forgotten (or, for a repeated Idempotency-Key, the first answer again).
+          headers:
+            Idempotent-Replayed: {$ref: '#/components/headers/IdempotentReplayed'}
         '400': {$ref: '#/components/responses/InvalidUserId'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
+        '422': {$ref: '#/components/responses/IdempotencyKeyReused'}
         '503': {$ref: '#/components/responses/Unavailable'}
   /v1/apps/{appId}/users/{userId}/layout:
     parameters:
@@ -624,6 +657,162 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
+  /v1/apps/{appId}/users/{userId}/customization/history:
+    parameters:
+      - $ref: '#/components/parameters/AppId'
+      - $ref: '#/components/parameters/UserId'
+    get:
+      tags: [customization]
+      operationId: getCustomizationHistory
+      summary: The kept revisions, newest first
+      description: |
+        Every revision is kept (the last `--history-revisions`, default 100, per user) with what made it:
+        `put`, `patch` (with its operations), `delete` or `revert`, and the whole customization as it was stored.
+        History starts with the first write after upgrading to 1.1. Pages are newest first: pass `nextBefore` as
+        `before` for the next page; it is null on the last. A page also stops early past 1 MiB of documents
+        (it always lists at least one revision).
+      security: [{adminToken: []}, {userToken: []}]
+      parameters:
+        - name: limit
+          in: query
+          description: Revisions per page, 1-100 (default 20).
+          schema: {type: integer, minimum: 1, maximum: 100}
+        - name: before
+          in: query
+          description: Only revisions below this one (a page's `nextBefore`).
+          schema: {type: integer, minimum: 1}
+      responses:
+        '200':
+          description: One page of the history.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/HistoryPage'}
+              examples:
+                page: {$ref: '#/components/examples/HistoryPage'}
+        '400': {$ref: '#/components/responses/BadHistoryRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '404': {$ref: '#/components/responses/NotFound'}
+  /v1/apps/{appId}/users/{userId}/customization/revert:
+    parameters:
+      - $ref: '#/components/parameters/AppId'
+      - $ref: '#/components/parameters/UserId'
+    post:
+      tags: [customization]
+      operationId: revertCustomization
+      summary: Store an earlier revision's choices as a new revision
+      description: |
+        The choices of kept revision `toRevision` (0: the empty customization every user starts from),
+        reconciled with the current schema, become the next revision (change `revert`), so a revert can itself
+        be reverted. Reverting to what is current changes nothing and keeps the revision. `If-Match` and
+        `Idempotency-Key` work as for PATCH.
+      security: [{adminToken: []}, {userToken: []}]
+      parameters:
+        - $ref: '#/components/parameters/IfMatch'
+        - $ref: '#/components/parameters/IfNoneMatchWrite'
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/RevertRequest'}
+            example: {toRevision: 2}
+      responses:
+        '200':
+          description: The customization at its new revision (or, for a repeated Idempotency-Key, the first answer again).
+          headers:
+            ETag: {$ref: '#/components/headers/ETag'}
+            Idempotent-Replayed: {$ref: '#/components/headers/IdempotentReplayed'}
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Customization'}
+              examples:
+                customization: {$ref: '#/components/examples/Customization'}
+        '400': {$ref: '#/components/responses/BadCustomizationWrite'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '404': {$ref: '#/components/responses/RevisionNotFound'}
+        '412': {$ref: '#/components/responses/PreconditionFailed'}
+        '413': {$ref: '#/components/responses/TooLarge'}
+        '415': {$ref: '#/components/responses/UnsupportedMediaType'}
+        '422': {$ref: '#/components/responses/CustomizationRefused'}
+        '503': {$ref: '#/components/responses/Unavailable'}
+  /v1/apps/{appId}/users/{userId}/export:
+    parameters:
+      - $ref: '#/components/parameters/AppId'
+      - $ref: '#/components/parameters/UserId'
+    get:
+      tags: [users]
+      operationId: exportUser
+      summary: Everything stored about a user in one app
+      description: The customization as a GET serves it, every kept revision (newest first) and the idempotency keys kept.
+      responses:
+        '200':
+          description: The export.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/UserExport'}
+              examples:
+                export: {$ref: '#/components/examples/UserExport'}
+        '400': {$ref: '#/components/responses/InvalidUserId'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '404': {$ref: '#/components/responses/NotFound'}
+  /v1/apps/{appId}/users/{userId}:
+    parameters:
+      - $ref: '#/components/parameters/AppId'
+      - $ref: '#/components/parameters/UserId'
+    delete:
+      tags: [users]
+      operationId: eraseUser
+      summary: Erase everything stored about a user in one app
+      description: |
+        The customization, its history and the idempotency records, in one transaction. Only the last
+        revision number is kept: the user reads the empty customization at revision 0, and the next write
+        continues above the old revisions, so no ETag ever names two contents. Followers get the empty
+        customization. Nothing stored is not an error (204).
+      responses:
+        '204': {description: Erased.}
+        '400': {$ref: '#/components/responses/InvalidUserId'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '503': {$ref: '#/components/responses/Unavailable'}
+  /v1/users/{userId}/export:
+    parameters:
+      - $ref: '#/components/parameters/UserId'
+    get:
+      tags: [users]
+      operationId: exportUserEverywhere
+      summary: Everything stored about a user, across every app
+      description: The per-app export of every app where something is stored about the user, ordered by app id.
+      responses:
+        '200':
+          description: The export.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/UserExportAll'}
+              example:
+                userId: alice
+                apps:
+                  - {appId: com.myApp, userId: alice, customization: null, history: [], idempotencyKeys: []}
+        '400': {$ref: '#/components/responses/InvalidUserId'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+  /v1/users/{userId}:
+    parameters:
+      - $ref: '#/components/parameters/UserId'
+    delete:
+      tags: [users]
+      operationId: eraseUserEverywhere
+      summary: Erase everything stored about a user, in every app
+      description: The erase of one app, in every app where something is stored about the user (each app in its own transaction).
+      responses:
+        '204': {description: Erased.}
+        '400': {$ref: '#/components/responses/InvalidUserId'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '503': {$ref: '#/components/responses/Unavailable'}
 components:
   securitySchemes:
     adminToken:
@@ -657,6 +846,9 @@ components:
     NoStore:
       description: '`no-store`: the answer describes this instant.'
       schema: {type: string}
+    IdempotentReplayed:
+      description: '`true` when this is the stored first answer to a request repeated with its `Idempotency-Key`.'
+      schema: {type: string, enum: ['true']}
   parameters:
     AppId:
       name: appId
@@ -692,6 +884,18 @@ components:
         `*`: the write applies only while the user has no customization (no revision yet), else 412. A list of
         entity-tags: 412 when one names the current customization (weak comparison). Malformed: 400.
       schema: {type: string, pattern: '^(\*|((W/)?\"[\x21\x23-\x7E\x80-\xFF]*\")?([ \t]*,[ \t]*((W/)?\"[\x21\x23-\x7E\x80-\xFF]*\")?)*)$'}
+    IdempotencyKey:
+      name: Idempotency-Key
+      in: header
+      description: |
+        Makes the write exactly-once: 1-255 visible ASCII characters, chosen by the client (a UUID, say) and
+        scoped to the app and user of the path. The first successful answer is stored in the same transaction
+        as the change and kept at least 24 hours (at most 1,000 keys per user: past that the oldest goes first);
+        a repeat with the same key, method, path and body gets it again with `Idempotent-Replayed: true` and
+        changes nothing, even when retried concurrently or after a restart. The same key with another request is
+        422 `idempotency-key-reused`; a malformed key 400 `invalid-idempotency-key`. Refusals (4xx) are not
+        stored: a retry is judged again, and they changed nothing.
+      schema: {type: string, pattern: '^[\x21-\x7E]{1,255}$'}
   responses:
     BadRequest:
       description: A query parameter out of range.
@@ -735,13 +939,66 @@ components:
       description: |
         Malformed body (JSON syntax, unknown field or op, wrong type, missing field, an id that is not 1-256 UTF-8 bytes
         without control characters, too many entries), `appId`/`userId` in the body not equal to the path's (`mismatch`),
-        an invalid `userId` in the path, or an unusable `If-Match`.
+        an invalid `userId` in the path, an unusable `If-Match`, or a malformed `Idempotency-Key`
+        (`invalid-idempotency-key`).
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
           examples:
             unknownField: {$ref: '#/components/examples/UnknownField'}
             invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
+            invalidIdempotencyKey: {$ref: '#/components/examples/InvalidIdempotencyKey'}
+    BadCustomizationRead:
+      description: An invalid `userId`, a malformed `If-Match`/`If-None-Match`, or `waitSeconds` not 1-60.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
+            waitSeconds:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: waitSeconds must be an integer from 1 to 60}
+    BadHistoryRequest:
+      description: '`limit` not 1-100, `before` not a positive integer, or an invalid `userId`.'
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            limit:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: limit must be an integer from 1 to 100}
+            invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
+    IdempotencyKeyReused:
+      description: The `Idempotency-Key` was used for another request (method, path or body) of this user.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            idempotencyKeyReused: {$ref: '#/components/examples/IdempotencyKeyReused'}
+    RevisionNotFound:
+      description: The revision is not kept (older than the retention, erased, or never written), or an unknown app, schema or route.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            revisionNotFound:
+              value: {type: 'urn:tabstore:problem:revision-not-found', title: Not found, status: 404, detail: 'revision 2 is not kept; GET …/customization/history lists the kept ones'}
+            appNotFound:
+              value: {type: 'urn:tabstore:problem:app-not-found', title: Not found, status: 404, detail: 'no app "com.myApp"'}
+    TooManyFollowers:
+      description: The user already has 32 change-feed streams and long polls open; close one first.
+      headers:
+        Retry-After: {schema: {type: string}, description: Seconds to wait.}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:too-many-followers', title: Too many requests, status: 429, detail: at most 32 change-feed streams and long polls per user at once; close one first}
+    TooManyWaiting:
+      description: The server already holds its most long polls; retry in a second.
+      headers:
+        Retry-After: {schema: {type: string}, description: Seconds to wait.}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:too-many-waiting', title: Service unavailable, status: 503, detail: too many long polls wait; retry in a second}
     Unauthorized:
       description: No or invalid credentials.
       headers:
@@ -837,17 +1094,22 @@ components:
               - {pointer: /items/0/image, code: conflicting-image, detail: give either systemImage or image, not both}
               - {pointer: /items/1/id, code: duplicate-id, detail: id "a" is already used at /items/0}
     CustomizationRefused:
-      description: Well-formed but refused by the tab schema's rules (also `customization-too-large` and `too-many-entries` for a result over the document limits).
+      description: |
+        Well-formed but refused by the tab schema's rules (also `customization-too-large` and `too-many-entries` for a
+        result over the document limits), or an `Idempotency-Key` already used for another request (`idempotency-key-reused`).
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
-          example:
-            type: urn:tabstore:problem:rule-violation
-            title: Refused by the tab schema's rules
-            status: 422
-            detail: tab "com.myApp.home" has customization behavior "disabled" in the sidebar and cannot be hidden
-            errors:
-              - {pointer: /operations/0/visibility, code: not-hideable, detail: tab "com.myApp.home" has customization behavior "disabled" in the sidebar and cannot be hidden}
+          examples:
+            ruleViolation:
+              value:
+                type: urn:tabstore:problem:rule-violation
+                title: Refused by the tab schema's rules
+                status: 422
+                detail: tab "com.myApp.home" has customization behavior "disabled" in the sidebar and cannot be hidden
+                errors:
+                  - {pointer: /operations/0/visibility, code: not-hideable, detail: tab "com.myApp.home" has customization behavior "disabled" in the sidebar and cannot be hidden}
+            idempotencyKeyReused: {$ref: '#/components/examples/IdempotencyKeyReused'}
     Unavailable:
       description: Not ready, shutting down, the database cannot take writes (`storage-unavailable`, with `Retry-After`), or too many bodies in flight.
       content:
@@ -872,7 +1134,7 @@ components:
         type:
           type: string
           description: '`urn:tabstore:problem:<slug>` (`about:blank` for refusals made before routing, like 413).'
-          enum: [urn:tabstore:problem:already-exists, urn:tabstore:problem:app-exists, urn:tabstore:problem:app-not-found, urn:tabstore:problem:concurrent-registration, urn:tabstore:problem:database-unavailable, urn:tabstore:problem:draining, urn:tabstore:problem:forbidden, urn:tabstore:problem:internal-error, urn:tabstore:problem:invalid-if-match, urn:tabstore:problem:invalid-if-none-match, urn:tabstore:problem:invalid-parameter, urn:tabstore:problem:invalid-path, urn:tabstore:problem:invalid-user-id, urn:tabstore:problem:malformed-json, urn:tabstore:problem:malformed-request, urn:tabstore:problem:method-not-allowed, urn:tabstore:problem:no-route, urn:tabstore:problem:no-schema, urn:tabstore:problem:not-implemented, urn:tabstore:problem:revision-mismatch, urn:tabstore:problem:rule-violation, urn:tabstore:problem:schema-version-not-found, urn:tabstore:problem:storage-unavailable, urn:tabstore:problem:unauthorized, urn:tabstore:problem:unsupported-media-type, urn:tabstore:problem:write-contention, about:blank]
+          enum: [urn:tabstore:problem:already-exists, urn:tabstore:problem:app-exists, urn:tabstore:problem:app-not-found, urn:tabstore:problem:concurrent-registration, urn:tabstore:problem:database-unavailable, urn:tabstore:problem:draining, urn:tabstore:problem:forbidden, urn:tabstore:problem:idempotency-key-reused, urn:tabstore:problem:internal-error, urn:tabstore:problem:invalid-if-match, urn:tabstore:problem:invalid-idempotency-key, urn:tabstore:problem:invalid-if-none-match, urn:tabstore:problem:invalid-parameter, urn:tabstore:problem:invalid-path, urn:tabstore:problem:invalid-user-id, urn:tabstore:problem:malformed-json, urn:tabstore:problem:malformed-request, urn:tabstore:problem:method-not-allowed, urn:tabstore:problem:no-route, urn:tabstore:problem:no-schema, urn:tabstore:problem:not-implemented, urn:tabstore:problem:revision-mismatch, urn:tabstore:problem:revision-not-found, urn:tabstore:problem:rule-violation, urn:tabstore:problem:schema-version-not-found, urn:tabstore:problem:storage-unavailable, urn:tabstore:problem:too-many-followers, urn:tabstore:problem:too-many-waiting, urn:tabstore:problem:unauthorized, urn:tabstore:problem:unsupported-media-type, urn:tabstore:problem:write-contention, about:blank]
         title: {type: string}
         status: {type: integer}
         detail: {type: string}
@@ -1347,6 +1609,69 @@ components:
         pinned: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}}
         more: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}}
         hidden: {type: array, items: {type: string}}
+    RevertRequest:
+      type: object
+      additionalProperties: false
+      required: [toRevision]
+      properties:
+        toRevision: {type: integer, minimum: 0, description: A kept revision (see the history), or 0 for the empty customization.}
+    HistoryItem:
+      type: object
+      required: [revision, updatedAt, change, customization]
+      properties:
+        revision: {type: integer, minimum: 1}
+        updatedAt: {type: string, format: date-time}
+        change: {type: string, enum: [put, patch, delete, revert], description: What made this revision.}
+        operations:
+          type: [array, 'null']
+          description: A PATCH's operations as sent (only for `patch`; null when the list was larger than a stored customization may be).
+          items: {type: object}
+        customization:
+          description: The whole customization as stored at this revision (under the schema version it names); null if the stored bytes are damaged.
+          oneOf:
+            - {$ref: '#/components/schemas/Customization'}
+            - {type: 'null'}
+    HistoryPage:
+      type: object
+      required: [items, nextBefore]
+      properties:
+        items:
+          type: array
+          maxItems: 100
+          items: {$ref: '#/components/schemas/HistoryItem'}
+        nextBefore: {type: [integer, 'null'], description: Pass as `before` for the next (older) page; null on the last.}
+    UserExport:
+      type: object
+      required: [appId, userId, customization, history, idempotencyKeys]
+      properties:
+        appId: {type: string}
+        userId: {type: string}
+        customization:
+          description: The customization as a GET serves it (revision 0 when none is stored); null when the app has no schema and nothing is stored, or the stored bytes are damaged.
+          oneOf:
+            - {$ref: '#/components/schemas/Customization'}
+            - {type: 'null'}
+        history:
+          type: array
+          items: {$ref: '#/components/schemas/HistoryItem'}
+        idempotencyKeys:
+          type: array
+          description: The keys kept for this user, newest first (the stored answers are copies of revisions).
+          items:
+            type: object
+            required: [key, status, createdAt]
+            properties:
+              key: {type: string}
+              status: {type: integer}
+              createdAt: {type: string, format: date-time}
+    UserExportAll:
+      type: object
+      required: [userId, apps]
+      properties:
+        userId: {type: string}
+        apps:
+          type: array
+          items: {$ref: '#/components/schemas/UserExport'}
   examples:
     StoredSchema:
       summary: A stored version, defaults written out
@@ -1445,5 +1770,48 @@ components:
     InvalidUserId:
       summary: A user id with a control character, or over 256 bytes
       value: {type: 'urn:tabstore:problem:invalid-user-id', title: Bad request, status: 400, detail: a user id is 1-256 UTF-8 bytes without control characters}
+    InvalidIdempotencyKey:
+      summary: An Idempotency-Key that is not 1-255 visible ASCII characters
+      value: {type: 'urn:tabstore:problem:invalid-idempotency-key', title: Bad request, status: 400, detail: send one Idempotency-Key of 1-255 visible ASCII characters}
+    IdempotencyKeyReused:
+      summary: The key was used for another request
+      value: {type: 'urn:tabstore:problem:idempotency-key-reused', title: Idempotency key reused, status: 422, detail: 'this Idempotency-Key was used for a different request (method, path or body); use a new key for a new request'}
+    HistoryPage:
+      summary: The two newest revisions of three
+      value:
+        items:
+          - revision: 3
+            updatedAt: '2026-11-29T22:05:00Z'
+            change: revert
+            customization:
+              {appId: com.myApp, userId: alice, revision: 3, schemaVersion: 2, updatedAt: '2026-11-29T22:05:00Z',
+               tabs: {com.myApp.bell: {sidebarVisibility: hidden, tabBarVisibility: automatic}}, sections: {}, tabBarOrder: null}
+          - revision: 2
+            updatedAt: '2026-11-29T22:01:00Z'
+            change: patch
+            operations: [{op: setSidebarVisibility, tab: com.myApp.climate, visibility: hidden}]
+            customization:
+              {appId: com.myApp, userId: alice, revision: 2, schemaVersion: 2, updatedAt: '2026-11-29T22:01:00Z',
+               tabs: {com.myApp.bell: {sidebarVisibility: hidden, tabBarVisibility: automatic},
+                      com.myApp.climate: {sidebarVisibility: hidden, tabBarVisibility: automatic}}, sections: {}, tabBarOrder: null}
+        nextBefore: 2
+    UserExport:
+      summary: Alice in com.myApp
+      value:
+        appId: com.myApp
+        userId: alice
+        customization:
+          {appId: com.myApp, userId: alice, revision: 1, schemaVersion: 2, updatedAt: '2026-11-29T22:00:00Z',
+           tabs: {com.myApp.bell: {sidebarVisibility: hidden, tabBarVisibility: automatic}}, sections: {}, tabBarOrder: null}
+        history:
+          - revision: 1
+            updatedAt: '2026-11-29T22:00:00Z'
+            change: patch
+            operations: [{op: setSidebarVisibility, tab: com.myApp.bell, visibility: hidden}]
+            customization:
+              {appId: com.myApp, userId: alice, revision: 1, schemaVersion: 2, updatedAt: '2026-11-29T22:00:00Z',
+               tabs: {com.myApp.bell: {sidebarVisibility: hidden, tabBarVisibility: automatic}}, sections: {}, tabBarOrder: null}
+        idempotencyKeys:
+          - {key: 6f1c2d3e-offline-1, status: 200, createdAt: '2026-11-29T22:00:00Z'}
 """#
 }

@@ -71,12 +71,12 @@ struct UserDataRoutes: RouteGroup {
         ]))
     }
 
-    /// The customization as a GET serves it; without a schema, as stored; a damaged one as null (logged).
+    /// The customization as a GET serves it; without a schema, as stored (null for none); a damaged one as null (logged).
     private func customization(_ record: CustomizationRecord?, appId: Identifier, userId: Identifier, schema: SchemaIndex?) -> JSONValue {
         do {
             if let schema { return try JSONParser.parse(try CustomizationRoutes.current(record, appId: appId, userId: userId, schema: schema).document) }
-            if let record { return try JSONParser.parse(record.document) }
-            return Customization.empty.json(appId: appId, userId: userId)
+            // No schema yet, so nothing can have been written under one.
+            return try record.map { try JSONParser.parse($0.document) } ?? .null
         } catch {
             services.logger.warning("stored_customization_unreadable", [("appId", .string(appId.text)), ("revision", .integer(record?.revision ?? 0))])
             return .null
