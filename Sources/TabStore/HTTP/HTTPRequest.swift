@@ -59,16 +59,19 @@ package struct HTTPRequest: Sendable {
     }
 }
 
-/// A response a handler returns.
+/// A response a handler returns: whole (`body`), or streamed (`stream`, whose bytes follow the head as
+/// they come; `body` is ignored then).
 package struct HTTPResponse: Sendable {
     package var status: Int
     package var headers: HTTPHeaders
     package var body: [UInt8]
+    package var stream: (any HTTPBodyStream)?
 
-    package init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    package init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], stream: (any HTTPBodyStream)? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.stream = stream
     }
 }
 

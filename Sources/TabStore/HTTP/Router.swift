@@ -5,6 +5,10 @@ package struct RouteContext: Sendable {
     package let requestId: String
     /// The route's pattern (`/v1/apps/{appId}`), for logs and metrics: never the raw path.
     package let pattern: String
+    /// When the caller's credentials stop being valid (seconds since 1970), set once they were checked; nil for
+    /// credentials that do not expire (the operator's token) and routes anyone may call. A response that
+    /// outlives its request (a stream) ends then.
+    package var credentialsExpireAt: Int?
 
     package init(parameters: [String: String], requestId: String, pattern: String) {
         self.parameters = parameters

@@ -1,3 +1,5 @@
+import TabStoreHTTP
+
 /// One client connection: its socket, its lifecycle (a `ConnectionStateMachine`) and its pending output.
 /// Owned and touched only by its event loop's thread.
 final class Connection {
@@ -8,6 +10,10 @@ final class Connection {
     var registeredMask: UInt32
     var output: WriteBuffer
     var machine: ConnectionStateMachine
+    /// The streamed response being sent, from its head until the machine finishes it.
+    var stream: (any HTTPBodyStream)?
+    /// When the stream wants to be asked again without a wake-up (monotonic nanoseconds); 0 for never.
+    var streamDeadline: UInt64 = 0
 
     init(fd: Int32, token: UInt64, registeredMask: UInt32, machine: ConnectionStateMachine, output: WriteBuffer) {
         self.fd = fd

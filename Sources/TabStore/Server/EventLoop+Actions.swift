@@ -21,7 +21,7 @@ extension EventLoop {
                     return
                 }
                 now = ServerContext.monotonicNow()
-                action = connection.machine.responseReady(response, now: now)
+                action = answered(connection, response, now: now)
             case .sendContinue:
                 connection.output.append("HTTP/1.1 100 Continue\r\n\r\n")
                 action = flush(connection, now: now)
@@ -38,6 +38,7 @@ extension EventLoop {
                 action = flush(connection, now: now)
             case .startStream(let head, let keepAlive, let chunked, let releasing):
                 releaseBody(releasing)
+                attachStream(head.stream, to: connection, now: now)
                 let date = httpDate()
                 connection.output.append { ResponseEncoder.encodeStreamHead(head, chunked: chunked, keepAlive: keepAlive, date: date, into: &$0) }
                 action = flush(connection, now: now)
@@ -45,6 +46,7 @@ extension EventLoop {
                 connection.output.appendChunk(chunk, chunked: chunked)
                 action = flush(connection, now: now)
             case .finishStream(let terminator):
+                finishStream(connection)
                 if terminator { connection.output.append("0\r\n\r\n") }
                 action = flush(connection, now: now)
             case .linger:

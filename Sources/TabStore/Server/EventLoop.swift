@@ -36,9 +36,12 @@ final class EventLoop: @unchecked Sendable {
     let inbox = Locked<[Delivery]>([])
     /// Sockets handed over by `adopt`, registered by the loop's own thread on its next wake-up.
     private let adoptions = Locked<[Int32]>([])
+    /// Connections whose stream asked to be polled (from any thread), taken by the loop on its next turn.
+    let streamWakes = Locked<[UInt64]>([])
     let finished = DispatchSemaphore(value: 0)
 
-    private var connections: [UInt64: Connection] = [:]
+    /// The open connections by token (`EventLoop+Streams` looks up woken ones).
+    var connections: [UInt64: Connection] = [:]
     private var nextToken: UInt64 = 2
     /// Whether the loop still accepts (false once draining).
     private var listening = true
@@ -98,6 +101,7 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             deliverResponses()
+            pollWokenStreams()
             let now = ServerContext.monotonicNow()
             if now &- lastSweep > Self.sweepInterval {
                 lastSweep = now
@@ -126,12 +130,19 @@ final class EventLoop: @unchecked Sendable {
         listening = false
         disarmListener()
         let now = ServerContext.monotonicNow()
-        for connection in Array(connections.values) { perform(connection.machine.drainStarted(now: now), on: connection, now: now) }
+        for connection in Array(connections.values) {
+            // A stream says goodbye (its draining chunk) before it ends; it is not waited for.
+            sendDrainingChunk(connection, now: now)
+            if connections[connection.token] != nil { perform(connection.machine.drainStarted(now: now), on: connection, now: now) }
+        }
     }
 
     private func sweep(now: UInt64) {
         for connection in connections.values.filter({ $0.machine.isExpired(at: now) }) {
             perform(connection.machine.timerFired(now: now), on: connection, now: now)
+        }
+        for connection in connections.values.filter({ $0.streamDeadline != 0 && $0.streamDeadline <= now }) where connections[connection.token] != nil {
+            pollStream(connection, now: now)
         }
     }
 
@@ -293,14 +304,18 @@ final class EventLoop: @unchecked Sendable {
             return taken
         }
         for delivery in deliveries {
-            guard let connection = connections[delivery.token] else { continue }
+            guard let connection = connections[delivery.token] else {
+                delivery.response.stream?.finish()  // the client left before its stream could start
+                continue
+            }
             let now = ServerContext.monotonicNow()
-            perform(connection.machine.responseReady(delivery.response, now: now), on: connection, now: now)
+            perform(answered(connection, delivery.response, now: now), on: connection, now: now)
         }
     }
 
     func close(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.token) != nil else { return }
+        finishStream(connection)
         selector.deregister(connection.fd)
         Syscall.close(connection.fd)
         context.openConnections.subtract(1, ordering: .relaxed)
