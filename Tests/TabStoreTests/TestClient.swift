@@ -75,6 +75,7 @@ final class InProcessClient: TestClient {
 
     /// The response as the server writes it: with the request id, and without a body for HEAD.
     private func answer(_ response: HTTPResponse, to request: TestRequest, _ context: RequestContext) -> TestResponse {
+        response.stream?.finish()  // no connection to stream on: let the source go, as a loop would once its client left
         var headers = response.headers
         headers.set("X-Request-ID", context.requestId)
         return TestResponse(status: response.status, headers: headers, body: request.method == "HEAD" ? [] : response.body)

@@ -185,6 +185,7 @@ extension TrustTests {
         "PATCH /v1/apps/{appId}/users/{userId}/customization": .pathUser, "DELETE /v1/apps/{appId}/users/{userId}/customization": .pathUser,
         "GET /v1/apps/{appId}/users/{userId}/layout": .pathUser,
         "GET /v1/apps/{appId}/users/{userId}/customization/history": .pathUser,
+        "GET /v1/apps/{appId}/users/{userId}/customization/events": .pathUser,
         "POST /v1/apps/{appId}/users/{userId}/customization/revert": .pathUser,
         "GET /v1/apps/{appId}/users/{userId}/export": .operatorOnly, "DELETE /v1/apps/{appId}/users/{userId}": .operatorOnly,
         "GET /v1/users/{userId}/export": .operatorOnly, "DELETE /v1/users/{userId}": .operatorOnly,

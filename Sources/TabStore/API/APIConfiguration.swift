@@ -24,8 +24,9 @@ package struct APIConfiguration: Sendable {
     package var maxLongPolls = 10_000
     /// Change-feed streams and long polls of one user at once; more get 429.
     package var maxFollowersPerUser = 32
-    /// Seconds between keep-alive comments on a change-feed stream (at most 15, API.md).
-    package var feedKeepAliveSeconds = 15.0
+    /// Seconds between keep-alive comments on a change-feed stream. API.md asks for one at least every 15 s;
+    /// the event loops look at stream deadlines every 200 ms, so 12 leaves room.
+    package var feedKeepAliveSeconds = 12.0
     /// Seconds since 1970; injectable so token expiry is testable.
     package var clock: @Sendable () -> Int = { Int(Timestamp.unixNow()) }
 

@@ -5,15 +5,18 @@ import TabStoreSupport
 extension Authenticator {
     /// Enforces a route's declared access: authenticates (401), checks the path's ids (400/404), then
     /// checks that the caller may reach what the path names (403).
+    /// - Returns: the caller, nil for a route anyone may call.
     /// - Throws: `APIError` 401, 400, 404 or 403.
-    func authorize(_ access: RouteAccess, _ head: HTTPRequestHead, _ context: RouteContext) async throws {
+    @discardableResult
+    func authorize(_ access: RouteAccess, _ head: HTTPRequestHead, _ context: RouteContext) async throws -> Principal? {
         guard requiresCredentials(access) else {
             try context.checkPathIds()
-            return
+            return nil
         }
         let principal = try await authenticate(head, pathApp: context.validAppId)
         try context.checkPathIds()
         try permit(principal, access, context)
+        return principal
     }
 
     /// `authorize` without waiting: true when admitted, false when the caller's app must be loaded first.
@@ -55,7 +58,7 @@ extension Authenticator {
 
     /// Whether `principal` may call a route with `access` on the path in `context` (ids compared as bytes).
     private func permit(_ principal: Principal, _ access: RouteAccess, _ context: RouteContext) throws {
-        guard case .user(let appId, let userId) = principal else { return }  // the operator may call everything
+        guard case .user(let appId, let userId, _) = principal else { return }  // the operator may call everything
         switch access {
         case .anyone: return
         case .metrics, .operatorOnly: throw APIError.forbidden("this endpoint is for the operator")

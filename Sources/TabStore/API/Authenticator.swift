@@ -5,7 +5,13 @@ import TabStoreSupport
 /// Who is calling.
 enum Principal: Sendable, Equatable {
     case admin
-    case user(appId: Identifier, userId: Identifier)
+    case user(appId: Identifier, userId: Identifier, expiresAt: Int)
+
+    /// When the credentials expire (seconds since 1970); nil for the operator's token.
+    var expiresAt: Int? {
+        if case .user(_, _, let expiresAt) = self { return expiresAt }
+        return nil
+    }
 }
 
 /// Identifies the caller from the request head (the operator's token, or an app user's HS256 JWT) and
@@ -121,7 +127,7 @@ struct Authenticator: Sendable {
         } catch {
             throw APIError.unauthorized("invalid token: \(Self.describe(error))")
         }
-        return .user(appId: hit.appId, userId: hit.userId)
+        return .user(appId: hit.appId, userId: hit.userId, expiresAt: hit.expiresAt)
     }
 
     /// Verifies a user token against its app's secret (`app` nil: no such app, answered like a bad signature).
@@ -139,7 +145,7 @@ struct Authenticator: Sendable {
         let appId = Identifier(app.id)
         tokens.store(token, TokenCache.Entry(appId: appId, audience: verified.audience, userId: verified.subject, secret: app.signingSecret,
                                              expiresAt: verified.expiresAt, notBefore: verified.notBefore(orIssuedAt: true)))
-        return .user(appId: appId, userId: verified.subject)
+        return .user(appId: appId, userId: verified.subject, expiresAt: verified.expiresAt)
     }
 
     private static func describe(_ failure: JWT.Failure) -> String {

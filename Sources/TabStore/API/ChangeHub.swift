@@ -7,6 +7,16 @@ struct CustomizationState: Sendable, Equatable {
     let schemaVersion: Int
     /// The whole customization, one line of JSON.
     let document: [UInt8]
+    /// The change-feed event that carries it, built once for every stream of the user.
+    let event: [UInt8]
+
+    init(revision: Int, schemaVersion: Int, document: [UInt8]) {
+        self.revision = revision
+        self.schemaVersion = schemaVersion
+        self.document = document
+        event = FeedEvent.customization(id: CustomizationRoutes.customizationTag(revision: revision, schemaVersion: schemaVersion).opaque,
+                                        document: document)
+    }
 
     var etag: EntityTag { CustomizationRoutes.customizationTag(revision: revision, schemaVersion: schemaVersion) }
 }

@@ -16,6 +16,7 @@ struct CustomizationRoutes: RouteGroup {
         builder.add("PATCH", user + "/customization", access: .pathUser, patchCustomization)
         builder.add("DELETE", user + "/customization", access: .pathUser, deleteCustomization)
         builder.add("GET", user + "/customization/history", access: .pathUser, history)
+        builder.add("GET", user + "/customization/events", access: .pathUser, events)
         builder.add("POST", user + "/customization/revert", access: .pathUser, revert)
         builder.add("GET", user + "/layout", access: .pathUser, inline: layoutInline, layout)
     }

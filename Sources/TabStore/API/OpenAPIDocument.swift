@@ -693,6 +693,62 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+  /v1/apps/{appId}/users/{userId}/customization/events:
+    parameters:
+      - $ref: '#/components/parameters/AppId'
+      - $ref: '#/components/parameters/UserId'
+    get:
+      tags: [customization]
+      operationId: followCustomization
+      summary: The change feed (server-sent events)
+      description: |
+        A `text/event-stream` that stays open. First `retry: 1000` (reconnect after a second), then the current
+        customization as an event (revision 0 for none) unless `Last-Event-ID` names it, then one event per
+        committed revision: `event: customization`, `id:` the ETag without quotes (`3.2`), `data:` the whole
+        customization on one line. Each event carries the whole document, so when several revisions commit
+        quickly a client may get only the latest and still converge; a new schema version and an erase send
+        one too. An event is sent after its revision committed, never before. A comment (`: keep-alive`)
+        comes at least every 15 seconds. When the token's `exp` passes: `event: token-expired` and the stream
+        ends (reconnect with a fresh token); when the server shuts down: `event: shutdown` and the stream ends
+        (reconnect; `Last-Event-ID` resumes without sending what the client has); when the app is deleted the
+        stream ends. A stream is a connection: it counts against `--max-connections`; a user may have at most
+        32 streams and long polls at once (429).
+      security: [{adminToken: []}, {userToken: []}]
+      parameters:
+        - name: Last-Event-ID
+          in: header
+          description: The `id` of the last event the client has (EventSource sends it when it reconnects).
+          schema: {type: string, maxLength: 64}
+        - name: lastEventId
+          in: query
+          description: The same, for clients that cannot set headers.
+          schema: {type: string, maxLength: 64}
+      responses:
+        '200':
+          description: The stream. Each event as schemathesis and EventSource read it (`event`, `id`, `data`).
+          headers:
+            Cache-Control: {$ref: '#/components/headers/NoStore'}
+          content:
+            text/event-stream:
+              schema: {$ref: '#/components/schemas/FeedEvent'}
+              example: |
+                retry: 1000
+
+                event: customization
+                id: 3.2
+                data: {"appId":"com.myApp","userId":"alice","revision":3,"schemaVersion":2,"updatedAt":"2026-11-29T22:00:00Z","tabs":{"com.myApp.bell":{"sidebarVisibility":"hidden","tabBarVisibility":"automatic"}},"sections":{},"tabBarOrder":null}
+
+                : keep-alive
+
+                event: token-expired
+                data: {"detail":"the token expired; reconnect with a fresh one"}
+
+        '400': {$ref: '#/components/responses/InvalidUserId'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '429': {$ref: '#/components/responses/TooManyFollowers'}
+        '503': {$ref: '#/components/responses/NotReady'}
   /v1/apps/{appId}/users/{userId}/customization/revert:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -1615,6 +1671,20 @@ components:
       required: [toRevision]
       properties:
         toRevision: {type: integer, minimum: 0, description: A kept revision (see the history), or 0 for the empty customization.}
+    FeedEvent:
+      description: One change-feed event.
+      oneOf:
+        - type: object
+          required: [event, id, data]
+          properties:
+            event: {type: string, const: customization}
+            id: {type: string, pattern: '^[0-9]+\.[0-9]+$', description: 'The customization''s ETag without quotes: pass it as Last-Event-ID to resume.'}
+            data: {type: string, contentMediaType: application/json, contentSchema: {$ref: '#/components/schemas/Customization'}}
+        - type: object
+          required: [event, data]
+          properties:
+            event: {type: string, enum: [token-expired, shutdown], description: The stream ends after it.}
+            data: {type: string, contentMediaType: application/json}
     HistoryItem:
       type: object
       required: [revision, updatedAt, change, customization]

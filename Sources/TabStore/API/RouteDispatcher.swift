@@ -23,9 +23,9 @@ struct RouteDispatcher: Sendable {
             }
             let (route, parameters) = try route(for: request.head)
             context.pattern = route.pattern
-            let routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)
+            var routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)
             // The same check `admit` made before the body; repeated here for callers that skip the server (tests).
-            try await authenticator.authorize(route.access, request.head, routeContext)
+            routeContext.credentialsExpireAt = try await authenticator.authorize(route.access, request.head, routeContext)?.expiresAt
             return try await route.handler(request, routeContext)
         } catch {
             return problem(for: error, requestId: context.requestId)

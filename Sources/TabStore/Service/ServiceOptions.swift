@@ -29,6 +29,10 @@ public struct ServiceOptions: Sendable {
     public var accessLog = true
     /// Revisions kept per user in the history; 0 keeps none.
     public var historyRevisions = 100
+    /// Seconds between keep-alive comments on change-feed streams (tests shorten it; not a flag).
+    package var feedKeepAliveSeconds = 12.0
+    /// Change-feed streams and long polls one user may have open at once (not a flag).
+    package var maxFollowersPerUser = 32
     package var logLevel = Logger.Level.info
 
     public init() {}

@@ -61,6 +61,8 @@ public final class TabStoreService: Sendable {
             apiConfiguration.accessLog = options.accessLog
             apiConfiguration.maxCustomizationBytes = options.maxCustomizationBytes
             apiConfiguration.historyRevisions = options.historyRevisions
+            apiConfiguration.feedKeepAliveSeconds = options.feedKeepAliveSeconds
+            apiConfiguration.maxFollowersPerUser = options.maxFollowersPerUser
             let api = APIResponder(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
             ownsListener = false  // from here HTTPServer.start owns it (and closes it when it throws)
             let http = try HTTPServer.start(configuration: server, listener: listener, responder: api, state: state, observer: metrics, logger: logger)

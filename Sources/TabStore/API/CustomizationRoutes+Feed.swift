@@ -1,0 +1,39 @@
+import TabStoreHTTP
+import TabStoreStorage
+import TabStoreSupport
+
+/// The change feed, `GET …/customization/events` (API.md "Change feed"): server-sent events, first the current
+/// customization, then one event per committed revision.
+extension CustomizationRoutes {
+    static let feedHeaders = HTTPHeaders([
+        ("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"),
+        // Buffering proxies (nginx) would hold events back.
+        ("X-Accel-Buffering", "no"),
+    ])
+
+    /// Opens a stream. Reading the current customization and registering the stream happen in the user's write
+    /// turn, where every publication for the user happens too: the first event is never older than one the
+    /// stream is told about, and no commit falls between the two.
+    /// - Throws: `APIError` 404 (app, schema), 429 (the user follows from too many places), 503 (draining).
+    func events(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let entry = try await services.requireApp(context)
+        let schema = try entry.requireSchema()
+        let key = try userKey(context)
+        // The id of the event the client has (a reconnecting EventSource sends the header).
+        let lastEventId = request.headers["Last-Event-ID"] ?? request.queryParameter("lastEventId")
+        let stream = FeedStream(key: key, services: services, expiresAt: context.credentialsExpireAt)
+        try await services.userLocks.withLock(key) { () async throws -> Void in
+            let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
+            let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
+            let state = CustomizationState(revision: record?.revision ?? 0, schemaVersion: schema.version, document: current.document)
+            if lastEventId.map({ Identifier($0) }) != Identifier(state.etag.opaque) { stream.queue(state) }
+            switch services.changes.follow(key, stream, kind: .stream) {
+            case .followed: break
+            case .userLimit: throw Self.tooManyFollowers(services.configuration.maxFollowersPerUser)
+            case .draining, .serverLimit:
+                throw APIError(status: 503, slug: .draining, title: "Service unavailable", detail: "the server is shutting down; reconnect in a moment")
+            }
+        }
+        return HTTPResponse(status: 200, headers: Self.feedHeaders, stream: stream)
+    }
+}

@@ -1,0 +1,24 @@
+/// The change feed's wire format: server-sent events (https://html.spec.whatwg.org/multipage/server-sent-events.html).
+/// Every event has a `data` line, since a client dispatches no event without one.
+enum FeedEvent {
+    /// Sent first: a client that loses the stream reconnects after a second (`retry`, in milliseconds).
+    static let opening = Array("retry: 1000\n\n".utf8)
+
+    /// A comment line, so idle proxies and clients see the stream is alive.
+    static let keepAlive = Array(": keep-alive\n\n".utf8)
+
+    /// `event: customization`, `id: <ETag without quotes>`, `data: <the whole customization as one line>`.
+    static func customization(id: String, document: [UInt8]) -> [UInt8] {
+        var event = Array("event: customization\nid: \(id)\ndata: ".utf8)
+        event.reserveCapacity(event.count + document.count + 2)
+        // A stored document is compact JSON (no line breaks); should one hold any, they can only be whitespace
+        // between tokens (JSON strings escape them), so a space keeps it the same JSON on one line.
+        for byte in document { event.append(byte == 0x0A || byte == 0x0D ? 0x20 : byte) }
+        event.append(contentsOf: "\n\n".utf8)
+        return event
+    }
+
+    static let tokenExpired = Array("event: token-expired\ndata: {\"detail\":\"the token expired; reconnect with a fresh one\"}\n\n".utf8)
+
+    static let shutdown = Array("event: shutdown\ndata: {\"detail\":\"the server is shutting down; reconnect in a moment\"}\n\n".utf8)
+}

@@ -1,0 +1,133 @@
+import TabStoreHTTP
+import TabStoreSupport
+
+/// One change-feed stream (`GET …/customization/events`): a follower of the user's changes that the event
+/// loop holding the connection drives (`HTTPBodyStream`). A commit's publication only stores the newest state
+/// and wakes the loop; the loop takes it on its next turn, so a stream never holds a thread, and a client that
+/// misses intermediate revisions still gets the latest whole document.
+final class FeedStream: HTTPBodyStream, ChangeFollower {
+    private struct State {
+        var wake: (@Sendable () -> Void)?
+        var opened = false
+        /// The newest customization not handed to the loop yet (it replaces an older one still waiting).
+        var pending: CustomizationState?
+        /// The ETag of the last customization handed over: the same one is never sent twice.
+        var lastSent: String?
+        var appDeleted = false
+        var finished = false
+        /// When bytes were last handed over (monotonic nanoseconds), for the keep-alive comments.
+        var lastWrite: UInt64 = 0
+        /// When the caller's token expires (monotonic nanoseconds); 0 for never.
+        var expiry: UInt64 = 0
+    }
+
+    /// Written by publishing threads (`changed`, `ended`) and read by the loop, each under this lock.
+    private let state = Locked(State())
+    let key: UserKey
+    private let hub: ChangeHub
+    private let metrics: Metrics
+    private let keepAlive: UInt64
+    /// Seconds since 1970 when the caller's credentials expire; nil for never (the operator).
+    private let expiresAt: Int?
+    private let clock: @Sendable () -> Int
+
+    init(key: UserKey, services: APIServices, expiresAt: Int?) {
+        self.key = key
+        hub = services.changes
+        metrics = services.metrics
+        keepAlive = UInt64(services.configuration.feedKeepAliveSeconds * 1e9)
+        self.expiresAt = expiresAt
+        clock = services.configuration.clock
+    }
+
+    /// The first event, unless the client has it already (its `Last-Event-ID`).
+    func queue(_ first: CustomizationState) {
+        state.withLock { $0.pending = first }
+    }
+
+    // MARK: ChangeFollower (any thread)
+
+    func changed(_ customization: CustomizationState) {
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            guard !state.finished else { return nil }
+            state.pending = customization
+            return state.wake
+        }
+        wake?()
+    }
+
+    func ended(_ reason: FollowEnd) {
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            if reason == .appDeleted { state.appDeleted = true }
+            return state.wake
+        }
+        wake?()
+    }
+
+    // MARK: HTTPBodyStream (the event loop)
+
+    func start(now: UInt64, wake: @escaping @Sendable () -> Void) {
+        var expiry: UInt64 = 0
+        if let expiresAt {
+            // Seconds left, capped at ten years, so nanoseconds never overflow whatever `exp` said.
+            let left = UInt64(min(max(expiresAt - clock(), 0), 315_360_000))
+            expiry = now + left * 1_000_000_000
+        }
+        state.withLock { state in
+            state.wake = wake
+            state.lastWrite = now
+            state.expiry = expiry
+        }
+    }
+
+    func next(now: UInt64) -> HTTPStreamStep {
+        let (step, events) = state.withLock { state -> (HTTPStreamStep, Int) in
+            var bytes: [UInt8] = []
+            var events = 0
+            if !state.opened {
+                state.opened = true
+                bytes += FeedEvent.opening
+            }
+            var ended = false
+            if state.expiry != 0, now >= state.expiry {
+                // Nothing more for an expired token, not even a change that is waiting.
+                bytes += FeedEvent.tokenExpired
+                events += 1
+                ended = true
+            } else if state.appDeleted {
+                ended = true
+            } else if let pending = state.pending {
+                state.pending = nil
+                if pending.etag.opaque != state.lastSent {
+                    state.lastSent = pending.etag.opaque
+                    bytes += pending.event
+                    events += 1
+                }
+            }
+            if bytes.isEmpty, !ended, now &- state.lastWrite >= keepAlive { bytes = FeedEvent.keepAlive }
+            if !bytes.isEmpty { state.lastWrite = now }
+            var deadline: UInt64 = 0
+            if !ended {
+                deadline = state.lastWrite + keepAlive
+                if state.expiry != 0 { deadline = min(deadline, state.expiry) }
+            }
+            return (HTTPStreamStep(bytes: bytes, ended: ended, deadline: deadline), events)
+        }
+        if events > 0 { metrics.recordEventsSent(events) }
+        return step
+    }
+
+    func drainingChunk() -> [UInt8] {
+        metrics.recordEventsSent(1)
+        return FeedEvent.shutdown
+    }
+
+    func finish() {
+        state.withLock { state in
+            state.finished = true
+            state.wake = nil
+            state.pending = nil
+        }
+        hub.unfollow(key, self)
+    }
+}

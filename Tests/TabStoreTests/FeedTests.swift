@@ -1,0 +1,196 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import TabStore
+@testable import TabStoreAPI
+@testable import TabStoreSupport
+
+/// The change feed end to end: a real SSE client over sockets against a live server (API.md "Change feed").
+@Suite("Change feed (server-sent events)", .serialized)
+struct FeedTests {
+    static func events(_ creds: Credentials) -> String { creds.customization + "/events" }
+
+    /// The next event, read off the pool.
+    static func next(_ client: SSEClient, timeout: Double = 5) async throws -> SSEClient.Block? {
+        try await offPool { client.nextEvent(timeout: timeout) }
+    }
+
+    @Test("the first event is the current customization (revision 0 for none), as a GET serves it")
+    func firstEvent() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let stream = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))
+            #expect(stream.status == 200 && stream.headers["Content-Type"] == "text/event-stream")
+            #expect(stream.headers["Cache-Control"] == "no-store" && stream.headers["Transfer-Encoding"] == "chunked")
+            let opening = try await offPool { stream.nextBlock() }
+            #expect(opening?.retry == "1000" && opening?.isEvent == false)
+            let first = try await Self.next(stream)
+            let get = try await live.send(.get(creds.customization).bearer(creds.userToken))
+            #expect(first?.event == "customization" && first?.id == "0.1" && first?.data == get.text)
+        }
+    }
+
+    @Test("one event per committed revision, in order, each readable by a GET when it arrives")
+    func ordering() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let stream = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))
+            #expect(try await Self.next(stream)?.id == "0.1")
+            for (index, tab) in ["climate", "bell", "lights"].enumerated() {
+                let write = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide(tab)))
+                let event = try await Self.next(stream)
+                #expect(event?.id == "\(index + 1).1" && event?.data == write.text)
+                // Woken after the commit, never before: what the event names is what a GET reads now.
+                #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).etag == "\"\(index + 1).1\"")
+            }
+            _ = try await live.send(.delete(creds.customization).bearer(creds.userToken))
+            let deleted = try await Self.next(stream)
+            #expect(deleted?.id == "4.1" && Sync.hidden(try? JSONParser.parse(Array((deleted?.data ?? "").utf8))) == [])
+        }
+    }
+
+    @Test("Last-Event-ID naming the current revision skips the first event; a stale one gets the current at once")
+    func resume() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell")))
+            let resumed = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken).header("Last-Event-ID", "1.1"))
+            #expect(try await Self.next(resumed, timeout: 0.5) == nil)
+            let byQuery = try await live.follow(.get(Self.events(creds) + "?lastEventId=1.1").bearer(creds.userToken))
+            #expect(try await Self.next(byQuery, timeout: 0.3) == nil)
+            let stale = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken).header("Last-Event-ID", "0.1"))
+            #expect(try await Self.next(stale)?.id == "1.1")
+            _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
+            for stream in [resumed, byQuery, stale] { #expect(try await Self.next(stream)?.id == "2.1") }
+        }
+    }
+
+    @Test("keep-alive comments come while nothing changes")
+    func keepAlive() async throws {
+        try await withLiveService(adjust: { $0.feedKeepAliveSeconds = 0.3 }) { live in
+            let creds = try await Credentials.register(on: live)
+            let stream = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))
+            _ = try await Self.next(stream)
+            let start = DispatchTime.now().uptimeNanoseconds
+            let comments = try await offPool { (0..<3).compactMap { _ in stream.nextBlock(timeout: 2) }.filter { $0.comments == ["keep-alive"] } }
+            #expect(comments.count == 3)
+            #expect(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 < 3)
+        }
+    }
+
+    @Test("when the token expires: event token-expired, and the stream ends")
+    func tokenExpiry() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let shortLived = creds.app.token(for: Credentials.user, expiresIn: 2)
+            let stream = try await live.follow(.get(Self.events(creds)).bearer(shortLived))
+            #expect(try await Self.next(stream)?.id == "0.1")
+            let start = DispatchTime.now().uptimeNanoseconds
+            let expired = try await Self.next(stream, timeout: 5)
+            let waited = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            #expect(expired?.event == "token-expired" && expired?.data?.contains("expired") == true)
+            #expect(waited > 0.5 && waited < 4, "after \(waited) s")
+            #expect(try await offPool { stream.endsWithin(2) })
+            #expect(live.service.api.followers.streams == 0)
+        }
+    }
+
+    @Test("while draining: event shutdown, the stream ends, and the drain does not wait for it")
+    func drain() async throws {
+        let live = try LiveService()
+        let creds = try await Credentials.register(on: live)
+        let stream = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))
+        #expect(try await Self.next(stream)?.id == "0.1")
+        // A client reading as the server drains, leaving once its stream ends (as curl and EventSource do).
+        let reader = Task {
+            try await offPool { () -> (SSEClient.Block?, Bool) in
+                let goodbye = stream.nextEvent(timeout: 3)
+                let ended = stream.endsWithin(3)
+                stream.disconnect()
+                return (goodbye, ended)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let start = DispatchTime.now().uptimeNanoseconds
+        await live.stop()
+        #expect(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 < 1.5)
+        let (goodbye, ended) = try await reader.value
+        #expect(goodbye?.event == "shutdown" && goodbye?.data != nil)
+        #expect(ended)
+    }
+
+    @Test("another user, another app and no credentials are refused before a stream starts")
+    func refused() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            for (token, status) in [(creds.otherUserToken, 403), (creds.otherAppToken, 403), (nil, 401)] as [(String?, Int)] {
+                let answer = try await live.follow(.get(Self.events(creds)).bearer(token))
+                #expect(answer.status == status && answer.headers["Content-Type"] == "application/problem+json")
+            }
+            #expect(live.service.api.followers.streams == 0)
+        }
+    }
+
+    @Test("streams count against the connection limit")
+    func connectionLimit() async throws {
+        try await withLiveService(adjust: { $0.maxConnections = 3 }) { live in
+            let creds = try await Credentials.register(on: live)
+            var streams: [SSEClient] = []
+            for _ in 0..<3 { streams.append(try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))) }
+            try await waitUntil { live.service.api.followers.streams == 3 }
+            let refused = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))
+            #expect(refused.status == 503)
+            streams.removeLast().disconnect()
+            try await waitUntil { live.service.api.followers.streams == 2 }
+            #expect(try await live.send(.get("/healthz")).status == 200)
+        }
+    }
+
+    @Test("one user's streams are bounded: past the limit 429")
+    func perUserLimit() async throws {
+        try await withLiveService(adjust: { $0.maxFollowersPerUser = 2 }) { live in
+            let creds = try await Credentials.register(on: live)
+            let open = [try await live.follow(.get(Self.events(creds)).bearer(creds.userToken)),
+                        try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))]
+            let refused = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))
+            #expect(open.allSatisfy { $0.status == 200 } && refused.status == 429)
+            let other = try await live.follow(.get(creds.app.userPath(Credentials.otherUser) + "/customization/events").bearer(creds.otherUserToken))
+            #expect(other.status == 200)
+        }
+    }
+
+    @Test("a new schema version, an erase and a deleted app reach the streams too")
+    func otherChanges() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
+            let stream = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))
+            #expect(try await Self.next(stream)?.id == "1.1")
+            let withoutClimate = Seeds.behaviorAllAutomatic.replacing(#"{"kind": "tab", "id": "com.myApp.climate", "title": "Climate", "systemImage": "fan"},"#, with: "")
+            _ = try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(withoutClimate))
+            let reconciled = try await Self.next(stream)
+            #expect(reconciled?.id == "1.2" && reconciled?.data?.contains("com.myApp.climate") == false)
+            _ = try await live.send(.delete(creds.app.userPath(Credentials.user)).bearer(live.admin))
+            #expect(try await Self.next(stream)?.id == "0.2")
+            _ = try await live.send(.delete("/v1/apps/app.one").bearer(live.admin))
+            #expect(try await offPool { stream.endsWithin(3) })
+        }
+    }
+
+    @Test("metrics count open streams and the events sent; HEAD opens no stream")
+    func metrics() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let head = try await live.send(.head(Self.events(creds)).bearer(creds.userToken))
+            #expect(head.status == 200 && head.header("Content-Type") == "text/event-stream")
+            let stream = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))
+            _ = try await Self.next(stream)
+            _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell")))
+            _ = try await Self.next(stream)
+            let metrics = try await live.send(.get("/metrics"))
+            #expect(metrics.metric("tabstore_feed_streams") == 1 && metrics.metric("tabstore_feed_events_total") == 2)
+            stream.disconnect()
+            try await waitUntil { live.service.api.followers.streams == 0 }
+        }
+    }
+}
