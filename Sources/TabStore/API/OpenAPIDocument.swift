@@ -717,12 +717,12 @@ paths:
       parameters:
         - name: Last-Event-ID
           in: header
-          description: The `id` of the last event the client has (EventSource sends it when it reconnects).
-          schema: {type: string, maxLength: 64}
+          description: The `id` of the last event the client has (EventSource sends it when it reconnects); any other value gets the current customization first.
+          schema: {type: string}
         - name: lastEventId
           in: query
-          description: The same, for clients that cannot set headers.
-          schema: {type: string, maxLength: 64}
+          description: The same, for clients that cannot set headers (the header wins when both are sent).
+          schema: {type: string}
       responses:
         '200':
           description: The stream. Each event as schemathesis and EventSource read it (`event`, `id`, `data`).
