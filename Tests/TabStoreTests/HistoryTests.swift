@@ -52,6 +52,25 @@ struct HistoryTests {
         }
     }
 
+    @Test("a page stops past 1 MiB of documents (at least one revision), and nextBefore goes on from there")
+    func pageByteCap() async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api, schema: Seeds.apiExample)
+            // ~57 KB documents: 550 dynamic playlist tabs hidden, one more each time so every PUT is a revision.
+            for revision in 1...25 {
+                let entries = (0..<(550 + revision)).map { #""com.myApp.playlist.\#(String(repeating: "x", count: 16))-\#($0)": {"sidebarVisibility": "hidden"}"# }
+                let put = await api.send(.put(creds.customization).bearer(creds.userToken).json("{\"tabs\": {\(entries.joined(separator: ","))}}"))
+                #expect(put.status == 200 && put.revision == revision)
+            }
+            let first = await api.send(.get(creds.customization + "/history?limit=25").bearer(creds.userToken))
+            let listed = Self.revisions(first)
+            #expect(first.body.count <= CustomizationRoutes.maxHistoryPageBytes + 64 * 1024)
+            #expect(listed.count > 1 && listed.count < 25 && listed.first == 25 && first.field("nextBefore") == .integer(listed.last!))
+            let rest = await api.send(.get(creds.customization + "/history?limit=25&before=\(listed.last!)").bearer(creds.userToken))
+            #expect(Self.revisions(rest).first == listed.last! - 1)
+        }
+    }
+
     @Test("bad limits and cursors are 400 invalid-parameter", arguments: ["limit=0", "limit=101", "limit=x", "before=0", "before=-1", "before=99999999999999999999", "limit="])
     func badParameters(_ query: String) async throws {
         try await withInProcessAPI { api in
@@ -61,7 +80,7 @@ struct HistoryTests {
         }
     }
 
-    @Test("retention keeps the last N revisions; an older one is 404 revision-not-found; /metrics counts the rows")
+    @Test("retention keeps the last N revisions; an older one is 404 revision-not-found; /metrics counts the rows stored")
     func retention() async throws {
         try await withLiveService(adjust: { $0.historyRevisions = 3 }) { live in
             let creds = try await Credentials.register(on: live)
@@ -72,7 +91,13 @@ struct HistoryTests {
             let gone = try await live.send(.post(creds.customization + "/revert").bearer(creds.userToken).json(#"{"toRevision": 2}"#))
             #expect(gone.status == 404 && gone.problemType == "urn:tabstore:problem:revision-not-found")
             #expect(try await live.send(.post(creds.customization + "/revert").bearer(creds.userToken).json(#"{"toRevision": 9}"#)).status == 404)
+            // Rows past the retention are removed at the user's next housekeeping (every 16th revision), never listed.
+            #expect(try await live.send(.get("/metrics")).metric("tabstore_history_rows") == 5)
+            for index in 5..<16 {
+                _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
+            }
             #expect(try await live.send(.get("/metrics")).metric("tabstore_history_rows") == 3)
+            #expect(Self.revisions(try await live.send(.get(creds.customization + "/history").bearer(creds.userToken))) == [16, 15, 14])
         }
     }
 

@@ -164,20 +164,23 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("answers per user are bounded: past the cap the oldest key is forgotten")
+    @Test("answers per user are bounded: at the user's housekeeping (every 16th revision) the oldest past the cap go")
     func boundedPerUser() async throws {
         let clock = TestClock()
         try await withInProcessAPI(configure: { $0.maxIdempotentAnswersPerUser = 3; $0.clock = { clock.now } }) { api in
             let creds = try await Credentials.register(on: api)
-            for index in 0..<5 {
+            let exportKeys = { () async -> Set<String> in
+                let export = await api.send(.get(creds.app.userPath(Credentials.user) + "/export").bearer(api.admin))
+                return Set(export.field("idempotencyKeys")?.items.compactMap { if case .string(let key)? = $0["key"] { key } else { nil } } ?? [])
+            }
+            for index in 0..<16 {
                 let answer = await api.send(.patch(creds.customization).bearer(api.admin).header("Idempotency-Key", "key-\(index)")
                     .json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
                 #expect(answer.revision == index + 1)
+                if index == 14 { #expect(await exportKeys().count == 15, "at most the cap plus 15 between housekeepings") }
                 clock.advance(1)
             }
-            let export = await api.send(.get(creds.app.userPath(Credentials.user) + "/export").bearer(api.admin))
-            let keys = export.field("idempotencyKeys")?.items.compactMap { if case .string(let key)? = $0["key"] { key } else { nil } }
-            #expect(Set(keys ?? []) == ["key-2", "key-3", "key-4"])
+            #expect(await exportKeys() == ["key-13", "key-14", "key-15"])
         }
     }
 }

@@ -15,7 +15,8 @@ extension CustomizationRoutes {
         _ = try await services.requireApp(context)
         let key = try userKey(context)
         // One more than asked for tells whether an older page exists.
-        let rows = try await services.store.history(appId: key.appId.text, userId: key.userId.text, before: before, limit: limit + 1)
+        let rows = try await services.store.history(appId: key.appId.text, userId: key.userId.text, before: before, limit: limit + 1,
+                                                        keep: services.configuration.historyRevisions)
         var items: [JSONValue] = []
         var bytes = 0
         for row in rows.prefix(limit) {
@@ -69,7 +70,8 @@ extension CustomizationRoutes {
         if target == 0 {
             choices = .empty
         } else {
-            guard let row = try await services.store.historyRecord(appId: key.appId.text, userId: key.userId.text, revision: target) else {
+            guard let row = try await services.store.historyRecord(appId: key.appId.text, userId: key.userId.text, revision: target,
+                                                                        keep: services.configuration.historyRevisions) else {
                 throw APIError.notFound(.revisionNotFound, "revision \(target) is not kept; GET …/customization/history lists the kept ones")
             }
             choices = try Customization.decodeStored(row.document)

@@ -21,14 +21,14 @@ struct UserDataRoutes: RouteGroup {
     func exportInApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let entry = try await services.requireApp(context)
         let userId = try context.userId()
-        let data = try await services.store.userData(userId: userId.text, appId: entry.app.id).first
+        let data = try await services.store.userData(userId: userId.text, appId: entry.app.id, keep: services.configuration.historyRevisions).first
         return .json(200, export(entry, userId, data))
     }
 
     func exportEverywhere(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let userId = try context.userId()
         var apps: [JSONValue] = []
-        for data in try await services.store.userData(userId: userId.text, appId: nil) {
+        for data in try await services.store.userData(userId: userId.text, appId: nil, keep: services.configuration.historyRevisions) {
             // An app deleted since the read has nothing left to export.
             guard let entry = try await services.apps.entry(Identifier(data.appId)) else { continue }
             apps.append(export(entry, userId, data))

@@ -3,9 +3,12 @@ import TabStoreSupport
 /// History, idempotent answers, export and erase on the embedded store. The SQL is plain (no SQLite-only
 /// functions), so another backend can run the same statements.
 extension SQLiteStore {
-    /// Expired answers removed by each commit that stores one: enough to keep up with the answers added
-    /// (one per commit), never so many that one write pays for a backlog.
-    static let expiredAnswersPerCommit = 16
+    /// Housekeeping runs once every this many revisions of a user (and for every keyed write that makes no
+    /// revision), not on every write: the writer's time per write is what PATCH throughput is made of.
+    static let housekeepingEvery = 16
+    /// Expired answers removed each time: at least `housekeepingEvery` (one answer per write), so the
+    /// cleanup keeps up, never so many that one write pays for a backlog.
+    static let expiredAnswersPerHousekeeping = 64
 
     package func commitCustomization(_ commit: CustomizationCommit) async throws {
         let (added, historyDelta) = try await writer.write { db -> (Int, Int) in
@@ -56,24 +59,38 @@ extension SQLiteStore {
             delta += db.changes
         }
         // Revisions are consecutive (apart from a jump after an erase): the last N are those above revision - N.
-        try db.run("DELETE FROM customization_history WHERE app_id = ? AND user_id = ? AND revision <= ?",
-                   [.text(record.appId), .text(record.userId), .integer(record.revision - commit.historyRevisions)])
-        delta -= db.changes
+        // Rows past it are deleted every `housekeepingEvery` revisions (so at most that many more are stored),
+        // and never read: `history` and `historyRecord` list only the last N (`keptAbove`).
+        if Self.housekeeping(record) {
+            try db.run("DELETE FROM customization_history WHERE app_id = ? AND user_id = ? AND revision <= ?",
+                       [.text(record.appId), .text(record.userId), .integer(record.revision - commit.historyRevisions)])
+            delta -= db.changes
+        }
         return delta
+    }
+
+    /// Whether this write does the user's housekeeping: every `housekeepingEvery`-th revision, and every
+    /// write that makes none (those are rare: a keyed write that changes nothing).
+    private static func housekeeping(_ record: CustomizationRecord?) -> Bool {
+        guard let record else { return true }
+        return record.revision % housekeepingEvery == 0
     }
 
     /// Stores the answer; an expired one under the same key gives way, a live one means another write won.
     private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, db: SQLiteConnection) throws {
         let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
-        try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND idempotency_key = ? AND created_at < ?",
-                   user + [.text(answer.key), .integer(commit.answersExpireBefore)])
         try db.run("""
             INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app_id, user_id, idempotency_key) DO NOTHING
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (app_id, user_id, idempotency_key) DO UPDATE SET request_digest = excluded.request_digest,
+                status = excluded.status, etag = excluded.etag, body = excluded.body, created_at = excluded.created_at
+            WHERE idempotent_answers.created_at < ?
             """, user + [.text(answer.key), .blob(answer.requestDigest), .integer(answer.status), answer.etag.map { .text($0) } ?? .null,
-                         .blob(answer.body), .integer(answer.createdAt)])
+                         .blob(answer.body), .integer(answer.createdAt), .integer(commit.answersExpireBefore)])
         if db.changes == 0 { throw StoreConflict.answerExists }
-        // Bounded per user: past the cap the oldest answers go (a client retries within minutes, not 1,000 writes later).
+        guard Self.housekeeping(commit.record) else { return }
+        // Bounded per user: past the cap the oldest answers go (a client retries within minutes, not 1,000 writes
+        // later); checked at the user's housekeeping, so at most `housekeepingEvery` more are ever kept.
         let kept = try db.scalarInt("SELECT count(*) FROM idempotent_answers WHERE app_id = ? AND user_id = ?", user) ?? 0
         if kept > commit.maxAnswersPerUser {
             try db.run("""
@@ -82,11 +99,11 @@ extension SQLiteStore {
                     ORDER BY created_at, idempotency_key LIMIT ?)
                 """, user + user + [.integer(kept - commit.maxAnswersPerUser)])
         }
-        // Bounded cleanup of expired answers (any user), oldest first through the created_at index.
+        // Bounded cleanup of expired answers (any user's), oldest first through the created_at index.
         try db.run("""
             DELETE FROM idempotent_answers WHERE (app_id, user_id, idempotency_key) IN (
                 SELECT app_id, user_id, idempotency_key FROM idempotent_answers WHERE created_at < ? ORDER BY created_at LIMIT ?)
-            """, [.integer(commit.answersExpireBefore), .integer(Self.expiredAnswersPerCommit)])
+            """, [.integer(commit.answersExpireBefore), .integer(Self.expiredAnswersPerHousekeeping)])
     }
 
     package func revisionFloor(appId: String, userId: String) async throws -> Int {
@@ -115,25 +132,31 @@ extension SQLiteStore {
                       operations: statement.isNull(3) ? nil : statement.bytes(3), document: statement.bytes(4), updatedAt: statement.text(5))
     }
 
-    package func history(appId: String, userId: String, before: Int?, limit: Int) async throws -> [HistoryRecord] {
-        try await readers.read { db in try Self.history(db, appId: appId, userId: userId, before: before, limit: limit) }
+    package func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int) async throws -> [HistoryRecord] {
+        try await readers.read { db in try Self.history(db, appId: appId, userId: userId, before: before, limit: limit, keep: keep) }
     }
 
-    private static func history(_ db: SQLiteConnection, appId: String, userId: String, before: Int?, limit: Int) throws -> [HistoryRecord] {
+    /// Rows above this revision are the last `keep` (the newest row is the current revision): older ones wait
+    /// for the user's next housekeeping and are never read.
+    private static let keptAbove = "(SELECT max(revision) FROM customization_history WHERE app_id = ? AND user_id = ?) - ?"
+
+    private static func history(_ db: SQLiteConnection, appId: String, userId: String, before: Int?, limit: Int, keep: Int) throws -> [HistoryRecord] {
         let statement = try db.statement("""
             SELECT \(Self.historyColumns) FROM customization_history
-            WHERE app_id = ? AND user_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?
-            """).bind([.text(appId), .text(userId), .integer(before ?? Int.max), .integer(limit)])
+            WHERE app_id = ? AND user_id = ? AND revision < ? AND revision > \(Self.keptAbove) ORDER BY revision DESC LIMIT ?
+            """).bind([.text(appId), .text(userId), .integer(before ?? Int.max), .text(appId), .text(userId), .integer(keep), .integer(limit)])
         defer { statement.reset() }
         var rows: [HistoryRecord] = []
         while try statement.step() { rows.append(Self.historyRow(statement)) }
         return rows
     }
 
-    package func historyRecord(appId: String, userId: String, revision: Int) async throws -> HistoryRecord? {
+    package func historyRecord(appId: String, userId: String, revision: Int, keep: Int) async throws -> HistoryRecord? {
         try await readers.read { db in
-            let statement = try db.statement("SELECT \(Self.historyColumns) FROM customization_history WHERE app_id = ? AND user_id = ? AND revision = ?")
-                .bind([.text(appId), .text(userId), .integer(revision)])
+            let statement = try db.statement("""
+                SELECT \(Self.historyColumns) FROM customization_history
+                WHERE app_id = ? AND user_id = ? AND revision = ? AND revision > \(Self.keptAbove)
+                """).bind([.text(appId), .text(userId), .integer(revision), .text(appId), .text(userId), .integer(keep)])
             defer { statement.reset() }
             return try statement.step() ? Self.historyRow(statement) : nil
         }
@@ -149,12 +172,12 @@ extension SQLiteStore {
         return ids
     }
 
-    package func userData(userId: String, appId: String?) async throws -> [UserData] {
+    package func userData(userId: String, appId: String?, keep: Int) async throws -> [UserData] {
         try await readers.read { db in
             var found: [UserData] = []
             for app in try Self.appIds(db, appId) {
                 let record = try Self.customizationRow(db, appId: app, userId: userId)
-                let history = try Self.history(db, appId: app, userId: userId, before: nil, limit: Int.max)
+                let history = try Self.history(db, appId: app, userId: userId, before: nil, limit: Int.max, keep: keep)
                 let statement = try db.statement("""
                     SELECT idempotency_key, status, created_at FROM idempotent_answers WHERE app_id = ? AND user_id = ?
                     ORDER BY created_at DESC, idempotency_key

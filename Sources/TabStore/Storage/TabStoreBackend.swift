@@ -80,19 +80,21 @@ package protocol TabStoreBackend: Sendable {
     func revisionFloor(appId: String, userId: String) async throws -> Int
     /// The answer stored under `key` for the user, unless it was created before `notBefore` (expired).
     func idempotentAnswer(appId: String, userId: String, key: String, notBefore: Int) async throws -> IdempotentAnswer?
-    /// Kept revisions below `before` (all when nil), newest first, at most `limit`.
-    func history(appId: String, userId: String, before: Int?, limit: Int) async throws -> [HistoryRecord]
-    /// One kept revision, nil when it is not kept.
-    func historyRecord(appId: String, userId: String, revision: Int) async throws -> HistoryRecord?
-    /// Everything stored about a user in `appId`, or in every app when nil; apps with nothing stored are left out.
-    func userData(userId: String, appId: String?) async throws -> [UserData]
+    /// Kept revisions below `before` (all when nil), newest first, at most `limit`; only the last `keep`
+    /// count (a backend may remove older rows later than the write that made them too old).
+    func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int) async throws -> [HistoryRecord]
+    /// One of the last `keep` revisions, nil when it is not kept.
+    func historyRecord(appId: String, userId: String, revision: Int, keep: Int) async throws -> HistoryRecord?
+    /// Everything stored about a user in `appId`, or in every app when nil (history: the last `keep` revisions);
+    /// apps with nothing stored are left out.
+    func userData(userId: String, appId: String?, keep: Int) async throws -> [UserData]
     /// The apps where something is stored about the user (customization, history or idempotent answers).
     func appsHoldingUser(userId: String) async throws -> [String]
     /// Erases a user's customization, history and idempotent answers in one app, in one transaction, keeping
     /// only the revision counter (`revisionFloor`).
     /// - Returns: whether anything was erased.
     func eraseUser(userId: String, appId: String) async throws -> Bool
-    /// The number of kept history rows (all apps).
+    /// The number of stored history rows (all apps; at most `housekeepingEvery` per user past the retention).
     func historyCount() async throws -> Int
     /// Calls `body` with every customization of an app (stats, dry runs), from one read snapshot.
     func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws
