@@ -888,10 +888,12 @@ components:
                 type: string
                 description: >-
                   Stable kebab-case code a client can switch on: customization rules (422) from unknown-tab to
-                  customization-too-large, schema rules (422) from duplicate-id to too-many-items, invalid-name for
-                  apps, and unknown-field, invalid-type, missing-field, invalid-value, invalid-id, mismatch for
-                  malformed documents (400; invalid-value and invalid-id also in schema refusals).
-                enum: [unknown-tab, unknown-section, customization-disabled, not-hideable, not-movable, cross-section-move, invalid-tab-order, sidebar-only, pinned-tab, no-visible-tab, too-many-entries, customization-too-large, duplicate-id, empty-id, empty-title, id-too-long, title-too-long, image-too-long, nested-section, multiple-search-tabs, search-not-pinned, search-in-section, sidebar-only-in-tab-bar, conflicting-image, dynamic-prefix-conflict, too-many-items, invalid-name, unknown-field, invalid-type, missing-field, invalid-value, invalid-id, mismatch]
+                  prefix-mismatch (a user's data-driven tabs are also refused with duplicate-id, empty-title,
+                  title-too-long, image-too-long and conflicting-image, as a schema's tabs), schema rules (422) from
+                  duplicate-id to invalid-stand-in, invalid-name for apps, and unknown-field, invalid-type,
+                  missing-field, invalid-value, invalid-id, mismatch for malformed documents (400; invalid-value and
+                  invalid-id also in schema and data-driven tab refusals).
+                enum: [unknown-tab, unknown-section, customization-disabled, not-hideable, not-movable, cross-section-move, invalid-tab-order, sidebar-only, pinned-tab, no-visible-tab, too-many-entries, customization-too-large, not-dynamic-section, prefix-mismatch, duplicate-id, empty-id, empty-title, id-too-long, title-too-long, image-too-long, nested-section, multiple-search-tabs, search-not-pinned, search-in-section, sidebar-only-in-tab-bar, conflicting-image, dynamic-prefix-conflict, too-many-items, invalid-stand-in, invalid-name, unknown-field, invalid-type, missing-field, invalid-value, invalid-id, mismatch]
               detail: {type: string}
     Id:
       type: string

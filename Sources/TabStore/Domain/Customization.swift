@@ -34,6 +34,21 @@ package struct Customization: Sendable, Equatable {
         var isDefault: Bool { tabOrder == nil && expanded == nil }
     }
 
+    /// One tab of a user's data-driven list (API.md `setDynamicTabs`): what a client needs to draw it.
+    package struct DynamicTab: Sendable, Equatable {
+        package var id: Identifier
+        package var title: String
+        package var systemImage: String?
+        package var image: String?
+
+        package init(id: Identifier, title: String, systemImage: String? = nil, image: String? = nil) {
+            self.id = id
+            self.title = title
+            self.systemImage = systemImage
+            self.image = image
+        }
+    }
+
     package var revision: Int
     package var schemaVersion: Int
     package var updatedAt: String?
@@ -41,10 +56,14 @@ package struct Customization: Sendable, Equatable {
     package var sections: [Identifier: SectionEntry]
     /// The order of the customizable tab-bar items; nil until the user reorders the bar.
     package var tabBarOrder: [Identifier]?
+    /// Per dynamic section, the user's data-driven tabs in the app's order, once a client stored them. An
+    /// empty list is stored too: it says the user has none (and every id of the section is then unknown).
+    package var dynamicTabs: [Identifier: [DynamicTab]]
 
     package init(
         revision: Int = 0, schemaVersion: Int = 0, updatedAt: String? = nil,
-        tabs: [Identifier: TabEntry] = [:], sections: [Identifier: SectionEntry] = [:], tabBarOrder: [Identifier]? = nil
+        tabs: [Identifier: TabEntry] = [:], sections: [Identifier: SectionEntry] = [:], tabBarOrder: [Identifier]? = nil,
+        dynamicTabs: [Identifier: [DynamicTab]] = [:]
     ) {
         self.revision = revision
         self.schemaVersion = schemaVersion
@@ -52,6 +71,7 @@ package struct Customization: Sendable, Equatable {
         self.tabs = tabs
         self.sections = sections
         self.tabBarOrder = tabBarOrder
+        self.dynamicTabs = dynamicTabs
     }
 
     /// The customization a user has before any change: everything follows the schema.
@@ -59,7 +79,13 @@ package struct Customization: Sendable, Equatable {
 
     /// Whether the user-owned parts equal another's (ignoring revision, schema version and time).
     package func sameChoices(as other: Customization) -> Bool {
-        tabs == other.tabs && sections == other.sections && tabBarOrder == other.tabBarOrder
+        tabs == other.tabs && sections == other.sections && tabBarOrder == other.tabBarOrder && dynamicTabs == other.dynamicTabs
+    }
+
+    /// Only the user's data (the data-driven tabs), none of their choices: what a layout follows where
+    /// customization does not apply (DOMAIN.md section 5).
+    package var dataOnly: Customization {
+        Customization(revision: revision, schemaVersion: schemaVersion, updatedAt: updatedAt, dynamicTabs: dynamicTabs)
     }
 
     /// Drops entries that say nothing, so equal choices have one stored form.
@@ -73,6 +99,8 @@ package struct Customization: Sendable, Equatable {
         var ids = Set(tabs.keys).union(sections.keys)
         for entry in sections.values { ids.formUnion(entry.tabOrder ?? []) }
         ids.formUnion(tabBarOrder ?? [])
+        ids.formUnion(dynamicTabs.keys)
+        for list in dynamicTabs.values { ids.formUnion(list.map(\.id)) }
         return ids
     }
 
