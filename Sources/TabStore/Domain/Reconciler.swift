@@ -42,6 +42,8 @@ package enum Reconciler {
         /// Ids that stored customizations name and the new version no longer has (data-driven tabs included:
         /// a list entry whose id no longer extends its section's prefix, a list whose section is gone).
         package var droppedIds: Set<Identifier> = []
+        /// How many stored data-driven tabs (entries of users' lists) the new version drops, over all customizations.
+        package var dynamicTabsDropped = 0
 
         package init() {}
 
@@ -49,6 +51,8 @@ package enum Reconciler {
             customizationsChecked += 1
             let reconciled = reconcile(customization, with: newIndex)
             if !reconciled.sameChoices(as: customization) { customizationsAffected += 1 }
+            dynamicTabsDropped += customization.dynamicTabs.values.reduce(0) { $0 + $1.count }
+                - reconciled.dynamicTabs.values.reduce(0) { $0 + $1.count }
             let rules = CustomizationRules(newIndex)
             for id in customization.referencedIds where rules.tab(id, in: reconciled) == nil && newIndex.section(id) == nil {
                 droppedIds.insert(id)
