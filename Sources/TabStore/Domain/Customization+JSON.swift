@@ -24,7 +24,7 @@ extension Customization {
         // Absent when no list is stored, so documents without data-driven tabs keep their v1 bytes.
         if !dynamicTabs.isEmpty {
             object["dynamicTabs"] = .object(JSONObject(dynamicTabs.keys.sorted().map { id in
-                (id.text, .array(dynamicTabs[id]!.map { $0.json() }))
+                (id.text, .array(dynamicTabs[id]!.tabs.map { $0.json() }))
             }))
         }
         return .object(object)
@@ -95,7 +95,7 @@ extension Customization {
             for (key, _) in lists.object.members {
                 let id = Identifier(key)
                 if checked { try checkId(id, at: lists.path(key)) }
-                value.dynamicTabs[id] = try DynamicTab.decodeList(lists, key, checked: checked)
+                value.dynamicTabs[id] = DynamicTabList(try DynamicTab.decodeList(lists, key, checked: checked))
             }
         }
         return (value, echo)

@@ -49,6 +49,29 @@ package struct Customization: Sendable, Equatable {
         }
     }
 
+    /// A user's list of data-driven tabs for one section, in the app's order, with its ids indexed so a lookup
+    /// stays constant-time however long the list (the layout and the rules look every listed id up).
+    package struct DynamicTabList: Sendable, Equatable, ExpressibleByArrayLiteral {
+        package let tabs: [DynamicTab]
+        private let positions: [Identifier: Int]
+
+        package init(_ tabs: [DynamicTab]) {
+            self.tabs = tabs
+            var positions: [Identifier: Int] = [:]
+            for (position, tab) in tabs.enumerated() where positions[tab.id] == nil { positions[tab.id] = position }
+            self.positions = positions
+        }
+
+        package init(arrayLiteral tabs: DynamicTab...) { self.init(tabs) }
+
+        /// The listed tab with this id (the first, should a stored list repeat one).
+        package func tab(_ id: Identifier) -> DynamicTab? { positions[id].map { tabs[$0] } }
+
+        package var count: Int { tabs.count }
+
+        package static func == (lhs: Self, rhs: Self) -> Bool { lhs.tabs == rhs.tabs }
+    }
+
     package var revision: Int
     package var schemaVersion: Int
     package var updatedAt: String?
@@ -58,12 +81,12 @@ package struct Customization: Sendable, Equatable {
     package var tabBarOrder: [Identifier]?
     /// Per dynamic section, the user's data-driven tabs in the app's order, once a client stored them. An
     /// empty list is stored too: it says the user has none (and every id of the section is then unknown).
-    package var dynamicTabs: [Identifier: [DynamicTab]]
+    package var dynamicTabs: [Identifier: DynamicTabList]
 
     package init(
         revision: Int = 0, schemaVersion: Int = 0, updatedAt: String? = nil,
         tabs: [Identifier: TabEntry] = [:], sections: [Identifier: SectionEntry] = [:], tabBarOrder: [Identifier]? = nil,
-        dynamicTabs: [Identifier: [DynamicTab]] = [:]
+        dynamicTabs: [Identifier: DynamicTabList] = [:]
     ) {
         self.revision = revision
         self.schemaVersion = schemaVersion
@@ -100,7 +123,7 @@ package struct Customization: Sendable, Equatable {
         for entry in sections.values { ids.formUnion(entry.tabOrder ?? []) }
         ids.formUnion(tabBarOrder ?? [])
         ids.formUnion(dynamicTabs.keys)
-        for list in dynamicTabs.values { ids.formUnion(list.map(\.id)) }
+        for list in dynamicTabs.values { ids.formUnion(list.tabs.map(\.id)) }
         return ids
     }
 

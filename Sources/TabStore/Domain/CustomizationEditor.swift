@@ -54,7 +54,7 @@ package struct CustomizationEditor {
         var steps: [Step] = []
         // The user's data-driven tabs first: the choices below may name them.
         for id in document.dynamicTabs.keys.sorted() {
-            steps.append(Step(operation: .setDynamicTabs(section: id, tabs: document.dynamicTabs[id]!),
+            steps.append(Step(operation: .setDynamicTabs(section: id, tabs: document.dynamicTabs[id]!.tabs),
                               source: .entry(.dynamicTabs(section: id, item: nil, member: nil))))
         }
         for id in document.tabs.keys.sorted() {
@@ -164,7 +164,7 @@ package struct CustomizationEditor {
             if let refused = rules.dynamicTabsRefusal(tabs, for: section) {
                 throw refuse(step.at(.tabs(item: refused.item, member: refused.member)), refused.refusal.code, refused.refusal.detail)
             }
-            value.dynamicTabs[sectionId] = tabs
+            value.dynamicTabs[sectionId] = Customization.DynamicTabList(tabs)
             // Ids dropped from the list leave the user's choices now, so later operations see the section as it is.
             rules.normalize(&value)
         case .setSectionExpanded(let sectionId, let expanded):

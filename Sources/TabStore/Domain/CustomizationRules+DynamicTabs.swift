@@ -9,7 +9,7 @@ extension CustomizationRules {
     package func tab(_ id: Identifier, in customization: Customization) -> SchemaIndex.TabInfo? {
         guard let info = index.tab(id) else { return nil }
         guard info.isDynamic, let sectionId = info.sectionId, let list = customization.dynamicTabs[sectionId] else { return info }
-        guard let entry = list.first(where: { $0.id == id }) else { return nil }
+        guard let entry = list.tab(id) else { return nil }
         return Self.info(entry, from: info.tab, in: sectionId)
     }
 
@@ -17,7 +17,7 @@ extension CustomizationRules {
     package func storedDynamicTabs(of section: SchemaSection, in customization: Customization) -> [SchemaIndex.TabInfo] {
         guard let dynamic = section.dynamicTabs, let list = customization.dynamicTabs[section.id] else { return [] }
         let declared = SchemaTab(id: dynamic.idPrefix, title: "", customizationBehavior: dynamic.customizationBehavior)
-        return list.map { Self.info($0, from: declared, in: section.id) }
+        return list.tabs.map { Self.info($0, from: declared, in: section.id) }
     }
 
     private static func info(_ entry: Customization.DynamicTab, from declared: SchemaTab, in section: Identifier) -> SchemaIndex.TabInfo {
@@ -82,8 +82,8 @@ extension CustomizationRules {
                 continue
             }
             var seen = Set<Identifier>()
-            let kept = list.filter { index.dynamicSection(of: $0.id)?.id == sectionId && seen.insert($0.id).inserted }
-            if kept.count != list.count { customization.dynamicTabs[sectionId] = kept }
+            let kept = list.tabs.filter { index.dynamicSection(of: $0.id)?.id == sectionId && seen.insert($0.id).inserted }
+            if kept.count != list.count { customization.dynamicTabs[sectionId] = Customization.DynamicTabList(kept) }
         }
         for id in customization.tabs.keys where tab(id, in: customization) == nil {
             customization.tabs[id] = nil

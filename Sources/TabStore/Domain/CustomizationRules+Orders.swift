@@ -60,8 +60,10 @@ extension CustomizationRules {
     /// (a data-driven tab that may not move, before the user's list of the section is stored).
     package func fixedPositionRefusal(of order: [Identifier], in section: SchemaSection, customization: Customization) -> Refusal? {
         let fixed = fixedPositions(of: section, in: customization)
+        guard !fixed.isEmpty || order.contains(where: { tab($0, in: customization)?.isDynamic == true }) else { return nil }
+        let positions = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         for info in orderableTabs(of: section, in: customization) {
-            guard let position = fixed[info.tab.id], order.firstIndex(of: info.tab.id) != position else { continue }
+            guard let position = fixed[info.tab.id], positions[info.tab.id] != position else { continue }
             let place = info.isDynamic ? "its position \(position) in the section" : "its builder position \(position)"
             return Refusal(code: .notMovable, detail: immovable(info, in: .sidebar) + " and keeps " + place)
         }
