@@ -205,4 +205,32 @@ struct CustomizationRulesTests {
         rules.normalize(&untouched)
         #expect(untouched.tabBarOrder == nil)
     }
+
+    @Test("which tabs a customization can name: data-driven ids by prefix until a list is stored, then the list's")
+    func dataDrivenLookups() throws {
+        let rules = try Self.rules()
+        let lists = try Self.section("lists", rules)
+        #expect(rules.tab("list.any", in: .empty)?.tab.title == "any")
+        #expect(rules.tab("list.", in: .empty) == nil)
+        let stored = Customization(dynamicTabs: ["lists": [.init(id: "list.b", title: "B", image: "b"), .init(id: "list.a", title: "A")],
+                                                 "mixes": [.init(id: "mix.a", title: "MA")]])
+        #expect(rules.tab("list.any", in: stored) == nil)
+        #expect(rules.tab("list.b", in: stored)?.tab.image == "b")
+        #expect(rules.tab("list.b", in: stored)?.isDynamic == true)
+        #expect(rules.tab("home", in: stored)?.isDynamic == false)
+        #expect(rules.defaultTabs(of: lists, in: stored).map(\.tab.id) == ["list.b", "list.a"])
+        #expect(rules.fixedPositions(of: lists, in: stored) == ["list.b": 0, "list.a": 1])
+        #expect(rules.fixedPositions(of: try Self.section("mixes", rules), in: stored) == [:])
+        // A stored order is repaired against the list: unlisted ids leave, listed ones join, fixed ones return.
+        #expect(rules.repairedOrder(["list.a", "list.gone"], of: lists, in: stored) == ["list.b", "list.a"])
+        #expect(rules.repairedOrder(["mix.z", "mix.a"], of: try Self.section("mixes", rules), in: stored) == ["mix.a"])
+        #expect(rules.repairedOrder(["mix.z", "mix.a"], of: try Self.section("mixes", rules), in: .empty) == ["mix.z", "mix.a"])
+        #expect(rules.repairedOrder(["list.z"], of: lists, in: .empty) == [])
+        var pruned = Customization(tabs: ["list.gone": .init(sidebarVisibility: .hidden), "list.a": .init(sidebarVisibility: .hidden)],
+                                   dynamicTabs: ["lists": [.init(id: "list.a", title: "A"), .init(id: "mix.a", title: "M")], "places": []])
+        rules.pruneDynamicTabs(&pruned)
+        #expect(pruned.tabs.keys.sorted() == ["list.a"])
+        #expect(pruned.dynamicTabs.keys.sorted() == ["lists"])
+        #expect(pruned.dynamicTabs["lists"]?.tabs.map(\.id) == ["list.a"])
+    }
 }
