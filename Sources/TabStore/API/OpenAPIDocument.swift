@@ -1207,7 +1207,7 @@ components:
             oneOf:
               - {$ref: '#/components/schemas/Tab'}
               - {$ref: '#/components/schemas/Section'}
-        version: {type: [integer, 'null'], description: Ignored (accepted so a GET answer can be sent back), but type-checked.}
+        version: {type: [integer, 'null'], description: 'Ignored (accepted so a GET answer can be sent back), but type-checked: an integer in JSON Schema''s sense (`3` or `3.0`, any size); anything else is 400.'}
         createdAt: {type: [string, 'null'], description: Ignored, but type-checked.}
         customizablePlatforms:
           type: [array, 'null']
@@ -1384,7 +1384,7 @@ components:
         UTF-8 bytes (422 `title-too-long`, `image-too-long`).
       properties:
         id: {$ref: '#/components/schemas/Id'}
-        title: {type: string, minLength: 1}
+        title: {type: string, description: 'Not blank and at most 1024 UTF-8 bytes: the schema''s rules (422), checked after the request''s preconditions.'}
         systemImage: {type: [string, 'null']}
         image: {type: [string, 'null']}
     DynamicTabList:

@@ -16,7 +16,8 @@ extension TabSchema {
         // `version` and `createdAt` are what GET answers with; accepting them lets a client PUT back what it read.
         try root.rejectUnknown(["items", "version", "createdAt", "customizablePlatforms"])
         // Ignored, but type-checked like PUT customization's echo fields: `"version": "abc"` is a typo worth a 400.
-        _ = try root.integer("version")
+        // An integer as JSON Schema (openapi.yaml) means it: `3.0` and integers beyond 64 bits are integers too.
+        try root.requireIntegral("version")
         _ = try root.string("createdAt")
         guard let items = try root.array("items") else {
             throw MalformedDocument(pointer: "/items", code: .missingField, detail: "\"items\" is required")
