@@ -71,9 +71,6 @@ package struct SchemaIndex: Sendable {
     /// Whether `id` names a static tab or section of this schema.
     package func containsStatic(_ id: Identifier) -> Bool { tabs[id] != nil || sectionsById[id] != nil }
 
-    /// The builder order of a section's static tabs.
-    package func builderOrder(of section: SchemaSection) -> [Identifier] { section.tabs.map(\.id) }
-
     /// A section's static tabs with their place, in builder order.
     package func staticTabs(of section: SchemaSection) -> [TabInfo] {
         section.tabs.map { TabInfo(tab: $0, sectionId: section.id, isDynamic: false) }
