@@ -159,7 +159,9 @@ extension APITests {
             _ = try await live.makeApp("app", schema: Self.withBell)
             let items = Self.withBell.dropFirst().dropLast()  // the members after "{" and before "}"
             for (extra, status) in [(#""version": "abc","#, 400), (#""createdAt": 5,"#, 400), (#""version": 1.5,"#, 400), (#""createdAt": {},"#, 400),
-                                    (#""version": 7, "createdAt": "2020-01-01T00:00:00Z","#, 200), (#""version": null,"#, 200)] {
+                                    (#""version": 7, "createdAt": "2020-01-01T00:00:00Z","#, 200), (#""version": null,"#, 200),
+                                    // An integer as openapi.yaml's JSON Schema counts one: any size, `.0` allowed.
+                                    (#""version": -3332433.0,"#, 200), (#""version": 334940028213659495825408,"#, 200)] {
                 let body = "{" + extra + items + "}"
                 let answer = try await live.send(.put("/v1/apps/app/schema").bearer(live.admin).json(body))
                 #expect(answer.status == status, "\(extra) \(answer.text)")

@@ -24,7 +24,9 @@ let rulesSchema = """
         {"id": "quiet.a", "title": "QA"}, {"id": "quiet.b", "title": "QB", "defaultVisibility": {"tabBar": "visible"}}]},
       {"kind": "section", "id": "reord", "title": "Reord", "customizationBehavior": {"sidebar": "reorderable"}, "tabs": [
         {"id": "reord.a", "title": "RA"}]},
-      {"kind": "section", "id": "lists", "title": "Lists", "dynamicTabs": {"idPrefix": "list."}, "tabs": []}
+      {"kind": "section", "id": "lists", "title": "Lists", "dynamicTabs": {"idPrefix": "list."}, "tabs": []},
+      {"kind": "section", "id": "mixes", "title": "Mixes", "dynamicTabs": {"idPrefix": "mix.",
+       "customizationBehavior": {"sidebar": "reorderable", "tabBar": "reorderable"}}, "tabs": []}
     ]}
     """
 
@@ -43,6 +45,8 @@ struct CustomizationRulesTests {
         let behavior: CustomizationBehavior
         let byDefault: Bool
         let visible: Bool
+        /// Whether the tab may move; nil: as its behavior says (not `disabled`).
+        var movable: Bool?
         var description: String { "\(tab) in \(placement.rawValue) with \(entry.sidebarVisibility.rawValue)/\(entry.tabBarVisibility.rawValue)" }
     }
 
@@ -73,7 +77,11 @@ struct CustomizationRulesTests {
         .init(tab: "quiet.a", placement: .sidebar, behavior: .automatic, byDefault: true, visible: true),
         .init(tab: "quiet.b", placement: .tabBar, behavior: .automatic, byDefault: true, visible: true),
         .init(tab: "quiet.b", placement: .tabBar, entry: .init(tabBarVisibility: .hidden), behavior: .automatic, byDefault: true, visible: false),
-        .init(tab: "list.mine", placement: .sidebar, behavior: .automatic, byDefault: true, visible: true),
+        // Seed 002: a data-driven (ForEach) tab cannot be dragged by default, `reorderable` turns dragging on.
+        .init(tab: "list.mine", placement: .sidebar, behavior: .automatic, byDefault: true, visible: true, movable: false),
+        .init(tab: "list.mine", placement: .tabBar, behavior: .automatic, byDefault: true, visible: true, movable: false),
+        .init(tab: "mix.a", placement: .sidebar, behavior: .reorderable, byDefault: true, visible: true, movable: true),
+        .init(tab: "mix.a", placement: .tabBar, behavior: .reorderable, byDefault: true, visible: true, movable: true),
     ]
 
     @Test("behavior, default visibility and visibility", arguments: visibilityRows)
@@ -81,7 +89,8 @@ struct CustomizationRulesTests {
         let rules = try Self.rules()
         let info = try Self.info(row.tab, rules)
         #expect(rules.behavior(of: info, in: row.placement) == row.behavior)
-        #expect(rules.canMove(info, in: row.placement) == (row.behavior != .disabled))
+        #expect(rules.canMove(info, in: row.placement) == (row.movable ?? (row.behavior != .disabled)))
+        #expect(rules.canHide(info, in: row.placement) == (row.behavior == .automatic))
         #expect(rules.isVisibleByDefault(info, in: row.placement) == row.byDefault)
         #expect(rules.isVisible(info, in: row.placement, customization: Customization(tabs: [row.tab: row.entry])) == row.visible)
     }
@@ -96,6 +105,7 @@ struct CustomizationRulesTests {
         ("places.b", .sidebar, .hidden, .notHideable), ("places.b", .tabBar, .hidden, nil),
         ("locked.a", .sidebar, .hidden, .notHideable), ("locked.b", .tabBar, .visible, nil),
         ("reord.a", .sidebar, .hidden, nil), ("quiet.a", .tabBar, .visible, nil), ("list.mine", .sidebar, .hidden, nil),
+        ("mix.a", .sidebar, .hidden, .notHideable), ("mix.a", .tabBar, .visible, nil),
     ] as [(Identifier, Placement, Visibility, ViolationCode?)])
     func visibilityChoice(tab: Identifier, placement: Placement, visibility: Visibility, code: ViolationCode?) throws {
         let rules = try Self.rules()
@@ -104,7 +114,7 @@ struct CustomizationRulesTests {
 
     @Test("which tabs a tab bar order may list", arguments: [
         ("home", ViolationCode.notMovable), ("dock", .notMovable), ("search", .pinnedTab), ("settings", .sidebarOnly), ("locked.a", .notMovable),
-        ("feed", nil), ("inbox", nil), ("extra", nil), ("places.b", nil), ("list.mine", nil),
+        ("feed", nil), ("inbox", nil), ("extra", nil), ("places.b", nil), ("list.mine", .notMovable), ("mix.a", nil),
     ] as [(Identifier, ViolationCode?)])
     func tabBarOrderChoice(tab: Identifier, code: ViolationCode?) throws {
         let rules = try Self.rules()
@@ -115,10 +125,11 @@ struct CustomizationRulesTests {
         ("places", "places.a", nil, nil, ["places.b": 1]),
         ("places", "places.b", nil, ViolationCode.notMovable, ["places.b": 1]),
         ("places", "inbox", ViolationCode.crossSectionMove, nil, ["places.b": 1]),
-        ("places", "list.mine", .crossSectionMove, nil, ["places.b": 1]),
+        ("places", "list.mine", .crossSectionMove, .notMovable, ["places.b": 1]),
         ("locked", "locked.b", nil, .notMovable, ["locked.a": 0, "locked.b": 1]),
         ("reord", "reord.a", nil, nil, [:]),
-        ("lists", "list.mine", nil, nil, [:]),
+        ("lists", "list.mine", nil, .notMovable, [:]),
+        ("mixes", "mix.a", nil, nil, [:]),
     ] as [(Identifier, Identifier, ViolationCode?, ViolationCode?, [Identifier: Int])])
     func sectionChoices(section: Identifier, tab: Identifier, membership: ViolationCode?, move: ViolationCode?, fixed: [Identifier: Int]) throws {
         let rules = try Self.rules()
@@ -126,7 +137,7 @@ struct CustomizationRulesTests {
         let info = try Self.info(tab, rules)
         #expect(rules.membershipRefusal(of: info, in: schemaSection)?.code == membership)
         #expect(rules.moveRefusal(of: info)?.code == move)
-        #expect(rules.fixedPositions(of: schemaSection) == fixed)
+        #expect(rules.fixedPositions(of: schemaSection, in: .empty) == fixed)
         #expect((rules.reorderRefusal(of: schemaSection)?.code == .customizationDisabled) == (section == "locked"))
         #expect(rules.canReorder(schemaSection) == (section != "locked"))
     }
@@ -135,11 +146,11 @@ struct CustomizationRulesTests {
     func fixedPositionsInAnOrder() throws {
         let rules = try Self.rules()
         let places = try Self.section("places", rules)
-        #expect(rules.fixedPositionRefusal(of: ["places.c", "places.b", "places.a"], in: places) == nil)
-        #expect(rules.fixedPositionRefusal(of: ["places.b", "places.a", "places.c"], in: places)
+        #expect(rules.fixedPositionRefusal(of: ["places.c", "places.b", "places.a"], in: places, customization: .empty) == nil)
+        #expect(rules.fixedPositionRefusal(of: ["places.b", "places.a", "places.c"], in: places, customization: .empty)
             == .init(code: .notMovable, detail: "tab \"places.b\" has customization behavior \"disabled\" in the sidebar and keeps its builder position 1"))
         let locked = try Self.section("locked", rules)
-        #expect(rules.fixedPositionRefusal(of: ["locked.b", "locked.a"], in: locked)?.detail.hasPrefix("tab \"locked.a\"") == true)
+        #expect(rules.fixedPositionRefusal(of: ["locked.b", "locked.a"], in: locked, customization: .empty)?.detail.hasPrefix("tab \"locked.a\"") == true)
         #expect(rules.order(of: places, in: .empty) == ["places.a", "places.b", "places.c"])
         let custom = Customization(sections: ["places": .init(tabOrder: ["places.c", "places.b", "places.a"])])
         #expect(rules.order(of: places, in: custom) == ["places.c", "places.b", "places.a"])
@@ -193,5 +204,33 @@ struct CustomizationRulesTests {
         var untouched = Customization(tabs: ["inbox": .init(sidebarVisibility: .hidden)])
         rules.normalize(&untouched)
         #expect(untouched.tabBarOrder == nil)
+    }
+
+    @Test("which tabs a customization can name: data-driven ids by prefix until a list is stored, then the list's")
+    func dataDrivenLookups() throws {
+        let rules = try Self.rules()
+        let lists = try Self.section("lists", rules)
+        #expect(rules.tab("list.any", in: .empty)?.tab.title == "any")
+        #expect(rules.tab("list.", in: .empty) == nil)
+        let stored = Customization(dynamicTabs: ["lists": [.init(id: "list.b", title: "B", image: "b"), .init(id: "list.a", title: "A")],
+                                                 "mixes": [.init(id: "mix.a", title: "MA")]])
+        #expect(rules.tab("list.any", in: stored) == nil)
+        #expect(rules.tab("list.b", in: stored)?.tab.image == "b")
+        #expect(rules.tab("list.b", in: stored)?.isDynamic == true)
+        #expect(rules.tab("home", in: stored)?.isDynamic == false)
+        #expect(rules.defaultTabs(of: lists, in: stored).map(\.tab.id) == ["list.b", "list.a"])
+        #expect(rules.fixedPositions(of: lists, in: stored) == ["list.b": 0, "list.a": 1])
+        #expect(rules.fixedPositions(of: try Self.section("mixes", rules), in: stored) == [:])
+        // A stored order is repaired against the list: unlisted ids leave, listed ones join, fixed ones return.
+        #expect(rules.repairedOrder(["list.a", "list.gone"], of: lists, in: stored) == ["list.b", "list.a"])
+        #expect(rules.repairedOrder(["mix.z", "mix.a"], of: try Self.section("mixes", rules), in: stored) == ["mix.a"])
+        #expect(rules.repairedOrder(["mix.z", "mix.a"], of: try Self.section("mixes", rules), in: .empty) == ["mix.z", "mix.a"])
+        #expect(rules.repairedOrder(["list.z"], of: lists, in: .empty) == [])
+        var pruned = Customization(tabs: ["list.gone": .init(sidebarVisibility: .hidden), "list.a": .init(sidebarVisibility: .hidden)],
+                                   dynamicTabs: ["lists": [.init(id: "list.a", title: "A"), .init(id: "mix.a", title: "M")], "places": []])
+        rules.pruneDynamicTabs(&pruned)
+        #expect(pruned.tabs.keys.sorted() == ["list.a"])
+        #expect(pruned.dynamicTabs.keys.sorted() == ["lists"])
+        #expect(pruned.dynamicTabs["lists"]?.tabs.map(\.id) == ["list.a"])
     }
 }

@@ -35,20 +35,24 @@ struct RandomizedTests {
         let schema: String
         let tabs: [Identifier]
         let sections: [Identifier]
+        /// Ids a random `setDynamicTabs` lists (some outside every prefix, so refused).
+        var dataIds: [Identifier] = []
         var description: String { name }
     }
 
     static let cases = [
         Case(name: "rule schema", schema: ruleSchema,
              tabs: ["home", "feed", "inbox", "extra", "settings", "search", "places.a", "places.b", "places.c",
-                    "locked.a", "locked.b", "list.x", "list.y", "nope"],
-             sections: ["places", "locked", "lists", "nope"]),
+                    "locked.a", "locked.b", "list.x", "list.y", "mix.a", "mix.b", "nope"],
+             sections: ["places", "locked", "lists", "mixes", "nope"],
+             dataIds: ["list.x", "list.y", "list.z", "mix.a", "mix.b", "mix.c"]),
         Case(name: "every tab hideable", schema: hideableSchema, tabs: ["a", "b", "s.x", "nope"], sections: ["s", "nope"]),
     ]
 
-    static func randomOperation(_ rng: inout SeededGenerator, tabs: [Identifier], sections: [Identifier]) -> Operation {
+    static func randomOperation(_ rng: inout SeededGenerator, _ setup: Case) -> Operation {
+        let (tabs, sections) = (setup.tabs, setup.sections)
         let visibility = Visibility.allCases.randomElement(using: &rng)!
-        switch Int.random(in: 0..<9, using: &rng) {
+        switch Int.random(in: 0..<(setup.dataIds.isEmpty ? 9 : 11), using: &rng) {
         case 0: return .setVisibility(.sidebar, tab: tabs.randomElement(using: &rng)!, visibility)
         case 1: return .setVisibility(.tabBar, tab: tabs.randomElement(using: &rng)!, visibility)
         case 2: return .setTabOrder(section: sections.randomElement(using: &rng)!, tabOrder: Array(tabs.shuffled(using: &rng).prefix(Int.random(in: 0...4, using: &rng))))
@@ -57,7 +61,14 @@ struct RandomizedTests {
         case 5: return .setSectionExpanded(section: sections.randomElement(using: &rng)!, expanded: Bool.random(using: &rng))
         case 6: return .resetVisibility(Operation.ResetScope.allCases.randomElement(using: &rng)!)
         case 7: return .resetSectionOrder(section: Bool.random(using: &rng) ? nil : sections.randomElement(using: &rng)!)
-        default: return .resetTabBarOrder
+        case 8: return .resetTabBarOrder
+        default:
+            // A user's data-driven tabs: usually ids of the section's prefix, sometimes another's (refused).
+            let section = sections.randomElement(using: &rng)!
+            let prefix = section == "mixes" ? "mix." : "list."
+            let pool = setup.dataIds.filter { Int.random(in: 0..<8, using: &rng) == 0 || $0.hasBytePrefix(Identifier(prefix)) }
+            let ids = pool.shuffled(using: &rng).prefix(Int.random(in: 0...3, using: &rng))
+            return .setDynamicTabs(section: section, tabs: ids.map { Customization.DynamicTab(id: $0, title: "T \($0)") })
         }
     }
 
@@ -72,8 +83,9 @@ struct RandomizedTests {
         var accepted = 0
         var replays = 0
         var refused = 0
+        var listsStored = 0
         for _ in 0..<4_000 {
-            let list = (0..<Int.random(in: 1...4, using: &rng)).map { _ in Self.randomOperation(&rng, tabs: setup.tabs, sections: setup.sections) }
+            let list = (0..<Int.random(in: 1...4, using: &rng)).map { _ in Self.randomOperation(&rng, setup) }
             let next: Customization
             do {
                 next = try CustomizationEditor.apply(list, to: current, index: index)
@@ -98,6 +110,7 @@ struct RandomizedTests {
                 continue
             }
             accepted += 1
+            listsStored += list.filter { if case .setDynamicTabs = $0 { true } else { false } }.count
             // Valid: the whole document replays through the PUT rules to the same value,
             // and reconciling with the same schema changes nothing.
             do {
@@ -127,11 +140,37 @@ struct RandomizedTests {
             // The layout never shows a hidden tab.
             #expect(Set(layout.tabBar.map(\.id)).isDisjoint(with: layout.hidden))
             #expect(Set((compact.tabBar + compact.more).map(\.id)).isDisjoint(with: compact.hidden))
+            #expect(compact.tabBar.count + (compact.more.isEmpty ? 0 : 1) <= Layout.compactBarItems || compact.more.isEmpty)
+            // Where a list is stored, the choices and the layouts name only its data-driven tabs, and a section's order
+            // lists exactly the tabs an order may list.
+            Self.expectDataTabsListed(next, index: index, layouts: [layout, compact])
             current = next
         }
+        if !setup.dataIds.isEmpty { #expect(listsStored > 100, "accepted lists of data-driven tabs") }
         // A good share is accepted, every accepted result replays, and the rules do refuse.
         #expect(accepted > 200)
         #expect(replays == accepted)
         #expect(refused > 200)
+    }
+
+    static func expectDataTabsListed(_ customization: Customization, index: SchemaIndex, layouts: [Layout]) {
+        let rules = CustomizationRules(index)
+        var named = Set(customization.tabs.keys).union(customization.tabBarOrder ?? [])
+        for entry in customization.sections.values { named.formUnion(entry.tabOrder ?? []) }
+        for id in named {
+            #expect(rules.tab(id, in: customization) != nil, "\(id) is named but is no tab")
+        }
+        for layout in layouts {
+            for tab in layout.shownTabs where rules.index.tab(tab.id)?.isDynamic == true {
+                guard let section = rules.index.dynamicSection(of: tab.id), let list = customization.dynamicTabs[section.id] else { continue }
+                #expect(list.tab(tab.id) != nil, "\(tab.id) is shown but not listed")
+            }
+        }
+        for (id, entry) in customization.sections {
+            guard let order = entry.tabOrder, let section = index.section(id) else { continue }
+            let orderable = rules.orderableTabs(of: section, in: customization).map(\.tab.id)
+            #expect(Set(order).isSuperset(of: orderable) && Set(order).count == order.count, "\(id): \(order)")
+            if customization.dynamicTabs[id] != nil { #expect(Set(order) == Set(orderable), "\(id): \(order)") }
+        }
     }
 }

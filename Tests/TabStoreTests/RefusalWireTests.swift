@@ -127,11 +127,12 @@ struct RefusalWireTests {
     @Test("a whole-result limit names the last operation")
     func limits() throws {
         let index = try Seeds.index(ruleSchema)
-        let full = (0..<Customization.maxOrderLength).map { Identifier("list.\($0)") }
-        let start = Customization(sections: ["lists": .init(tabOrder: full)])
+        // Data-driven tabs that may move (`mixes` is reorderable), before any list is stored: any id of the prefix.
+        let full = (0..<Customization.maxOrderLength).map { Identifier("mix.\($0)") }
+        let start = Customization(sections: ["mixes": .init(tabOrder: full)])
         let answer = Self.problem {
-            _ = try CustomizationEditor.apply(try ops(#"{"operations": [{"op":"resetTabBarOrder"},{"op":"moveTab","section":"lists","tab":"list.new","toIndex":0}]}"#), to: start, index: index)
+            _ = try CustomizationEditor.apply(try ops(#"{"operations": [{"op":"resetTabBarOrder"},{"op":"moveTab","section":"mixes","tab":"mix.new","toIndex":0}]}"#), to: start, index: index)
         }
-        #expect(answer == #"{"type":"urn:tabstore:problem:rule-violation","title":"Refused by the tab schema's rules","status":422,"detail":"the tab order of section \"lists\" would hold more than 2000 ids","errors":[{"pointer":"/operations/1","code":"too-many-entries","detail":"the tab order of section \"lists\" would hold more than 2000 ids"}]}"#)
+        #expect(answer == #"{"type":"urn:tabstore:problem:rule-violation","title":"Refused by the tab schema's rules","status":422,"detail":"the tab order of section \"mixes\" would hold more than 2000 ids","errors":[{"pointer":"/operations/1","code":"too-many-entries","detail":"the tab order of section \"mixes\" would hold more than 2000 ids"}]}"#)
     }
 }

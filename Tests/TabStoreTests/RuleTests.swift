@@ -22,7 +22,8 @@ let ruleSchema = """
         {"id": "places.c", "title": "C"}]},
       {"kind": "section", "id": "locked", "title": "Locked", "customizationBehavior": {"sidebar": "disabled"}, "tabs": [
         {"id": "locked.a", "title": "LA"}, {"id": "locked.b", "title": "LB"}]},
-      {"kind": "section", "id": "lists", "title": "Lists", "dynamicTabs": {"idPrefix": "list."}, "tabs": []}
+      {"kind": "section", "id": "lists", "title": "Lists", "dynamicTabs": {"idPrefix": "list."}, "tabs": []},
+      {"kind": "section", "id": "mixes", "title": "Mixes", "dynamicTabs": {"idPrefix": "mix.", "customizationBehavior": {"sidebar": "reorderable"}}, "tabs": []}
     ]}
     """
 
@@ -58,7 +59,9 @@ struct RuleTests {
         Row(name: "pinned tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","search"]}"#, code: "pinned-tab"),
         Row(name: "disabled tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["home"]}"#, code: "not-movable"),
         Row(name: "reorderable tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","feed"]}"#, code: nil),
-        Row(name: "dynamic tab in its section", operations: #"{"op":"moveTab","section":"lists","tab":"list.groceries","toIndex":0}"#, code: nil),
+        // v1.1 (seed 002): tabs built with ForEach cannot be dragged by default; `reorderable` turns dragging on.
+        Row(name: "dynamic tab in its section", operations: #"{"op":"moveTab","section":"lists","tab":"list.groceries","toIndex":0}"#, code: "not-movable"),
+        Row(name: "reorderable dynamic tab in its section", operations: #"{"op":"moveTab","section":"mixes","tab":"mix.a","toIndex":0}"#, code: nil),
         Row(name: "dynamic tab in another section", operations: #"{"op":"moveTab","section":"places","tab":"list.groceries","toIndex":0}"#, code: "cross-section-move"),
         Row(name: "expand an unknown section", operations: #"{"op":"setSectionExpanded","section":"nope","expanded":false}"#, code: "unknown-section"),
         Row(name: "collapse a section", operations: #"{"op":"setSectionExpanded","section":"places","expanded":false}"#, code: nil),

@@ -36,27 +36,53 @@ struct SeedBehaviorTests {
         #expect(!layout.tabBar.map(\.id).contains("com.myApp.bell"))
     }
 
-    @Test("000: a .disabled tab cannot be hidden or moved")
+    @Test("000: a .disabled tab cannot be hidden or moved; without a customization ID no operation can name it")
     func disabledHome() throws {
         let index = try Seeds.index(Seeds.behaviorHomeDisabled)
+        let home = try #require(index.allTabs.first)
+        #expect(home.tab.id == Seeds.derivedHome)
+        #expect(home.tab.hasDerivedId)
+        for placement in ["Sidebar", "TabBar"] {
+            for visibility in ["hidden", "visible", "automatic"] {
+                #expect(refusalCodes {
+                    _ = try CustomizationEditor.apply(try ops("""
+                        {"operations": [{"op": "set\(placement)Visibility", "tab": "\(Seeds.derivedHome)", "visibility": "\(visibility)"}]}
+                        """), to: .empty, index: index)
+                } == ["customization-disabled"])
+            }
+        }
+        #expect(refusalCodes {
+            _ = try CustomizationEditor.apply(try ops("""
+                {"operations": [{"op": "setTabBarOrder", "tabBarOrder": ["com.myApp.bell", "\(Seeds.derivedHome)"]}]}
+                """), to: .empty, index: index)
+        } == ["customization-disabled"])
+        // With a customization ID (API.md's and the README's Home), the tab is named and refused by its behavior.
+        let named = try Seeds.index(Seeds.apiExample)
         for placement in ["Sidebar", "TabBar"] {
             #expect(refusalCodes {
                 _ = try CustomizationEditor.apply(try ops("""
                     {"operations": [{"op": "set\(placement)Visibility", "tab": "com.myApp.home", "visibility": "hidden"}]}
-                    """), to: .empty, index: index)
+                    """), to: .empty, index: named)
             } == ["not-hideable"])
         }
         #expect(refusalCodes {
             _ = try CustomizationEditor.apply(try ops("""
-                {"operations": [{"op": "setTabBarOrder", "tabBarOrder": ["com.myApp.bell", "com.myApp.home"]}]}
-                """), to: .empty, index: index)
+                {"operations": [{"op": "setTabBarOrder", "tabBarOrder": ["com.myApp.climate", "com.myApp.home"]}]}
+                """), to: .empty, index: try Seeds.index(Seeds.behaviorAllAutomatic.replacingOccurrences(
+                    of: #""title": "Home", "systemImage": "house""#,
+                    with: #""title": "Home", "systemImage": "house", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}"#)))
         } == ["not-movable"])
-        // Reordering the others leaves Home at its builder position in the bar.
+        // Reordering the others leaves Home at its builder position in the bar, and layouts show its derived id.
         let moved = try CustomizationEditor.apply(try ops("""
             {"operations": [{"op": "setTabBarOrder", "tabBarOrder": ["com.myApp.lights", "com.myApp.bell"]}]}
             """), to: .empty, index: index)
-        let layout = Layout(customization: moved, index: index, sizeClass: .compact)
-        #expect(layout.tabBar.map(\.id) == ["com.myApp.home", "com.myApp.lights", "com.myApp.bell", "com.myApp.climate"])
+        let regular = Layout(customization: moved, index: index, sizeClass: .regular)
+        #expect(regular.tabBar.map(\.id) == [Seeds.derivedHome, "com.myApp.lights", "com.myApp.bell", "com.myApp.climate"])
+        #expect(regular.sidebar.first == .tab(home.tab))
+        // On iPhone the section's tabs are in More, in the section's order (v1.1: not flattened into the bar).
+        let compact = Layout(customization: moved, index: index, sizeClass: .compact)
+        #expect(compact.tabBar.map(\.id) == [Seeds.derivedHome, "com.myApp.bell"])
+        #expect(compact.more.map(\.id) == ["com.myApp.climate", "com.myApp.lights"])
     }
 
     @Test("000: a .reorderable section's tabs move in the sidebar; hiding follows each tab's own behavior")
@@ -132,31 +158,29 @@ struct SeedBehaviorTests {
             }
         }
         #expect(ids == ["listenNow", "radio", "search", "library", "playlists"])
-        // A user's playlists (dynamic tabs) can be ordered and show in the regular sidebar.
-        let custom = try CustomizationEditor.apply(try ops("""
-            {"operations": [{"op": "setTabOrder", "section": "playlists", "tabOrder": ["playlist.running", "playlist.all"]}]}
-            """), to: .empty, index: index)
+        // A user's playlists (data-driven tabs, stored by a client) show in the regular sidebar, in the app's order
+        // and with their titles and images; ForEach tabs cannot be dragged by default.
+        let custom = try CustomizationEditor.apply(try ops(#"{"operations": [\#(Seeds.musicPlaylists)]}"#), to: .empty, index: index)
         let withPlaylists = Layout(customization: custom, index: index, sizeClass: .regular)
         guard case .section(let playlists) = withPlaylists.sidebar.last else { Issue.record("no section"); return }
-        #expect(playlists.tabs.map(\.id) == ["playlist.running", "playlist.all"])
+        #expect(playlists.tabs.map(\.id) == ["playlist.all", "playlist.running"])
+        #expect(playlists.tabs.map(\.title) == ["All Playlists", "Running"])
+        #expect(playlists.tabs.map(\.image) == ["playlist-all", "playlist-running"])
+        #expect(refusalCodes {
+            _ = try CustomizationEditor.apply(try ops("""
+                {"operations": [{"op": "setTabOrder", "section": "playlists", "tabOrder": ["playlist.running", "playlist.all"]}]}
+                """), to: custom, index: index)
+        } == ["not-movable"])
     }
 
-    @Test("002: collections in sections, search pinned, Home disabled for both placements")
-    func articleCollections() throws {
+    @Test("002: ForEach tabs made .reorderable move in the sidebar but cannot be hidden; Home disabled for both placements")
+    func articleCustomization() throws {
         let index = try Seeds.index(Seeds.articleCustomization)
-        let compact = Layout(customization: .empty, index: index, sizeClass: .compact)
-        #expect(compact.pinned.map(\.id) == ["app.tab.search"])
-        #expect(compact.pinned.first?.title == "Search")
         #expect(refusalCodes {
             _ = try CustomizationEditor.apply(try ops("""
                 {"operations": [{"op": "setSidebarVisibility", "tab": "app.tab.home", "visibility": "hidden"}]}
                 """), to: .empty, index: index)
         } == ["not-hideable"])
-        #expect(refusalCodes {
-            _ = try CustomizationEditor.apply(try ops("""
-                {"operations": [{"op": "setTabBarOrder", "tabBarOrder": ["app.tab.search"]}]}
-                """), to: .empty, index: index)
-        } == ["pinned-tab"])
         // Collections reorder in the sidebar but cannot be hidden (.reorderable).
         let ordered = try CustomizationEditor.apply(try ops("""
             {"operations": [{"op": "setTabOrder", "section": "app.section.collections",
@@ -168,9 +192,10 @@ struct SeedBehaviorTests {
                 {"operations": [{"op": "setSidebarVisibility", "tab": "app.tab.collection.a", "visibility": "hidden"}]}
                 """), to: .empty, index: index)
         } == ["not-hideable"])
-        // Sections are flattened in compact: dynamic tabs join the bar.
-        let flat = Layout(customization: ordered, index: index, sizeClass: .compact)
-        #expect(flat.tabBar.map(\.id) == ["app.tab.home", "app.tab.collection.b", "app.tab.collection.a"])
+        // iPhone: the section's tabs go to More, without headers, in the user's order.
+        let compact = Layout(customization: ordered, index: index, sizeClass: .compact)
+        #expect(compact.tabBar.map(\.id) == ["app.tab.home"])
+        #expect(compact.more.map(\.id) == ["app.tab.collection.b", "app.tab.collection.a"])
     }
 
     /// DOMAIN: with six or more non-pinned tab-bar items in compact, the bar holds the first four and More the rest.
@@ -209,7 +234,8 @@ struct SeedBehaviorTests {
         let layout = Layout(customization: custom, index: index, sizeClass: .regular)
         let encoded = JSONWriter.string(layout.json(appId: "com.myApp", userId: "alice", customization: custom))
         #expect(encoded.contains(#""tabBar":[{"kind":"tab","id":"com.myApp.home","title":"Home","systemImage":"house"}]"#))
-        #expect(encoded.contains(#""pinned":[{"kind":"tab","id":"com.myApp.search","title":"Search","systemImage":"magnifyingglass","role":"search"}]"#))
+        // v1.1: the search tab carries the key a client localizes.
+        #expect(encoded.contains(#""pinned":[{"kind":"tab","id":"com.myApp.search","title":"Search","titleKey":"Search","systemImage":"magnifyingglass","role":"search"}]"#))
         #expect(encoded.contains(#""hidden":["com.myApp.climate"]"#))
         #expect(encoded.contains(#"{"kind":"section","id":"com.myApp.categories","title":"Categories","expanded":true,"tabs":[{"kind":"tab","id":"com.myApp.lights","title":"Lights","systemImage":"lightbulb"}]}"#))
     }

@@ -21,10 +21,12 @@ enum Seeds {
         ]}
         """
 
-    /// 000 example 2: Home `.disabled` for sidebar and tab bar.
+    /// 000 example 2: Home `.disabled` for sidebar and tab bar, and no `.customizationID` ("If you turn off
+    /// customization for both the sidebar and tab bar, then a customization ID isn't necessary"): the service
+    /// derives its id.
     static let behaviorHomeDisabled = """
         {"items": [
-          {"kind": "tab", "id": "com.myApp.home", "title": "Home", "systemImage": "house",
+          {"kind": "tab", "title": "Home", "systemImage": "house",
            "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}},
           {"kind": "tab", "id": "com.myApp.bell", "title": "Alerts", "systemImage": "bell"},
           {"kind": "section", "id": "com.myApp.categories", "title": "Categories", "tabs": [
@@ -32,6 +34,10 @@ enum Seeds {
             {"kind": "tab", "id": "com.myApp.lights", "title": "Lights", "systemImage": "lightbulb"}]}
         ]}
         """
+
+    /// The derived id of example 2's Home (`DerivedId`: top level, "Home", first of its title): written out here
+    /// so a change of the rule cannot go unnoticed (clients rely on it across schema versions).
+    static let derivedHome: Identifier = "~derived.6b51f61e9603dc73"
 
     /// 000 example 3: the Categories section `.reorderable` in the sidebar.
     static let behaviorSectionReorderable = """
@@ -57,18 +63,37 @@ enum Seeds {
         ]}
         """
 
-    /// 001 hidden(_:): Browse only in compact; Library and Playlists only in regular.
+    /// 001 hidden(_:): Browse only in compact; Library and Playlists only in regular. The selection code of the seed
+    /// is the stand-ins: in compact Browse stands in for the sections' tabs (`selection = .browse`), in regular
+    /// Recently Added stands in for Browse (`browseTabPath.last ?? .library(.recentlyAdded)`). Playlists come
+    /// from data (`ForEach(playlists)`, `Tab(playlist.name, image: playlist.image, …)`).
     static let music = """
         {"items": [
           {"kind": "tab", "id": "listenNow", "title": "Listen Now", "systemImage": "play.circle"},
           {"kind": "tab", "id": "radio", "title": "Radio", "systemImage": "dot.radiowaves.left.and.right"},
           {"kind": "tab", "id": "search", "title": "Search", "systemImage": "magnifyingglass"},
-          {"kind": "tab", "id": "browse", "title": "Browse", "systemImage": "list.bullet", "hiddenIn": ["regular"]},
-          {"kind": "section", "id": "library", "title": "Library", "hiddenIn": ["compact"], "tabs": [
+          {"kind": "tab", "id": "browse", "title": "Browse", "systemImage": "list.bullet", "hiddenIn": ["regular"],
+           "standIn": "library.recentlyAdded"},
+          {"kind": "section", "id": "library", "title": "Library", "hiddenIn": ["compact"], "standIn": "browse", "tabs": [
             {"kind": "tab", "id": "library.recentlyAdded", "title": "Recently Added", "systemImage": "clock"},
             {"kind": "tab", "id": "library.artists", "title": "Artists", "systemImage": "music.mic"}]},
-          {"kind": "section", "id": "playlists", "title": "Playlists", "hiddenIn": ["compact"],
+          {"kind": "section", "id": "playlists", "title": "Playlists", "hiddenIn": ["compact"], "standIn": "browse",
            "dynamicTabs": {"idPrefix": "playlist."}, "tabs": []}
+        ]}
+        """
+
+    /// 001: the user's playlists (`[Playlist("All Playlists"), Playlist("Running")]`), as a client stores them.
+    static let musicPlaylists = """
+        {"op": "setDynamicTabs", "section": "playlists", "tabs": [
+          {"id": "playlist.all", "title": "All Playlists", "image": "playlist-all"},
+          {"id": "playlist.running", "title": "Running", "image": "playlist-running"}]}
+        """
+
+    /// 002: the legacy `tabItem`/`tag` example the article migrates from.
+    static let articleLegacy = """
+        {"items": [
+          {"kind": "tab", "id": "home", "title": "Головна", "systemImage": "house"},
+          {"kind": "tab", "id": "library", "title": "Бібліотека", "systemImage": "books.vertical"}
         ]}
         """
 
@@ -81,6 +106,14 @@ enum Seeds {
         ]}
         """
 
+    /// 002: a custom label (`Label { Text("Головна") } icon: { Image("home-custom") }`): an asset image.
+    static let articleCustomLabel = """
+        {"items": [
+          {"kind": "tab", "id": "home", "title": "Головна", "image": "home-custom"},
+          {"kind": "tab", "id": "library", "title": "Бібліотека", "systemImage": "books.vertical"}
+        ]}
+        """
+
     /// 002: the sidebarAdaptable example.
     static let articleAdaptable = """
         {"items": [
@@ -90,7 +123,8 @@ enum Seeds {
         ]}
         """
 
-    /// 002: collections in sections and a search tab.
+    /// 002: collections in sections (`ForEach(store.collections)` and `ForEach(store.sharedCollections)`) and a
+    /// search tab given no label (`Tab(role: .search, value: AppTab.search)`).
     static let articleCollections = """
         {"items": [
           {"kind": "tab", "id": "home", "title": "Головна", "systemImage": "house"},
@@ -103,15 +137,23 @@ enum Seeds {
         ]}
         """
 
-    /// 002: the customization example: Home `.disabled` for both, collections `.reorderable` in the sidebar.
+    /// 002: the customization example: `.customizationBehavior(.reorderable, for: .sidebar)` on every tab of the
+    /// `ForEach`, so on the section's `dynamicTabs`; Home `.disabled` for both placements, as the article advises
+    /// ("always leave the home tab .disabled for .sidebar and .tabBar"), keeping its customization ID.
     static let articleCustomization = """
         {"items": [
           {"kind": "tab", "id": "app.tab.home", "title": "Головна", "systemImage": "house",
            "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}},
           {"kind": "section", "id": "app.section.collections", "title": "Мої колекції",
-           "customizationBehavior": {"sidebar": "reorderable"},
-           "dynamicTabs": {"idPrefix": "app.tab.collection."}, "tabs": []},
-          {"kind": "tab", "id": "app.tab.search", "role": "search"}
+           "dynamicTabs": {"idPrefix": "app.tab.collection.", "customizationBehavior": {"sidebar": "reorderable"}}, "tabs": []}
+        ]}
+        """
+
+    /// 002: a search tab given a label anyway (the article's pitfall: the label is ignored).
+    static let articleLabelledSearch = """
+        {"items": [
+          {"kind": "tab", "id": "home", "title": "Головна", "systemImage": "house"},
+          {"kind": "tab", "id": "search", "title": "Знайти", "systemImage": "binoculars", "role": "search"}
         ]}
         """
 
@@ -134,8 +176,9 @@ enum Seeds {
     static let all: [(String, String)] = [
         ("000 all automatic", behaviorAllAutomatic), ("000 home disabled", behaviorHomeDisabled),
         ("000 section reorderable", behaviorSectionReorderable), ("000 per placement", behaviorPerPlacement),
-        ("001 music", music), ("002 basic", articleBasic), ("002 adaptable", articleAdaptable),
-        ("002 collections", articleCollections), ("002 customization", articleCustomization), ("API.md", apiExample),
+        ("001 music", music), ("002 legacy", articleLegacy), ("002 basic", articleBasic), ("002 custom label", articleCustomLabel),
+        ("002 adaptable", articleAdaptable), ("002 collections", articleCollections), ("002 customization", articleCustomization),
+        ("002 labelled search", articleLabelledSearch), ("API.md", apiExample),
     ]
 
     static func index(_ text: String, version: Int = 1) throws -> SchemaIndex {

@@ -11,18 +11,30 @@ import Testing
 
 /// Item 5 of `TrustTests`: what is stored stays bounded and readable, whatever the order limits and size cap.
 extension TrustTests {
+    /// Data-driven tabs that may move in both placements (v1.1: they cannot by default), before any list is stored.
     static let dynamicSchema = """
         {"items": [{"kind": "tab", "id": "home", "title": "Home"}, {"kind": "tab", "id": "more", "title": "More"},
-          {"kind": "section", "id": "p", "title": "Places", "dynamicTabs": {"idPrefix": "p."},
+          {"kind": "section", "id": "p", "title": "Places", "dynamicTabs": {"idPrefix": "p.",
+           "customizationBehavior": {"sidebar": "reorderable", "tabBar": "reorderable"}},
            "tabs": [{"kind": "tab", "id": "fixed", "title": "Fixed"}]}]}
         """
     /// The same schema with one more tab: a dry run with it reads every stored customization.
     static let dynamicSchemaNext = """
         {"items": [{"kind": "tab", "id": "home", "title": "Home"}, {"kind": "tab", "id": "more", "title": "More"},
           {"kind": "tab", "id": "extra", "title": "Extra"},
+          {"kind": "section", "id": "p", "title": "Places", "dynamicTabs": {"idPrefix": "p.",
+           "customizationBehavior": {"sidebar": "reorderable", "tabBar": "reorderable"}},
+           "tabs": [{"kind": "tab", "id": "fixed", "title": "Fixed"}]}]}
+        """
+
+    /// Data-driven tabs as `ForEach` makes them by default: they may be hidden, not moved.
+    static let hideableDynamicSchema = """
+        {"items": [{"kind": "tab", "id": "home", "title": "Home"}, {"kind": "tab", "id": "more", "title": "More"},
           {"kind": "section", "id": "p", "title": "Places", "dynamicTabs": {"idPrefix": "p."},
            "tabs": [{"kind": "tab", "id": "fixed", "title": "Fixed"}]}]}
         """
+    static let hideableDynamicSchemaNext = hideableDynamicSchema.replacingOccurrences(
+        of: #"{"kind": "tab", "id": "more", "title": "More"},"#, with: #"{"kind": "tab", "id": "more", "title": "More"}, {"kind": "tab", "id": "extra", "title": "Extra"},"#)
 
     // MARK: 5. Stored size cap and limits after normalizing
 
@@ -35,7 +47,7 @@ extension TrustTests {
     @Test("PATCHes never grow a customization past 64 KiB: the one that would is refused, and what is stored stays usable")
     func storedSizeCap() async throws {
         try await withLiveService { live in
-            let creds = try await Credentials.register(on: live, schema: Self.dynamicSchema)
+            let creds = try await Credentials.register(on: live, schema: Self.hideableDynamicSchema)
             let cap = APIConfiguration().maxCustomizationBytes
             #expect(cap == 64 * 1024)
             let token = creds.app.token(for: "big")
@@ -66,14 +78,14 @@ extension TrustTests {
             let stored = try await live.send(.get(path).bearer(token))
             #expect(stored.status == 200 && stored.field("revision") == .integer(revision) && stored.body.count == storedBytes)
 
-            try await expectUsable(live, creds.app, users: ["big": token], revisions: ["big": revision])
+            try await expectUsable(live, creds.app, users: ["big": token], revisions: ["big": revision], next: Self.hideableDynamicSchemaNext)
         }
     }
 
     @Test("a whole document over 64 KiB in one PUT is refused with customization-too-large, and nothing is stored")
     func putOverSizeCap() async throws {
         try await withLiveService { live in
-            let creds = try await Credentials.register(on: live, schema: Self.dynamicSchema)
+            let creds = try await Credentials.register(on: live, schema: Self.hideableDynamicSchema)
             let putToken = creds.app.token(for: "bigput")
             let path = creds.app.userPath("bigput") + "/customization"
             let tabs = JSONObject((1...300).map { (Self.longDynamicId($0), ["sidebarVisibility": "hidden"]) })
@@ -149,7 +161,8 @@ extension TrustTests {
     }
 
     /// Every read and write of these users answers, and so do the whole-app operations; then each DELETE is 204.
-    private func expectUsable(_ live: LiveService, _ app: Credentials.App, users: [String: String], revisions: [String: Int]) async throws {
+    private func expectUsable(_ live: LiveService, _ app: Credentials.App, users: [String: String], revisions: [String: Int],
+                              next: String = dynamicSchemaNext) async throws {
         for (user, token) in users.sorted(by: { $0.key < $1.key }) {
             let base = app.userPath(user)
             #expect(try await live.send(.get(base + "/customization").bearer(token)).status == 200, "\(user)")
@@ -159,7 +172,7 @@ extension TrustTests {
         }
         let stats = try await live.send(.get("/v1/apps/\(app.id)/stats").bearer(live.admin))
         #expect(stats.status == 200 && stats.field("unreadableCustomizations") == .integer(0))
-        let dryRun = try await live.send(.put("/v1/apps/\(app.id)/schema?dryRun=true").bearer(live.admin).json(Self.dynamicSchemaNext))
+        let dryRun = try await live.send(.put("/v1/apps/\(app.id)/schema?dryRun=true").bearer(live.admin).json(next))
         #expect(dryRun.status == 200 && dryRun.field("customizationsUnreadable") == .integer(0))
         #expect(dryRun.field("customizationsChecked") == .integer(users.count))
         for (user, token) in users.sorted(by: { $0.key < $1.key }) {

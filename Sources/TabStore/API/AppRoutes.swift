@@ -105,7 +105,7 @@ struct AppRoutes: RouteGroup {
             stored += 1
             var customization = decoded
             if let schema, record.schemaVersion != schema.version { customization = Reconciler.reconcile(customization, with: schema) }
-            if customization.tabs.isEmpty && customization.sections.isEmpty && customization.tabBarOrder == nil { return }
+            if customization.sameChoices(as: .empty) { return }
             users += 1
             // Counted per tab of the current schema only: ids a user names that the schema lacks are not
             // tabs, and counting them would let users grow this answer without bound.

@@ -50,9 +50,14 @@ struct CustomizationRoutes: RouteGroup {
         EntityTag("\(revision).\(schemaVersion)")
     }
 
-    /// The ETag of a layout: everything that shapes it (the customization's tag and the size class).
-    static func layoutTag(revision: Int, schemaVersion: Int, sizeClass: SizeClass) -> EntityTag {
-        EntityTag("\(revision).\(schemaVersion).\(sizeClass.rawValue)")
+    /// The ETag of a layout: everything that shapes it (the customization's tag, the size class, and the platform
+    /// and style when the client named them: `"3.2.regular"`, `"3.2.compact.iOS"`, `"3.2.regular.iPadOS.tabBarOnly"`).
+    /// The values of the three parameters are distinct words, so no two requests that differ share a tag.
+    static func layoutTag(revision: Int, schemaVersion: Int, request: LayoutRequest) -> EntityTag {
+        var tag = "\(revision).\(schemaVersion).\(request.sizeClass.rawValue)"
+        if let platform = request.platform { tag += "." + platform.rawValue }
+        if let style = request.style { tag += "." + style.rawValue }
+        return EntityTag(tag)
     }
 
     static let userCacheControl = "private, no-cache"
@@ -119,41 +124,52 @@ struct CustomizationRoutes: RouteGroup {
     }
 
     func layout(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        let sizeClass = try Self.sizeClass(request)
+        let layoutRequest = try Self.layoutRequest(request)
         let entry = try await services.requireApp(context)
         let key = try userKey(context)
         let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
-        return try layoutAnswer(request, key, entry: entry, record: record, sizeClass: sizeClass)!
+        return try layoutAnswer(request, key, entry: entry, record: record, layoutRequest: layoutRequest)!
     }
 
     /// `layout` on the event loop when everything is at hand and the document is small; nil otherwise.
     func layoutInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
-        let sizeClass = try Self.sizeClass(request)
+        let layoutRequest = try Self.layoutRequest(request)
         guard let (key, entry, record) = try inlineRead(context) else { return nil }
         // Decoding and laying out a large document would hold the event loop: the pool does that (not a 304 or 412).
         let layOutLater = record.map { $0.document.count > services.configuration.inlineDocumentBytes } ?? false
-        return try layoutAnswer(request, key, entry: entry, record: record, sizeClass: sizeClass, layOutLater: layOutLater)
+        return try layoutAnswer(request, key, entry: entry, record: record, layoutRequest: layoutRequest, layOutLater: layOutLater)
     }
 
-    private static func sizeClass(_ request: HTTPRequest) throws -> SizeClass {
+    /// `sizeClass` (required), `platform` and `style` (optional); a value outside each list is a 400.
+    private static func layoutRequest(_ request: HTTPRequest) throws -> LayoutRequest {
         guard let sizeClass = request.queryParameter("sizeClass").flatMap(SizeClass.init(rawValue:)) else {
             throw APIError.badRequest(.invalidParameter, "sizeClass must be compact or regular")
         }
-        return sizeClass
+        return LayoutRequest(sizeClass: sizeClass, platform: try optional("platform", Platform.self, request),
+                             style: try optional("style", TabViewStyle.self, request))
+    }
+
+    private static func optional<E: RawRepresentable & CaseIterable>(_ name: String, _ type: E.Type, _ request: HTTPRequest) throws -> E?
+    where E.RawValue == String {
+        guard let raw = request.queryParameter(name) else { return nil }
+        guard let value = E(rawValue: raw) else {
+            throw APIError.badRequest(.invalidParameter, "\(name) must be one of " + E.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return value
     }
 
     /// The layout, or 304/412 from its preconditions; nil when `layOutLater` and the layout is needed.
-    private func layoutAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?, sizeClass: SizeClass,
-                              layOutLater: Bool = false) throws -> HTTPResponse? {
+    private func layoutAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?,
+                              layoutRequest: LayoutRequest, layOutLater: Bool = false) throws -> HTTPResponse? {
         let schema = try entry.requireSchema()
-        let etag = Self.layoutTag(revision: record?.revision ?? 0, schemaVersion: schema.version, sizeClass: sizeClass)
+        let etag = Self.layoutTag(revision: record?.revision ?? 0, schemaVersion: schema.version, request: layoutRequest)
         if let early = try Preconditions.earlyAnswer(to: request, etag: etag, exists: (record?.revision ?? 0) > 0,
                                           headers: Preconditions.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
             return early
         }
         if layOutLater { return nil }
         let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
-        let layout = Layout(customization: current.value, index: schema, sizeClass: sizeClass)
+        let layout = Layout(customization: current.value, index: schema, request: layoutRequest)
         return customizationResponse(document: JSONWriter.bytes(layout.json(appId: key.appId, userId: key.userId, customization: current.value)),
                                      etag: etag)
     }

@@ -4,12 +4,20 @@ enum OpenAPIDocument {
 openapi: 3.1.0
 info:
   title: TabStore API
-  version: 1.0.0
+  version: 1.1.0
   summary: Server-side home of SwiftUI's TabViewCustomization, per app and user.
   description: |
     TabStore keeps each user's tab customization (hidden tabs, section order, tab bar order) per app,
     validates every change against the tab schema the app registered, reconciles stored customizations
     with new schema versions, and resolves the layout a TabView shows in each size class.
+
+    Since 1.1 (the seeds' fidelity): a tab `disabled` in both placements may be registered without an `id` (the
+    service derives a stable one); the search tab's label is the system's in layouts (`titleKey`); tabs that come
+    from data (`ForEach`) cannot move unless their section's `dynamicTabs.customizationBehavior` says
+    `reorderable`; a client stores a user's data-driven tabs (`setDynamicTabs`, `dynamicTabs`) so every client
+    draws the same sidebar; on iPhone a section's tabs go to More; layouts take `platform` and `style` and say
+    whether the user's choices apply (`customizationApplied`) and which tab to select instead of one not shown
+    (`selectionFallback`).
 
     Errors are `application/problem+json` (RFC 9457) with `type` `urn:tabstore:problem:<slug>`; rule
     refusals list `errors` with a JSON pointer, a stable `code` and a sentence. Every response carries
@@ -291,7 +299,8 @@ paths:
         current one, 200 with the current version when identical. With `?dryRun=true`, nothing is stored:
         the answer reports how many stored customizations the new version would change and which ids they
         would lose. `version` and `createdAt` (what GET answers with) may be sent back and are ignored, but
-        must be an integer and a string (else 400). Version numbers are never reused for an app id: an app
+        must be an integer and a string (else 400). A schema read back from GET (derived ids included) registers
+        as the same schema. Version numbers are never reused for an app id: an app
         deleted and created again with the same id continues after the deleted app's last version, so no
         ETag or cached version ever names two schemas.
       parameters:
@@ -305,7 +314,7 @@ paths:
             schema: {$ref: '#/components/schemas/SchemaInput'}
             examples:
               seed000:
-                summary: customizationBehavior(_:for:) with a search tab and playlists
+                summary: customizationBehavior(_:for:) with a search tab and playlists (examples/schema.json)
                 value:
                   items:
                     - {kind: tab, id: com.myApp.home, title: Home, systemImage: house, customizationBehavior: {sidebar: disabled, tabBar: disabled}}
@@ -318,23 +327,55 @@ paths:
                       tabs:
                         - {kind: tab, id: com.myApp.climate, title: Climate, systemImage: fan}
                         - {kind: tab, id: com.myApp.lights, title: Lights, systemImage: lightbulb}
-                    - {kind: section, id: com.myApp.playlists, title: Playlists, hiddenIn: [compact], dynamicTabs: {idPrefix: com.myApp.playlist.}, tabs: []}
+                    - kind: section
+                      id: com.myApp.playlists
+                      title: Playlists
+                      hiddenIn: [compact]
+                      standIn: com.myApp.home
+                      dynamicTabs: {idPrefix: com.myApp.playlist., customizationBehavior: {sidebar: reorderable}}
+                      tabs: []
+                  customizablePlatforms: [iPadOS, macOS, iOS]
+              seed000WithoutId:
+                summary: customizationBehavior(_:for:), example 2 - Home disabled in both placements needs no id
+                value:
+                  items:
+                    - {kind: tab, title: Home, systemImage: house, customizationBehavior: {sidebar: disabled, tabBar: disabled}}
+                    - {kind: tab, id: com.myApp.bell, title: Alerts, systemImage: bell}
+                    - kind: section
+                      id: com.myApp.categories
+                      title: Categories
+                      tabs:
+                        - {kind: tab, id: com.myApp.climate, title: Climate, systemImage: fan}
+                        - {kind: tab, id: com.myApp.lights, title: Lights, systemImage: lightbulb}
               seed001:
-                summary: hidden(_:) - Browse only in compact, Library and Playlists only in regular
+                summary: hidden(_:) - Browse only in compact, Library and Playlists only in regular, each standing in for the other
                 value:
                   items:
                     - {id: listenNow, title: Listen Now, systemImage: play.circle}
                     - {id: radio, title: Radio, systemImage: dot.radiowaves.left.and.right}
                     - {id: search, title: Search, systemImage: magnifyingglass}
-                    - {id: browse, title: Browse, systemImage: list.bullet, hiddenIn: [regular]}
+                    - {id: browse, title: Browse, systemImage: list.bullet, hiddenIn: [regular], standIn: library.recentlyAdded}
                     - kind: section
                       id: library
                       title: Library
                       hiddenIn: [compact]
+                      standIn: browse
                       tabs:
                         - {id: library.recentlyAdded, title: Recently Added, systemImage: clock}
                         - {id: library.artists, title: Artists, systemImage: music.mic}
-                    - {kind: section, id: playlists, title: Playlists, hiddenIn: [compact], dynamicTabs: {idPrefix: playlist.}, tabs: []}
+                    - {kind: section, id: playlists, title: Playlists, hiddenIn: [compact], standIn: browse, dynamicTabs: {idPrefix: playlist.}, tabs: []}
+              seed002:
+                summary: TabView in iOS 26 - ForEach collections made reorderable, Home disabled, a search tab without a label
+                value:
+                  items:
+                    - {id: app.tab.home, title: Головна, systemImage: house, customizationBehavior: {sidebar: disabled, tabBar: disabled}}
+                    - kind: section
+                      id: app.section.collections
+                      title: Мої колекції
+                      dynamicTabs: {idPrefix: app.tab.collection., customizationBehavior: {sidebar: reorderable}}
+                      tabs: []
+                    - {kind: section, id: app.section.shared, title: Спільні, expanded: false, dynamicTabs: {idPrefix: app.tab.shared.}, tabs: []}
+                    - {id: app.tab.search, role: search}
       responses:
         '200':
           description: Identical to the current version (nothing stored), or the dry-run report.
@@ -529,10 +570,24 @@ paths:
         content:
           application/json:
             schema: {$ref: '#/components/schemas/CustomizationInput'}
-            example:
-              tabs: {com.myApp.bell: {sidebarVisibility: hidden, tabBarVisibility: automatic}}
-              sections: {com.myApp.categories: {tabOrder: [com.myApp.lights, com.myApp.climate]}}
-              tabBarOrder: null
+            examples:
+              choices:
+                summary: Alerts hidden, Lights first in Categories
+                value:
+                  tabs: {com.myApp.bell: {sidebarVisibility: hidden, tabBarVisibility: automatic}}
+                  sections: {com.myApp.categories: {tabOrder: [com.myApp.lights, com.myApp.climate]}}
+                  tabBarOrder: null
+              withPlaylists:
+                summary: The same with two playlists, Focus moved first (the section's data tabs are reorderable)
+                value:
+                  tabs: {com.myApp.bell: {sidebarVisibility: hidden, tabBarVisibility: automatic}}
+                  sections:
+                    com.myApp.categories: {tabOrder: [com.myApp.lights, com.myApp.climate]}
+                    com.myApp.playlists: {tabOrder: [com.myApp.playlist.focus, com.myApp.playlist.running]}
+                  dynamicTabs:
+                    com.myApp.playlists:
+                      - {id: com.myApp.playlist.running, title: Running, systemImage: figure.run}
+                      - {id: com.myApp.playlist.focus, title: Focus, systemImage: brain.head.profile}
       responses:
         '200':
           description: The stored customization (or, for a repeated Idempotency-Key, the first answer again).
@@ -573,10 +628,23 @@ paths:
         content:
           application/json:
             schema: {$ref: '#/components/schemas/PatchRequest'}
-            example:
-              operations:
-                - {op: setSidebarVisibility, tab: com.myApp.bell, visibility: hidden}
-                - {op: moveTab, section: com.myApp.categories, tab: com.myApp.lights, toIndex: 0}
+            examples:
+              hideAndMove:
+                summary: Hide Alerts, move Lights first in Categories
+                value:
+                  operations:
+                    - {op: setSidebarVisibility, tab: com.myApp.bell, visibility: hidden}
+                    - {op: moveTab, section: com.myApp.categories, tab: com.myApp.lights, toIndex: 0}
+              playlists:
+                summary: Store the user's playlists (seed 001's ForEach(playlists)), then move Focus first
+                value:
+                  operations:
+                    - op: setDynamicTabs
+                      section: com.myApp.playlists
+                      tabs:
+                        - {id: com.myApp.playlist.running, title: Running, systemImage: figure.run}
+                        - {id: com.myApp.playlist.focus, title: Focus, systemImage: brain.head.profile}
+                    - {op: moveTab, section: com.myApp.playlists, tab: com.myApp.playlist.focus, toIndex: 0}
       responses:
         '200':
           description: The stored customization (or, for a repeated Idempotency-Key, the first answer again).
@@ -631,13 +699,29 @@ paths:
     get:
       tags: [customization]
       operationId: getLayout
-      summary: The resolved layout for a size class
+      summary: The resolved layout for a size class, platform and style
+      description: |
+        What the TabView shows, so any client draws it without the rules. The shape follows the client: without
+        `platform`, the size class decides (regular: sidebar and tab bar; compact: the iPhone bar with More); macOS and
+        visionOS always show the sidebar (visionOS as an ornament, same lists), iPadOS in regular; iOS and tvOS only
+        ever the compact bar; `tabBarOnly` never a sidebar. `hiddenIn` follows `sizeClass` on every platform. The
+        user's choices apply without `platform`, on iPadOS with `sidebarAdaptable` (Apple's customization, seed 000),
+        and on every platform the schema lists in `customizablePlatforms`; elsewhere the layout follows the schema's
+        defaults with the user's data-driven tabs (`customizationApplied: false`).
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - name: sizeClass
           in: query
           required: true
           schema: {type: string, enum: [compact, regular]}
+        - name: platform
+          in: query
+          description: The client's platform (another value is 400).
+          schema: {$ref: '#/components/schemas/Platform'}
+        - name: style
+          in: query
+          description: The client's TabViewStyle (another value is 400); a client naming a platform and no style is taken to use `sidebarAdaptable`, as every seed example does.
+          schema: {type: string, enum: [sidebarAdaptable, tabBarOnly]}
         - $ref: '#/components/parameters/IfNoneMatch'
         - $ref: '#/components/parameters/IfMatch'
       responses:
@@ -651,6 +735,8 @@ paths:
               examples:
                 regular: {$ref: '#/components/examples/LayoutRegular'}
                 compact: {$ref: '#/components/examples/LayoutCompact'}
+                iPadWithPlaylists: {$ref: '#/components/examples/LayoutIPadWithPlaylists'}
+                seed001Compact: {$ref: '#/components/examples/LayoutSeed001Compact'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadLayoutRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
@@ -894,7 +980,7 @@ components:
         change changes the tag even when the revision stays.
       schema: {type: string}
     LayoutETag:
-      description: 'Strong, `"<revision>.<schemaVersion>.<sizeClass>"` (e.g. `"3.2.compact"`): everything that shapes the layout.'
+      description: 'Strong, `"<revision>.<schemaVersion>.<sizeClass>"` and then `.<platform>` and `.<style>` when the request names them (e.g. `"3.2.compact"`, `"3.2.regular.iPadOS.sidebarAdaptable"`): everything that shapes the layout.'
       schema: {type: string}
     SchemaETag:
       description: 'Strong, `"v<version>"`: a schema version never changes.'
@@ -983,13 +1069,15 @@ components:
           examples:
             invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
     BadLayoutRequest:
-      description: '`sizeClass` missing or not `compact`/`regular`, an invalid `userId`, or a malformed `If-Match`/`If-None-Match`.'
+      description: '`sizeClass` missing or not `compact`/`regular`, a `platform` or `style` outside its list, an invalid `userId`, or a malformed `If-Match`/`If-None-Match`.'
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
           examples:
             sizeClass:
               value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: sizeClass must be compact or regular}
+            platform:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: 'platform must be one of iOS, iPadOS, macOS, visionOS, tvOS'}
             invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
     BadCustomizationWrite:
       description: |
@@ -1206,10 +1294,12 @@ components:
                 type: string
                 description: >-
                   Stable kebab-case code a client can switch on: customization rules (422) from unknown-tab to
-                  customization-too-large, schema rules (422) from duplicate-id to too-many-items, invalid-name for
-                  apps, and unknown-field, invalid-type, missing-field, invalid-value, invalid-id, mismatch for
-                  malformed documents (400; invalid-value and invalid-id also in schema refusals).
-                enum: [unknown-tab, unknown-section, customization-disabled, not-hideable, not-movable, cross-section-move, invalid-tab-order, sidebar-only, pinned-tab, no-visible-tab, too-many-entries, customization-too-large, duplicate-id, empty-id, empty-title, id-too-long, title-too-long, image-too-long, nested-section, multiple-search-tabs, search-not-pinned, search-in-section, sidebar-only-in-tab-bar, conflicting-image, dynamic-prefix-conflict, too-many-items, invalid-name, unknown-field, invalid-type, missing-field, invalid-value, invalid-id, mismatch]
+                  prefix-mismatch (a user's data-driven tabs are also refused with duplicate-id, empty-title,
+                  title-too-long, image-too-long and conflicting-image, as a schema's tabs), schema rules (422) from
+                  duplicate-id to invalid-stand-in, invalid-name for apps, and unknown-field, invalid-type,
+                  missing-field, invalid-value, invalid-id, mismatch for malformed documents (400; invalid-value and
+                  invalid-id also in schema and data-driven tab refusals).
+                enum: [unknown-tab, unknown-section, customization-disabled, not-hideable, not-movable, cross-section-move, invalid-tab-order, sidebar-only, pinned-tab, no-visible-tab, too-many-entries, customization-too-large, not-dynamic-section, prefix-mismatch, duplicate-id, empty-id, empty-title, id-too-long, title-too-long, image-too-long, nested-section, multiple-search-tabs, search-not-pinned, search-in-section, sidebar-only-in-tab-bar, conflicting-image, dynamic-prefix-conflict, too-many-items, invalid-stand-in, invalid-name, unknown-field, invalid-type, missing-field, invalid-value, invalid-id, mismatch]
               detail: {type: string}
     Id:
       type: string
@@ -1285,19 +1375,51 @@ components:
       type: [array, 'null']
       description: Size classes the item is hidden in (duplicates are ignored); null is the same as absent.
       items: {enum: [compact, regular]}
+    StandIn:
+      description: |
+        The tab a client selects instead where `hiddenIn` hides this item (seed 001: Browse stands in for the Library
+        and Playlists sections in compact). Only with `hiddenIn`; a tab of this schema, not the item itself or one of
+        its own tabs, and present in every size class the item is hidden in (else 422 `invalid-stand-in`). Layouts
+        list it in `selectionFallback`.
+      anyOf:
+        - {$ref: '#/components/schemas/Id'}
+        - {type: 'null'}
+    Platform:
+      type: string
+      enum: [iOS, iPadOS, macOS, visionOS, tvOS]
+    BehaviorOfDataTabs:
+      type: [object, 'null']
+      additionalProperties: false
+      description: |
+        The behavior the app gives every tab of its `ForEach` (seed 002: they "cannot be dragged by default;
+        .reorderable turns dragging on"). For a data-driven tab `automatic` allows hiding but not moving,
+        `reorderable` allows moving but not hiding, `disabled` neither; a section `disabled` in a placement
+        fixes them there. A value outside the enums is 422 `invalid-value`.
+      properties:
+        sidebar: {enum: [automatic, reorderable, disabled, null], default: automatic}
+        tabBar: {enum: [automatic, reorderable, disabled, null], default: automatic}
     Tab:
       type: object
       additionalProperties: false
-      required: [id]
       description: |
-        A tab. Every tab needs an `id` (an empty or missing one is 422 `empty-id`), also one whose customization
-        behavior is `disabled` in both placements. A `title` is required except for the search tab, whose label is the
-        system's ("Search"). Rules across the document (422): ids unique among all tabs and sections, at most one search
-        tab and only at the top level, a `sidebarOnly` tab not visible in the tab bar by default (its own or its
-        section's `defaultVisibility.tabBar`). Members that are null count as absent.
+        A tab. A tab customizable in some placement needs an `id`, its customization ID (a missing or empty one is
+        422 `empty-id`). A tab whose customization behavior is `disabled` in both placements (its own, or its section's)
+        may omit it (seed 000: "a customization ID isn't necessary"): the service derives one, `~derived.` and 16 hex
+        digits of the 64-bit FNV-1a hash of its place (top level or its section's id), its title and its occurrence
+        among id-less tabs of the same place and title. Responses show it; it stays the same across schema versions as
+        long as the tab keeps its title and place; no operation may name it (422 `customization-disabled`). Ids
+        starting with `~derived.` are reserved: a tab may send back its own derived id, nothing else may use the
+        prefix (422 `invalid-id`). A `title` is required except for the search tab, whose label is the system's
+        ("Search"; layouts show it whatever the tab registers). Rules across the document (422): ids unique among all
+        tabs and sections, at most one search tab and only at the top level, a `sidebarOnly` tab not visible in the tab
+        bar by default (its own or its section's `defaultVisibility.tabBar`). Members that are null count as absent.
       properties:
         kind: {enum: [tab, null], default: tab}
-        id: {$ref: '#/components/schemas/Id'}
+        id:
+          description: The customization ID; may be omitted (or null) only by a tab disabled in both placements.
+          anyOf:
+            - {$ref: '#/components/schemas/Id'}
+            - {type: 'null'}
         title:
           anyOf:
             - {$ref: '#/components/schemas/Title'}
@@ -1309,6 +1431,7 @@ components:
         customizationBehavior: {$ref: '#/components/schemas/Behavior'}
         defaultVisibility: {$ref: '#/components/schemas/DefaultVisibility'}
         hiddenIn: {$ref: '#/components/schemas/HiddenIn'}
+        standIn: {$ref: '#/components/schemas/StandIn'}
       allOf:
         - description: systemImage xor image (422 `conflicting-image`).
           not:
@@ -1350,13 +1473,20 @@ components:
         customizationBehavior: {$ref: '#/components/schemas/Behavior'}
         defaultVisibility: {$ref: '#/components/schemas/DefaultVisibility'}
         hiddenIn: {$ref: '#/components/schemas/HiddenIn'}
+        standIn: {$ref: '#/components/schemas/StandIn'}
+        expanded: {type: [boolean, 'null'], default: true, description: 'Whether the sidebar shows the section open until the user chooses (`setSectionExpanded`); `false`: collapsed.'}
         dynamicTabs:
           type: [object, 'null']
           additionalProperties: false
           required: [idPrefix]
-          description: Tabs whose ids start with `idPrefix` (byte for byte) belong to this section; a prefix must not match another item's id or overlap another prefix (422 `dynamic-prefix-conflict`).
+          description: |
+            Tabs that come from the app's data (a person's playlists, collections): ids that start with `idPrefix`
+            (byte for byte, and longer than it) belong to this section. A prefix must not match another item's id or
+            overlap another prefix (422 `dynamic-prefix-conflict`) nor start with `~derived.` (422 `invalid-id`). A
+            client stores a user's current list with `setDynamicTabs`.
           properties:
             idPrefix: {$ref: '#/components/schemas/Id'}
+            customizationBehavior: {$ref: '#/components/schemas/BehaviorOfDataTabs'}
         tabs:
           type: [array, 'null']
           items: {$ref: '#/components/schemas/SectionTab'}
@@ -1395,8 +1525,15 @@ components:
             oneOf:
               - {$ref: '#/components/schemas/Tab'}
               - {$ref: '#/components/schemas/Section'}
-        version: {type: [integer, 'null'], description: Ignored (accepted so a GET answer can be sent back), but type-checked.}
+        version: {type: [integer, 'null'], description: 'Ignored (accepted so a GET answer can be sent back), but type-checked: an integer in JSON Schema''s sense (`3` or `3.0`, any size); anything else is 400.'}
         createdAt: {type: [string, 'null'], description: Ignored, but type-checked.}
+        customizablePlatforms:
+          type: [array, 'null']
+          description: |
+            Platforms where a user's choices shape layouts besides Apple's own (iPadOS with `sidebarAdaptable`), whatever
+            the style: an app that shares one person's tabs across its clients lists them (e.g. `[iPadOS, macOS, iOS]`).
+            Repeats count once; a value outside the enum is 422 `invalid-value`.
+          items: {$ref: '#/components/schemas/Platform'}
     StoredBehavior:
       type: object
       required: [sidebar, tabBar]
@@ -1415,7 +1552,7 @@ components:
       description: A tab with its defaults written out.
       properties:
         kind: {type: string, const: tab}
-        id: {type: string}
+        id: {type: string, description: 'The customization ID, or the derived id (`~derived.…`) of a tab registered without one.'}
         title: {type: string}
         systemImage: {type: string}
         image: {type: string}
@@ -1424,9 +1561,10 @@ components:
         customizationBehavior: {$ref: '#/components/schemas/StoredBehavior'}
         defaultVisibility: {$ref: '#/components/schemas/StoredVisibility'}
         hiddenIn: {type: array, minItems: 1, items: {type: string, enum: [compact, regular]}}
+        standIn: {type: string}
     StoredSection:
       type: object
-      required: [kind, id, title, customizationBehavior, defaultVisibility, tabs]
+      required: [kind, id, title, customizationBehavior, defaultVisibility, expanded, tabs]
       description: A section with its defaults written out.
       properties:
         kind: {type: string, const: section}
@@ -1435,15 +1573,18 @@ components:
         customizationBehavior: {$ref: '#/components/schemas/StoredBehavior'}
         defaultVisibility: {$ref: '#/components/schemas/StoredVisibility'}
         hiddenIn: {type: array, minItems: 1, items: {type: string, enum: [compact, regular]}}
+        standIn: {type: string}
+        expanded: {type: boolean}
         dynamicTabs:
           type: object
-          required: [idPrefix]
+          required: [idPrefix, customizationBehavior]
           properties:
             idPrefix: {type: string}
+            customizationBehavior: {$ref: '#/components/schemas/StoredBehavior'}
         tabs: {type: array, items: {$ref: '#/components/schemas/StoredTab'}}
     StoredSchema:
       type: object
-      required: [version, createdAt, items]
+      required: [version, createdAt, items, customizablePlatforms]
       properties:
         version: {type: integer, minimum: 1}
         createdAt: {type: string, format: date-time}
@@ -1453,9 +1594,10 @@ components:
             oneOf:
               - {$ref: '#/components/schemas/StoredTab'}
               - {$ref: '#/components/schemas/StoredSection'}
+        customizablePlatforms: {type: array, items: {$ref: '#/components/schemas/Platform'}}
     DryRunReport:
       type: object
-      required: [dryRun, identical, currentVersion, wouldCreateVersion, addedIds, removedIds, customizationsChecked, customizationsAffected, customizationsUnreadable, droppedIds]
+      required: [dryRun, identical, currentVersion, wouldCreateVersion, addedIds, removedIds, customizationsChecked, customizationsAffected, customizationsUnreadable, droppedIds, dynamicTabsDropped]
       properties:
         dryRun: {type: boolean, const: true}
         identical: {type: boolean}
@@ -1466,7 +1608,8 @@ components:
         customizationsChecked: {type: integer, minimum: 0}
         customizationsAffected: {type: integer, minimum: 0, description: Stored customizations whose choices the new version would change.}
         customizationsUnreadable: {type: integer, minimum: 0, description: Stored documents that do not decode (damaged); skipped and logged, never failing the report.}
-        droppedIds: {type: array, maxItems: 1000, items: {type: string}, description: 'Ids stored customizations name that the new version no longer has (at most 1000 listed, in byte order).'}
+        droppedIds: {type: array, maxItems: 1000, items: {type: string}, description: 'Ids stored customizations name that the new version no longer has, data-driven tabs included (at most 1000 listed, in byte order).'}
+        dynamicTabsDropped: {type: integer, minimum: 0, description: 'Entries of users'' stored data-driven lists the new version drops (their section is gone or no longer dynamic, or its prefix no longer matches), over all customizations.'}
     Stats:
       type: object
       required: [appId, schemaVersion, usersWithCustomization, storedCustomizations, unreadableCustomizations, tabs]
@@ -1542,6 +1685,39 @@ components:
           propertyNames: {$ref: '#/components/schemas/Id'}
           additionalProperties: {$ref: '#/components/schemas/SectionChoiceInput'}
         tabBarOrder: {$ref: '#/components/schemas/IdListOrNull'}
+        dynamicTabs:
+          type: [object, 'null']
+          maxProperties: 500
+          description: The user's data-driven tabs per dynamic section, as `setDynamicTabs` stores them (applied before the choices above, which may name them).
+          propertyNames: {$ref: '#/components/schemas/Id'}
+          additionalProperties: {$ref: '#/components/schemas/DynamicTabList'}
+    DynamicTab:
+      type: object
+      additionalProperties: false
+      required: [id, title]
+      description: |
+        One of a user's data-driven tabs (a playlist, a collection): what a client needs to draw it. The id extends the
+        section's `idPrefix` (else 422 `prefix-mismatch`) and appears once in the list (422 `duplicate-id`); the title is
+        not blank (422 `empty-title`); at most one image (422 `conflicting-image`); titles and image names at most 1024
+        UTF-8 bytes (422 `title-too-long`, `image-too-long`).
+      properties:
+        id: {$ref: '#/components/schemas/Id'}
+        title: {type: string, description: 'Not blank and at most 1024 UTF-8 bytes: the schema''s rules (422), checked after the request''s preconditions.'}
+        systemImage: {type: [string, 'null']}
+        image: {type: [string, 'null']}
+    DynamicTabList:
+      type: array
+      maxItems: 500
+      description: In the app's order; at most 500 (else 400 `too-many-entries`). An empty list says the user has none.
+      items: {$ref: '#/components/schemas/DynamicTab'}
+    StoredDynamicTab:
+      type: object
+      required: [id, title]
+      properties:
+        id: {type: string}
+        title: {type: string}
+        systemImage: {type: string}
+        image: {type: string}
     Customization:
       type: object
       required: [appId, userId, revision, schemaVersion, updatedAt, tabs, sections, tabBarOrder]
@@ -1558,6 +1734,13 @@ components:
           type: object
           additionalProperties: {$ref: '#/components/schemas/SectionChoice'}
         tabBarOrder: {type: [array, 'null'], items: {type: string}}
+        dynamicTabs:
+          type: object
+          description: |
+            The user's data-driven tabs per dynamic section; absent while none is stored. Once a section's list is
+            stored, an id of the section that is not in it is 422 `unknown-tab`, and ids dropped from it leave the
+            user's choices; before that, any id extending the section's prefix is accepted.
+          additionalProperties: {type: array, items: {$ref: '#/components/schemas/StoredDynamicTab'}}
     PatchRequest:
       type: object
       additionalProperties: false
@@ -1591,7 +1774,7 @@ components:
             op: {type: string, const: moveTab}
             section: {$ref: '#/components/schemas/Id'}
             tab: {$ref: '#/components/schemas/Id'}
-            toIndex: {type: integer, description: From 0 to the section's tab count minus 1 (else 422 `invalid-tab-order`).}
+            toIndex: {type: integer, description: 'From 0 to the section''s tab count minus 1 (else 422 `invalid-tab-order`). Data-driven tabs move only when their section''s `dynamicTabs` are `reorderable` (else 422 `not-movable`).'}
         - type: object
           additionalProperties: false
           required: [op, tabBarOrder]
@@ -1605,6 +1788,18 @@ components:
             op: {type: string, const: setSectionExpanded}
             section: {$ref: '#/components/schemas/Id'}
             expanded: {type: boolean}
+        - type: object
+          additionalProperties: false
+          required: [op, section, tabs]
+          description: |
+            Stores the user's current data-driven tabs of a dynamic section (422 `not-dynamic-section` for another,
+            `unknown-section` for an unknown one), replacing the stored list: layouts show them (in the user's
+            `tabOrder` when the tabs may move and one is set, else in this order) and choices about ids no longer
+            listed are dropped in the same write.
+          properties:
+            op: {type: string, const: setDynamicTabs}
+            section: {$ref: '#/components/schemas/Id'}
+            tabs: {$ref: '#/components/schemas/DynamicTabList'}
         - type: object
           additionalProperties: false
           required: [op]
@@ -1629,11 +1824,13 @@ components:
     LayoutTab:
       type: object
       required: [kind, id, title]
+      description: A tab as drawn. The search tab's label is the system's (seed 002) whatever the schema registered.
       properties:
         kind: {type: string, const: tab}
-        id: {type: string}
-        title: {type: string}
-        systemImage: {type: string}
+        id: {type: string, description: 'The customization ID, a derived id (`~derived.…`), or a data-driven tab''s id.'}
+        title: {type: string, description: 'The title to show (`Search` for the search tab).'}
+        titleKey: {type: string, description: 'The key a client localizes instead of `title` (the search tab: `Search`).'}
+        systemImage: {type: string, description: '`magnifyingglass` for the search tab.'}
         image: {type: string}
         role: {type: string, enum: [search]}
     LayoutSection:
@@ -1647,24 +1844,40 @@ components:
         tabs: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}}
     Layout:
       type: object
-      required: [appId, userId, sizeClass, revision, schemaVersion, sidebar, tabBar, pinned, more, hidden]
+      required: [appId, userId, sizeClass, revision, schemaVersion, customizationApplied, sidebar, tabBar, pinned, more, hidden, selectionFallback]
       properties:
         appId: {type: string}
         userId: {type: string}
         sizeClass: {type: string, enum: [compact, regular]}
+        platform: {$ref: '#/components/schemas/Platform'}
+        style: {type: string, enum: [sidebarAdaptable, tabBarOnly]}
         revision: {type: integer, minimum: 0}
         schemaVersion: {type: integer, minimum: 1}
+        customizationApplied: {type: boolean, description: 'Whether the user''s choices shaped this layout; when false, the schema''s defaults did (with the user''s data-driven tabs).'}
         sidebar:
           type: array
-          description: Regular only; empty in compact. Top-level tabs, then sections in effective order.
+          description: 'Where there is a sidebar (regular, macOS, visionOS): top-level tabs, then sections in effective order, without hidden tabs and never the search tab; empty otherwise.'
           items:
             oneOf:
               - {$ref: '#/components/schemas/LayoutTab'}
               - {$ref: '#/components/schemas/LayoutSection'}
-        tabBar: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}, description: 'In compact with six or more tabs: the first four.'}
-        pinned: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}}
-        more: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}}
-        hidden: {type: array, items: {type: string}}
+        tabBar:
+          type: array
+          items: {$ref: '#/components/schemas/LayoutTab'}
+          description: |
+            With a sidebar, or `tabBarOnly`: every visible tab, top-level or in a section, in `tabBarOrder` or builder order.
+            In compact (iPhone, tvOS): the top-level tabs only; when they and a More item (if `more` is not empty) would be
+            more than five, the first four. A client draws a More item after them when `more` is not empty.
+        pinned: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}, description: 'Pinned tabs (the search tab), apart at the trailing end of the bar, or in the toolbar beside a sidebar.'}
+        more: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}, description: 'Compact only: the bar''s overflow, then every visible tab of the sections, without headers, in each section''s order.'}
+        hidden: {type: array, items: {type: string}, description: 'Tabs of this size class the layout leaves out (hidden by the user, or kept out by the schema''s defaults), in builder order.'}
+        selectionFallback:
+          type: object
+          description: |
+            For every tab the layout does not show (left out in this size class, hidden by the user, or kept out by the
+            defaults), the tab a client selects instead (seed 001): its `standIn` (or its section's) when that one is
+            shown, else the first tab shown (the sidebar's first, else the bar's). In builder order.
+          additionalProperties: {type: string}
     RevertRequest:
       type: object
       additionalProperties: false
@@ -1757,10 +1970,21 @@ components:
             title: Categories
             customizationBehavior: {sidebar: reorderable, tabBar: disabled}
             defaultVisibility: {sidebar: automatic, tabBar: automatic}
+            expanded: true
             tabs:
               - {kind: tab, id: com.myApp.climate, title: Climate, systemImage: fan, placement: automatic, customizationBehavior: {sidebar: automatic, tabBar: automatic}, defaultVisibility: {sidebar: automatic, tabBar: automatic}}
               - {kind: tab, id: com.myApp.lights, title: Lights, systemImage: lightbulb, placement: automatic, customizationBehavior: {sidebar: automatic, tabBar: automatic}, defaultVisibility: {sidebar: automatic, tabBar: automatic}}
-          - {kind: section, id: com.myApp.playlists, title: Playlists, customizationBehavior: {sidebar: automatic, tabBar: automatic}, defaultVisibility: {sidebar: automatic, tabBar: automatic}, hiddenIn: [compact], dynamicTabs: {idPrefix: com.myApp.playlist.}, tabs: []}
+          - kind: section
+            id: com.myApp.playlists
+            title: Playlists
+            customizationBehavior: {sidebar: automatic, tabBar: automatic}
+            defaultVisibility: {sidebar: automatic, tabBar: automatic}
+            hiddenIn: [compact]
+            standIn: com.myApp.home
+            expanded: true
+            dynamicTabs: {idPrefix: com.myApp.playlist., customizationBehavior: {sidebar: reorderable, tabBar: automatic}}
+            tabs: []
+        customizablePlatforms: [iPadOS, macOS, iOS]
     DryRunReport:
       summary: What registering a smaller schema would do
       value:
@@ -1773,7 +1997,8 @@ components:
         customizationsChecked: 2
         customizationsAffected: 1
         customizationsUnreadable: 0
-        droppedIds: [com.myApp.bell, com.myApp.categories, com.myApp.climate, com.myApp.lights]
+        droppedIds: [com.myApp.bell, com.myApp.categories, com.myApp.climate, com.myApp.lights, com.myApp.playlist.focus, com.myApp.playlist.running, com.myApp.playlists]
+        dynamicTabsDropped: 2
     Customization:
       summary: Alerts hidden in the sidebar, Lights moved first in Categories
       value:
@@ -1793,6 +2018,7 @@ components:
         sizeClass: regular
         revision: 3
         schemaVersion: 2
+        customizationApplied: true
         sidebar:
           - {kind: tab, id: com.myApp.home, title: Home, systemImage: house}
           - kind: section
@@ -1808,26 +2034,91 @@ components:
           - {kind: tab, id: com.myApp.climate, title: Climate, systemImage: fan}
           - {kind: tab, id: com.myApp.lights, title: Lights, systemImage: lightbulb}
         pinned:
-          - {kind: tab, id: com.myApp.search, title: Search, systemImage: magnifyingglass, role: search}
+          - {kind: tab, id: com.myApp.search, title: Search, titleKey: Search, systemImage: magnifyingglass, role: search}
         more: []
         hidden: [com.myApp.bell]
+        selectionFallback: {com.myApp.bell: com.myApp.home}
     LayoutCompact:
-      summary: The customization above in the compact size class
+      summary: The customization above in the compact size class (iPhone) - the section's tabs in More
       value:
         appId: com.myApp
         userId: alice
         sizeClass: compact
         revision: 3
         schemaVersion: 2
+        customizationApplied: true
         sidebar: []
+        tabBar:
+          - {kind: tab, id: com.myApp.home, title: Home, systemImage: house}
+        pinned:
+          - {kind: tab, id: com.myApp.search, title: Search, titleKey: Search, systemImage: magnifyingglass, role: search}
+        more:
+          - {kind: tab, id: com.myApp.lights, title: Lights, systemImage: lightbulb}
+          - {kind: tab, id: com.myApp.climate, title: Climate, systemImage: fan}
+        hidden: [com.myApp.bell]
+        selectionFallback: {com.myApp.bell: com.myApp.home}
+    LayoutIPadWithPlaylists:
+      summary: 'iPad (`platform=iPadOS&style=sidebarAdaptable`), after the user''s playlists were stored and Focus moved first'
+      value:
+        appId: com.myApp
+        userId: alice
+        sizeClass: regular
+        platform: iPadOS
+        style: sidebarAdaptable
+        revision: 5
+        schemaVersion: 2
+        customizationApplied: true
+        sidebar:
+          - {kind: tab, id: com.myApp.home, title: Home, systemImage: house}
+          - kind: section
+            id: com.myApp.categories
+            title: Categories
+            expanded: true
+            tabs:
+              - {kind: tab, id: com.myApp.lights, title: Lights, systemImage: lightbulb}
+              - {kind: tab, id: com.myApp.climate, title: Climate, systemImage: fan}
+          - kind: section
+            id: com.myApp.playlists
+            title: Playlists
+            expanded: true
+            tabs:
+              - {kind: tab, id: com.myApp.playlist.focus, title: Focus, systemImage: brain.head.profile}
+              - {kind: tab, id: com.myApp.playlist.running, title: Running, systemImage: figure.run}
         tabBar:
           - {kind: tab, id: com.myApp.home, title: Home, systemImage: house}
           - {kind: tab, id: com.myApp.climate, title: Climate, systemImage: fan}
           - {kind: tab, id: com.myApp.lights, title: Lights, systemImage: lightbulb}
+          - {kind: tab, id: com.myApp.playlist.focus, title: Focus, systemImage: brain.head.profile}
+          - {kind: tab, id: com.myApp.playlist.running, title: Running, systemImage: figure.run}
         pinned:
-          - {kind: tab, id: com.myApp.search, title: Search, systemImage: magnifyingglass, role: search}
+          - {kind: tab, id: com.myApp.search, title: Search, titleKey: Search, systemImage: magnifyingglass, role: search}
         more: []
         hidden: [com.myApp.bell]
+        selectionFallback: {com.myApp.bell: com.myApp.home}
+    LayoutSeed001Compact:
+      summary: 'Seed 001 on iPhone (`platform=iOS`): Browse shown, Library and Playlists left out with Browse standing in'
+      value:
+        appId: com.music
+        userId: alice
+        sizeClass: compact
+        platform: iOS
+        revision: 1
+        schemaVersion: 1
+        customizationApplied: false
+        sidebar: []
+        tabBar:
+          - {kind: tab, id: listenNow, title: Listen Now, systemImage: play.circle}
+          - {kind: tab, id: radio, title: Radio, systemImage: dot.radiowaves.left.and.right}
+          - {kind: tab, id: search, title: Search, systemImage: magnifyingglass}
+          - {kind: tab, id: browse, title: Browse, systemImage: list.bullet}
+        pinned: []
+        more: []
+        hidden: []
+        selectionFallback:
+          library.recentlyAdded: browse
+          library.artists: browse
+          playlist.all: browse
+          playlist.running: browse
     UnknownField:
       summary: A member the server does not know
       value:

@@ -81,6 +81,7 @@ struct SchemaRoutes: RouteGroup {
             ("customizationsAffected", .integer(impact.customizationsAffected)),
             ("customizationsUnreadable", .integer(unreadable)),
             ("droppedIds", .array(impact.droppedIds.sorted().prefix(Self.maxListedIds).map { .string($0.text) })),
+            ("dynamicTabsDropped", .integer(impact.dynamicTabsDropped)),
         ]))
     }
 

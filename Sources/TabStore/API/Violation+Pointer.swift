@@ -18,6 +18,8 @@ extension ViolationLocation {
             return JSONPointer.append(JSONPointer.append("/sections", section.text), "expanded")
         case .tabBarOrder(let item):
             return Self.list("/tabBarOrder", item)
+        case .dynamicTabs(let section, let item, let member):
+            return Self.entry(JSONPointer.append("/dynamicTabs", section.text), item, member)
         case .pointer(let pointer):
             return pointer
         }
@@ -25,6 +27,13 @@ extension ViolationLocation {
 
     /// An id list, or one id of it.
     static func list(_ pointer: String, _ item: Int?) -> String { item.map { JSONPointer.append(pointer, $0) } ?? pointer }
+
+    /// A list of data-driven tabs, one tab of it, or one member of that tab.
+    static func entry(_ pointer: String, _ item: Int?, _ member: DynamicTabMember?) -> String {
+        let entry = list(pointer, item)
+        guard item != nil, let member else { return entry }
+        return JSONPointer.append(entry, member.rawValue)
+    }
 }
 
 extension OperationField {
@@ -37,6 +46,7 @@ extension OperationField {
         case .toIndex: JSONPointer.append(operation, "toIndex")
         case .tabOrder(let item): ViolationLocation.list(JSONPointer.append(operation, "tabOrder"), item)
         case .tabBarOrder(let item): ViolationLocation.list(JSONPointer.append(operation, "tabBarOrder"), item)
+        case .tabs(let item, let member): ViolationLocation.entry(JSONPointer.append(operation, "tabs"), item, member)
         }
     }
 }

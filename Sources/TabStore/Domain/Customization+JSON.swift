@@ -21,6 +21,12 @@ extension Customization {
             return (id.text, .object(section))
         }))
         object["tabBarOrder"] = tabBarOrder.map { .array($0.map { .string($0.text) }) } ?? .null
+        // Absent when no list is stored, so documents without data-driven tabs keep their v1 bytes.
+        if !dynamicTabs.isEmpty {
+            object["dynamicTabs"] = .object(JSONObject(dynamicTabs.keys.sorted().map { id in
+                (id.text, .array(dynamicTabs[id]!.tabs.map { $0.json() }))
+            }))
+        }
         return .object(object)
     }
 
@@ -52,7 +58,7 @@ extension Customization {
     package static func decode(_ json: JSONValue, rules: DecodeRules = .request) throws(MalformedDocument) -> (Customization, Echo) {
         let checked = rules == .request
         let root = try ObjectReader(json, at: "")
-        try root.rejectUnknown(["appId", "userId", "revision", "schemaVersion", "updatedAt", "tabs", "sections", "tabBarOrder"])
+        try root.rejectUnknown(["appId", "userId", "revision", "schemaVersion", "updatedAt", "tabs", "sections", "tabBarOrder", "dynamicTabs"])
         var value = Customization()
         let echo = Echo(
             appId: try root.string("appId"), userId: try root.string("userId"),
@@ -84,6 +90,14 @@ extension Customization {
             }
         }
         value.tabBarOrder = try root.identifierArray("tabBarOrder", checked: checked, max: maxOrderLength)
+        if let lists = try root.nested("dynamicTabs") {
+            if checked { try checkCount(lists.object.members.count, max: TabSchema.maxItems, at: "/dynamicTabs") }
+            for (key, _) in lists.object.members {
+                let id = Identifier(key)
+                if checked { try checkId(id, at: lists.path(key)) }
+                value.dynamicTabs[id] = DynamicTabList(try DynamicTab.decodeList(lists, key, checked: checked))
+            }
+        }
         return (value, echo)
     }
 
@@ -97,5 +111,37 @@ extension Customization {
             throw MalformedDocument(pointer: pointer, code: .invalidId,
                                     detail: "an id is 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
         }
+    }
+}
+
+extension Customization.DynamicTab {
+    /// The tab as stored and served: `id`, `title`, and its image when it has one.
+    package func json() -> JSONValue {
+        var object = JSONObject([("id", .string(id.text)), ("title", .string(title))])
+        if let systemImage { object["systemImage"] = .string(systemImage) }
+        if let image { object["image"] = .string(image) }
+        return .object(object)
+    }
+
+    /// Decodes the list at `reader[key]` (a `setDynamicTabs` operation's `tabs`, a document's per-section list).
+    /// With `checked` (request rules): at most `DynamicTabs.maxTabs` tabs, each id a valid client id. The rules
+    /// of the schema (prefix, uniqueness, titles and image names) are `CustomizationRules`' to check.
+    /// - Throws: `MalformedDocument` for wrong shapes, unknown fields, a missing id or title.
+    static func decodeList(_ reader: ObjectReader, _ key: String, checked: Bool) throws(MalformedDocument) -> [Self] {
+        guard let items = try reader.array(key) else {
+            throw MalformedDocument(pointer: reader.path(key), code: .missingField, detail: "\"\(key)\" is required")
+        }
+        if checked { try Customization.checkCount(items.count, max: DynamicTabs.maxTabs, at: reader.path(key)) }
+        var tabs: [Self] = []
+        tabs.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            let entry = try ObjectReader(item, at: JSONPointer.append(reader.path(key), index))
+            try entry.rejectUnknown(["id", "title", "systemImage", "image"])
+            let id = Identifier(try entry.requiredString("id"))
+            if checked { try Customization.checkId(id, at: entry.path("id")) }
+            tabs.append(Self(id: id, title: try entry.requiredString("title"), systemImage: try entry.string("systemImage"),
+                             image: try entry.string("image")))
+        }
+        return tabs
     }
 }

@@ -34,6 +34,44 @@ package struct Customization: Sendable, Equatable {
         var isDefault: Bool { tabOrder == nil && expanded == nil }
     }
 
+    /// One tab of a user's data-driven list (API.md `setDynamicTabs`): what a client needs to draw it.
+    package struct DynamicTab: Sendable, Equatable {
+        package var id: Identifier
+        package var title: String
+        package var systemImage: String?
+        package var image: String?
+
+        package init(id: Identifier, title: String, systemImage: String? = nil, image: String? = nil) {
+            self.id = id
+            self.title = title
+            self.systemImage = systemImage
+            self.image = image
+        }
+    }
+
+    /// A user's list of data-driven tabs for one section, in the app's order, with its ids indexed so a lookup
+    /// stays constant-time however long the list (the layout and the rules look every listed id up).
+    package struct DynamicTabList: Sendable, Equatable, ExpressibleByArrayLiteral {
+        package let tabs: [DynamicTab]
+        private let positions: [Identifier: Int]
+
+        package init(_ tabs: [DynamicTab]) {
+            self.tabs = tabs
+            var positions: [Identifier: Int] = [:]
+            for (position, tab) in tabs.enumerated() where positions[tab.id] == nil { positions[tab.id] = position }
+            self.positions = positions
+        }
+
+        package init(arrayLiteral tabs: DynamicTab...) { self.init(tabs) }
+
+        /// The listed tab with this id (the first, should a stored list repeat one).
+        package func tab(_ id: Identifier) -> DynamicTab? { positions[id].map { tabs[$0] } }
+
+        package var count: Int { tabs.count }
+
+        package static func == (lhs: Self, rhs: Self) -> Bool { lhs.tabs == rhs.tabs }
+    }
+
     package var revision: Int
     package var schemaVersion: Int
     package var updatedAt: String?
@@ -41,10 +79,14 @@ package struct Customization: Sendable, Equatable {
     package var sections: [Identifier: SectionEntry]
     /// The order of the customizable tab-bar items; nil until the user reorders the bar.
     package var tabBarOrder: [Identifier]?
+    /// Per dynamic section, the user's data-driven tabs in the app's order, once a client stored them. An
+    /// empty list is stored too: it says the user has none (and every id of the section is then unknown).
+    package var dynamicTabs: [Identifier: DynamicTabList]
 
     package init(
         revision: Int = 0, schemaVersion: Int = 0, updatedAt: String? = nil,
-        tabs: [Identifier: TabEntry] = [:], sections: [Identifier: SectionEntry] = [:], tabBarOrder: [Identifier]? = nil
+        tabs: [Identifier: TabEntry] = [:], sections: [Identifier: SectionEntry] = [:], tabBarOrder: [Identifier]? = nil,
+        dynamicTabs: [Identifier: DynamicTabList] = [:]
     ) {
         self.revision = revision
         self.schemaVersion = schemaVersion
@@ -52,6 +94,7 @@ package struct Customization: Sendable, Equatable {
         self.tabs = tabs
         self.sections = sections
         self.tabBarOrder = tabBarOrder
+        self.dynamicTabs = dynamicTabs
     }
 
     /// The customization a user has before any change: everything follows the schema.
@@ -59,7 +102,13 @@ package struct Customization: Sendable, Equatable {
 
     /// Whether the user-owned parts equal another's (ignoring revision, schema version and time).
     package func sameChoices(as other: Customization) -> Bool {
-        tabs == other.tabs && sections == other.sections && tabBarOrder == other.tabBarOrder
+        tabs == other.tabs && sections == other.sections && tabBarOrder == other.tabBarOrder && dynamicTabs == other.dynamicTabs
+    }
+
+    /// Only the user's data (the data-driven tabs), none of their choices: what a layout follows where
+    /// customization does not apply (DOMAIN.md section 5).
+    package var dataOnly: Customization {
+        Customization(revision: revision, schemaVersion: schemaVersion, updatedAt: updatedAt, dynamicTabs: dynamicTabs)
     }
 
     /// Drops entries that say nothing, so equal choices have one stored form.
@@ -73,6 +122,8 @@ package struct Customization: Sendable, Equatable {
         var ids = Set(tabs.keys).union(sections.keys)
         for entry in sections.values { ids.formUnion(entry.tabOrder ?? []) }
         ids.formUnion(tabBarOrder ?? [])
+        ids.formUnion(dynamicTabs.keys)
+        for list in dynamicTabs.values { ids.formUnion(list.tabs.map(\.id)) }
         return ids
     }
 

@@ -18,7 +18,7 @@ package struct CustomizationEditor {
         func at(_ field: OperationField) -> ViolationLocation {
             switch source {
             case .operation(let index): .operation(index, field: field)
-            case .entry(let entry): entry.item(field.item)
+            case .entry(let entry): entry.narrowed(to: field)
             }
         }
 
@@ -52,6 +52,11 @@ package struct CustomizationEditor {
     /// - Throws: `RuleRefusal` naming the refused entries.
     package static func replace(with document: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
         var steps: [Step] = []
+        // The user's data-driven tabs first: the choices below may name them.
+        for id in document.dynamicTabs.keys.sorted() {
+            steps.append(Step(operation: .setDynamicTabs(section: id, tabs: document.dynamicTabs[id]!.tabs),
+                              source: .entry(.dynamicTabs(section: id, item: nil, member: nil))))
+        }
         for id in document.tabs.keys.sorted() {
             let entry = document.tabs[id]!
             for placement in Placement.allCases where entry[placement] != .automatic {
@@ -106,6 +111,9 @@ package struct CustomizationEditor {
         for (id, entry) in value.sections where (entry.tabOrder?.count ?? 0) > Customization.maxOrderLength {
             throw refuse(location, .tooManyEntries, "the tab order of section \"\(id)\" would hold more than \(Customization.maxOrderLength) ids")
         }
+        for (id, list) in value.dynamicTabs where list.count > DynamicTabs.maxTabs {
+            throw refuse(location, .tooManyEntries, "section \"\(id)\" would hold more than \(DynamicTabs.maxTabs) data-driven tabs")
+        }
     }
 
     // MARK: - Operations
@@ -119,8 +127,16 @@ package struct CustomizationEditor {
         if let refusal { throw refuse(location, refusal.code, refusal.detail) }
     }
 
+    /// The tab an operation names: one this customization can name (`CustomizationRules.tab(_:in:)`), with a
+    /// customization ID of its own.
     private func resolveTab(_ id: Identifier, at location: ViolationLocation) throws(RuleRefusal) -> SchemaIndex.TabInfo {
-        guard let info = index.tab(id) else { throw refuse(location, .unknownTab, "no tab \"\(id)\" in schema version \(index.version)") }
+        guard let info = rules.tab(id, in: value) else {
+            if let section = index.dynamicSection(of: id) {
+                throw refuse(location, .unknownTab, "no tab \"\(id)\" in the stored dynamic tabs of section \"\(section.id)\"")
+            }
+            throw refuse(location, .unknownTab, "no tab \"\(id)\" in schema version \(index.version)")
+        }
+        try check(rules.namingRefusal(of: info), at: location)
         return info
     }
 
@@ -143,6 +159,14 @@ package struct CustomizationEditor {
         case .setTabBarOrder(let order):
             try checkTabBarOrder(order, step)
             value.tabBarOrder = order
+        case .setDynamicTabs(let sectionId, let tabs):
+            let section = try resolveSection(sectionId, at: step.at(.section))
+            if let refused = rules.dynamicTabsRefusal(tabs, for: section) {
+                throw refuse(step.at(.tabs(item: refused.item, member: refused.member)), refused.refusal.code, refused.refusal.detail)
+            }
+            value.dynamicTabs[sectionId] = Customization.DynamicTabList(tabs)
+            // Ids dropped from the list leave the user's choices now, so later operations see the section as it is.
+            rules.normalize(&value)
         case .setSectionExpanded(let sectionId, let expanded):
             _ = try resolveSection(sectionId, at: step.at(.section))
             value.sections[sectionId, default: .init()].expanded = expanded
@@ -178,8 +202,9 @@ package struct CustomizationEditor {
         if value.tabs[id]?.isDefault == true { value.tabs[id] = nil }
     }
 
-    /// A `tabOrder` is a permutation of exactly the section's tabs (plus, for a dynamic section,
-    /// ids of its data tabs), and leaves tabs that cannot move at their builder index.
+    /// A `tabOrder` is a permutation of exactly the section's orderable tabs (for a dynamic section, its static
+    /// tabs and the user's stored list, or while none is stored, any ids of its data tabs that may move), and
+    /// leaves tabs that cannot move at their default index.
     private func checkPermutation(_ order: [Identifier], of section: SchemaSection, _ step: Step) throws(RuleRefusal) {
         let whole = step.at(.tabOrder(item: nil))
         guard order.count <= Customization.maxOrderLength else {
@@ -192,10 +217,10 @@ package struct CustomizationEditor {
             let info = try resolveTab(id, at: item)
             try check(rules.membershipRefusal(of: info, in: section), at: item)
         }
-        if let missing = section.tabs.first(where: { !seen.contains($0.id) }) {
-            throw refuse(whole, .invalidTabOrder, "tabOrder must list all of section \"\(section.id)\"'s tabs; \"\(missing.id)\" is missing")
+        if let missing = rules.orderableTabs(of: section, in: value).first(where: { !seen.contains($0.tab.id) }) {
+            throw refuse(whole, .invalidTabOrder, "tabOrder must list all of section \"\(section.id)\"'s tabs; \"\(missing.tab.id)\" is missing")
         }
-        try check(rules.fixedPositionRefusal(of: order, in: section), at: whole)
+        try check(rules.fixedPositionRefusal(of: order, in: section, customization: value), at: whole)
     }
 
     private mutating func moveTab(_ sectionId: Identifier, _ id: Identifier, _ toIndex: Int, _ step: Step) throws(RuleRefusal) {
@@ -210,7 +235,7 @@ package struct CustomizationEditor {
             throw refuse(step.at(.toIndex), .invalidTabOrder, "toIndex must be between 0 and \(order.count)")
         }
         order.insert(id, at: toIndex)
-        value.sections[sectionId, default: .init()].tabOrder = CustomizationRules.placing(rules.fixedPositions(of: section), in: order)
+        value.sections[sectionId, default: .init()].tabOrder = CustomizationRules.placing(rules.fixedPositions(of: section, in: value), in: order)
     }
 
     private func checkTabBarOrder(_ order: [Identifier], _ step: Step) throws(RuleRefusal) {
@@ -228,11 +253,13 @@ package struct CustomizationEditor {
 }
 
 extension ViolationLocation {
-    /// The same PUT entry, naming one id of its list (or the list as a whole for nil).
-    fileprivate func item(_ item: Int?) -> ViolationLocation {
+    /// The same PUT entry, naming the entry of its list (or the member of that entry) a refusal of `field` names.
+    fileprivate func narrowed(to field: OperationField) -> ViolationLocation {
         switch self {
-        case .sectionTabOrder(let section, _): .sectionTabOrder(section: section, item: item)
-        case .tabBarOrder: .tabBarOrder(item: item)
+        case .sectionTabOrder(let section, _): .sectionTabOrder(section: section, item: field.item)
+        case .tabBarOrder: .tabBarOrder(item: field.item)
+        case .dynamicTabs(let section, _, _):
+            if case .tabs(let item, let member) = field { .dynamicTabs(section: section, item: item, member: member) } else { self }
         case .document, .operation, .tabVisibility, .sectionExpanded, .pointer: self
         }
     }

@@ -1,8 +1,11 @@
 import TabStoreSupport
-/// Every customization rule of one schema version (DOMAIN.md section 2), in one place: what a tab shows in
-/// each placement, which positions are fixed, and whether a choice may stand. The editor asks before it
-/// accepts a change, the reconciler before it keeps a stored choice under a new schema, and the layout when
-/// it resolves what a device shows, so no rule has a second copy that could drift.
+/// Every customization rule of one schema version (DOMAIN.md sections 2 and 5), in one place: what a tab shows
+/// in each placement, which positions are fixed, which tabs a customization can name, and whether a choice may
+/// stand. The editor asks before it accepts a change, the reconciler before it keeps a stored choice under a
+/// new schema, and the layout when it resolves what a device shows, so no rule has a second copy that could drift.
+///
+/// Orders and positions are in `CustomizationRules+Orders.swift`, a user's data-driven tabs in
+/// `CustomizationRules+DynamicTabs.swift`, where customization applies in `CustomizationRules+Platforms.swift`.
 package struct CustomizationRules: Sendable {
     /// A rule that refuses a choice: its code and a sentence naming the tab or section. Where the choice
     /// was made (an operation, a document entry) is the caller's to add.
@@ -17,21 +20,50 @@ package struct CustomizationRules: Sendable {
 
     // MARK: - Behaviors
 
-    /// The behavior that governs a tab in a placement. A section's behavior governs its children
-    /// (seed 000): `disabled` on the section fixes them (no hiding, no moving); `reorderable` lets them
-    /// move and leaves hiding to each tab's own behavior (API.md hides a tab of a reorderable section).
-    package func behavior(of info: SchemaIndex.TabInfo, in placement: Placement) -> CustomizationBehavior {
-        if let sectionId = info.sectionId, let section = index.section(sectionId), section.customizationBehavior[placement] == .disabled {
-            return .disabled
-        }
-        return info.tab.customizationBehavior[placement]
+    /// The behavior that governs a tab in a placement, given the section holding it (nil at the top level). A
+    /// section's behavior governs its children (seed 000): `disabled` on the section fixes them (no hiding, no
+    /// moving); `reorderable` lets them move and leaves hiding to each tab's own behavior (API.md hides a tab of
+    /// a reorderable section). A data-driven tab's own behavior is its section's `dynamicTabs.customizationBehavior`.
+    package static func behavior(of tab: SchemaTab, in section: SchemaSection?, _ placement: Placement) -> CustomizationBehavior {
+        if let section, section.customizationBehavior[placement] == .disabled { return .disabled }
+        return tab.customizationBehavior[placement]
     }
 
-    /// Whether a tab may leave its default position in a placement (`automatic` or `reorderable`).
-    package func canMove(_ info: SchemaIndex.TabInfo, in placement: Placement) -> Bool { behavior(of: info, in: placement).canMove }
+    /// Whether a person can change anything about a tab in some placement. Seed 000: "If you turn off
+    /// customization for both the sidebar and tab bar, then a customization ID isn't necessary."
+    package static func isCustomizable(_ tab: SchemaTab, in section: SchemaSection?) -> Bool {
+        Placement.allCases.contains { behavior(of: tab, in: section, $0) != .disabled }
+    }
+
+    package func behavior(of info: SchemaIndex.TabInfo, in placement: Placement) -> CustomizationBehavior {
+        Self.behavior(of: info.tab, in: info.sectionId.flatMap(index.section), placement)
+    }
+
+    /// Whether a tab may be hidden (or added) in a placement: its behavior there is `automatic`, for a
+    /// data-driven tab too (seed 002: hiding stays allowed for `ForEach` tabs).
+    package func canHide(_ info: SchemaIndex.TabInfo, in placement: Placement) -> Bool { behavior(of: info, in: placement).canHide }
+
+    /// Whether a tab may leave its default position in a placement: `automatic` or `reorderable`; a data-driven
+    /// tab only when `reorderable` (seed 002: "tabs built with ForEach cannot be dragged by default; the
+    /// .reorderable modifier turns dragging on").
+    package func canMove(_ info: SchemaIndex.TabInfo, in placement: Placement) -> Bool {
+        let behavior = behavior(of: info, in: placement)
+        return info.isDynamic ? behavior == .reorderable : behavior.canMove
+    }
 
     /// Whether a section's tabs may be reordered in the sidebar: its sidebar behavior is not `disabled`.
     package func canReorder(_ section: SchemaSection) -> Bool { section.customizationBehavior.sidebar.canMove }
+
+    /// Why a tab keeps its position in a placement, for refusals.
+    func immovable(_ info: SchemaIndex.TabInfo, in placement: Placement) -> String {
+        let behavior = behavior(of: info, in: placement)
+        let place = placement == .sidebar ? "sidebar" : "tab bar"
+        if info.isDynamic, behavior != .disabled {
+            return "tab \"\(info.tab.id)\" comes from data with customization behavior \"\(behavior.rawValue)\" in the \(place), "
+                + "which does not let it move (its section's dynamicTabs must be \"reorderable\" for that),"
+        }
+        return "tab \"\(info.tab.id)\" has customization behavior \"disabled\" in the \(place)"
+    }
 
     // MARK: - Visibility
 
@@ -61,7 +93,8 @@ package struct CustomizationRules: Sendable {
         }
     }
 
-    /// How many of the schema's static tabs show in each placement.
+    /// How many of the schema's static tabs show in each placement. A user's data-driven tabs do not count:
+    /// their list changes with the app's data, and storing it must never be refused for leaving no tab.
     package func visibleCounts(_ customization: Customization) -> PerPlacement<Int> {
         var counts = PerPlacement(sidebar: 0, tabBar: 0)
         for info in index.allTabs {
@@ -72,39 +105,15 @@ package struct CustomizationRules: Sendable {
         return counts
     }
 
-    // MARK: - Fixed positions
-
-    /// The effective order of a section's tabs: the user's, or the builder's.
-    package func order(of section: SchemaSection, in customization: Customization) -> [Identifier] {
-        customization.sections[section.id]?.tabOrder ?? index.builderOrder(of: section)
-    }
-
-    /// The section's tabs that may not move in the sidebar, at their builder index.
-    package func fixedPositions(of section: SchemaSection) -> [Identifier: Int] {
-        fixedPositions(of: section.tabs.map { SchemaIndex.TabInfo(tab: $0, sectionId: section.id, isDynamic: false) }, in: .sidebar)
-    }
-
-    /// The items of a default list that may not move in a placement, at their index in that list.
-    package func fixedPositions(of items: [SchemaIndex.TabInfo], in placement: Placement) -> [Identifier: Int] {
-        var fixed: [Identifier: Int] = [:]
-        for (position, info) in items.enumerated() where !canMove(info, in: placement) { fixed[info.tab.id] = position }
-        return fixed
-    }
-
-    /// Puts fixed ids back at their index, the others in the given order around them.
-    package static func placing(_ fixed: [Identifier: Int], in order: [Identifier]) -> [Identifier] {
-        guard !fixed.isEmpty else { return order }
-        var movable = order.filter { fixed[$0] == nil }[...]
-        var slots = [Identifier?](repeating: nil, count: order.count)
-        let present = Set(order)
-        for (id, position) in fixed where position < slots.count && present.contains(id) { slots[position] = id }
-        for slot in slots.indices where slots[slot] == nil {
-            slots[slot] = movable.popFirst()
-        }
-        return slots.compactMap { $0 }
-    }
-
     // MARK: - May a choice stand
+
+    /// Whether a change may name a tab at all: a tab registered without a customization ID (its id derived,
+    /// seed 000) may not, as SwiftUI cannot customize it.
+    package func namingRefusal(of info: SchemaIndex.TabInfo) -> Refusal? {
+        info.tab.hasDerivedId
+            ? Refusal(code: .customizationDisabled, detail: "tab \"\(info.tab.id)\" has no customization ID (its id is derived) and cannot be customized")
+            : nil
+    }
 
     /// Whether a tab may have this visibility in a placement. `automatic` always stands; hiding needs
     /// behavior `automatic`; showing a tab the schema hides by default needs it too; a `sidebarOnly` tab
@@ -115,10 +124,10 @@ package struct CustomizationRules: Sendable {
         if placement == .tabBar, visibility == .visible, info.tab.placement == .sidebarOnly {
             return Refusal(code: .sidebarOnly, detail: "tab \"\(id)\" is sidebarOnly and can never be shown in the tab bar")
         }
-        if visibility == .hidden, !behavior.canHide {
+        if visibility == .hidden, !canHide(info, in: placement) {
             return Refusal(code: .notHideable, detail: "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be hidden")
         }
-        if visibility == .visible, !behavior.canHide, !isVisibleByDefault(info, in: placement) {
+        if visibility == .visible, !canHide(info, in: placement), !isVisibleByDefault(info, in: placement) {
             return Refusal(code: .customizationDisabled, detail: "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be added")
         }
         return nil
@@ -138,29 +147,17 @@ package struct CustomizationRules: Sendable {
 
     /// Whether a tab of a section may be moved in the sidebar.
     package func moveRefusal(of info: SchemaIndex.TabInfo) -> Refusal? {
-        canMove(info, in: .sidebar) ? nil
-            : Refusal(code: .notMovable, detail: "tab \"\(info.tab.id)\" has customization behavior \"disabled\" in the sidebar and cannot be moved")
-    }
-
-    /// Whether an order of a section's tabs leaves every tab that cannot move at its builder index
-    /// (the first displaced one in builder order is named).
-    package func fixedPositionRefusal(of order: [Identifier], in section: SchemaSection) -> Refusal? {
-        let fixed = fixedPositions(of: section)
-        for tab in section.tabs {
-            guard let position = fixed[tab.id], order.firstIndex(of: tab.id) != position else { continue }
-            return Refusal(code: .notMovable, detail: "tab \"\(tab.id)\" has customization behavior \"disabled\" in the sidebar and keeps its builder position \(position)")
-        }
-        return nil
+        canMove(info, in: .sidebar) ? nil : Refusal(code: .notMovable, detail: immovable(info, in: .sidebar) + " and cannot be moved")
     }
 
     /// Whether a tab may be listed in a `tabBarOrder`: pinned tabs are never reordered, `sidebarOnly` tabs
-    /// are never in the bar, and a tab whose tab-bar behavior is `disabled` keeps its default position.
+    /// are never in the bar, and a tab that cannot move in the tab bar keeps its default position.
     package func tabBarOrderRefusal(of info: SchemaIndex.TabInfo) -> Refusal? {
         let id = info.tab.id
         if info.tab.isPinned { return Refusal(code: .pinnedTab, detail: "tab \"\(id)\" is pinned and is never reordered") }
         if info.tab.placement == .sidebarOnly { return Refusal(code: .sidebarOnly, detail: "tab \"\(id)\" is sidebarOnly and is never in the tab bar") }
         if !canMove(info, in: .tabBar) {
-            return Refusal(code: .notMovable, detail: "tab \"\(id)\" has customization behavior \"disabled\" in the tab bar and keeps its default position")
+            return Refusal(code: .notMovable, detail: immovable(info, in: .tabBar) + " and keeps its default position")
         }
         return nil
     }
@@ -174,26 +171,5 @@ package struct CustomizationRules: Sendable {
             return Refusal(code: .noVisibleTab, detail: "the change would leave no visible tab in the \(placement.rawValue)")
         }
         return nil
-    }
-
-    // MARK: - Keeping stored choices standing
-
-    /// Keeps a customized `tabBarOrder` listing every movable item currently in the bar (a tab added to the
-    /// bar goes to its end) and nothing that may not be listed; drops entries that say nothing.
-    package func normalize(_ customization: inout Customization) {
-        customization.compact()
-        guard var order = customization.tabBarOrder else { return }
-        order.removeAll { id in
-            guard let info = index.tab(id) else { return true }
-            return tabBarOrderRefusal(of: info) != nil
-        }
-        var listed = Set(order)
-        for info in index.allTabs where !listed.contains(info.tab.id) && tabBarOrderRefusal(of: info) == nil
-            && isVisible(info, in: .tabBar, customization: customization)
-        {
-            order.append(info.tab.id)
-            listed.insert(info.tab.id)
-        }
-        customization.tabBarOrder = order
     }
 }

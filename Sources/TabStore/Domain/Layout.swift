@@ -1,7 +1,18 @@
 import TabStoreSupport
-/// What a `TabView` shows for one user and size class (DOMAIN.md section 3), so every client renders
-/// the same thing without re-implementing the rules.
+/// What a `TabView` shows for one user and client (DOMAIN.md sections 3 and 5), so every client renders the
+/// same thing without re-implementing the rules.
 package struct Layout: Sendable, Equatable {
+    /// How the `TabView` presents its tabs.
+    package enum Shape: Sendable, Equatable {
+        /// A sidebar of top-level tabs and sections, and the tab bar it adapts to (iPad regular, Mac, visionOS).
+        case sidebar
+        /// The tab bar alone, every visible tab in it (`tabBarOnly` with room for it).
+        case tabBar
+        /// The bottom bar (iPhone, tvOS, compact): top-level tabs, at most five items counting More; the
+        /// sections' tabs in More, without headers (seed 002).
+        case compact
+    }
+
     package struct Section: Sendable, Equatable {
         package let section: SchemaSection
         package let expanded: Bool
@@ -13,29 +24,49 @@ package struct Layout: Sendable, Equatable {
         case section(Section)
     }
 
-    package let sizeClass: SizeClass
+    /// A tab the layout does not show and the tab a client selects instead (seed 001).
+    package struct Fallback: Sendable, Equatable {
+        package let hidden: Identifier
+        package let select: Identifier
+    }
+
+    package let request: LayoutRequest
+    /// Whether the user's choices shaped this layout (`CustomizationRules.appliesCustomization`); when not, the
+    /// schema's defaults did, with the user's data-driven tabs.
+    package let customizationApplied: Bool
     package var sidebar: [SidebarItem] = []
     package var tabBar: [SchemaTab] = []
     package var pinned: [SchemaTab] = []
     package var more: [SchemaTab] = []
     package var hidden: [Identifier] = []
+    package var selectionFallback: [Fallback] = []
 
-    /// Compact bars with this many items or more show the first four and a More list.
-    package static let moreThreshold = 6
+    package var sizeClass: SizeClass { request.sizeClass }
+
+    /// At most this many items in a compact bar, a More item included (seed 002: "at most five visible tabs").
+    package static let compactBarItems = 5
+    /// With More, the compact bar keeps this many tabs.
     package static let compactBarSlots = 4
 
     package init(customization: Customization, index: SchemaIndex, sizeClass: SizeClass) {
-        self.sizeClass = sizeClass
+        self.init(customization: customization, index: index, request: LayoutRequest(sizeClass: sizeClass))
+    }
+
+    package init(customization stored: Customization, index: SchemaIndex, request: LayoutRequest) {
+        self.request = request
+        customizationApplied = CustomizationRules.appliesCustomization(index.schema, platform: request.platform, style: request.style)
+        let customization = customizationApplied ? stored : stored.dataOnly
         let rules = CustomizationRules(index)
+        let sizeClass = request.sizeClass
         let present = { (hiddenIn: [SizeClass]) in !hiddenIn.contains(sizeClass) }
         let visible = { (info: SchemaIndex.TabInfo, placement: Placement) in
             rules.isVisible(info, in: placement, customization: customization)
         }
 
-        // Every tab that exists in this size class, with the section it is in, in effective sidebar order.
-        var sidebarItems: [SidebarItem] = []
-        var sections: [(SchemaSection, [SchemaIndex.TabInfo])] = []
+        // Every tab that exists in this size class: top-level ones, and each section's in its shown order; and the
+        // builder order of the tab bar (a section's static tabs in builder order, its data-driven tabs after them).
         var topLevel: [SchemaIndex.TabInfo] = []
+        var sections: [(SchemaSection, [SchemaIndex.TabInfo])] = []
         var builderTabs: [SchemaIndex.TabInfo] = []
         for item in index.schema.items {
             switch item {
@@ -46,51 +77,85 @@ package struct Layout: Sendable, Equatable {
                 builderTabs.append(info)
             case .section(let section):
                 guard present(section.hiddenIn) else { continue }
-                let tabs = rules.order(of: section, in: customization).compactMap { index.tab($0) }
+                let tabs = rules.shownOrder(of: section, in: customization).compactMap { rules.tab($0, in: customization) }
                     .filter { present($0.tab.hiddenIn) }
                 sections.append((section, tabs))
-                builderTabs += section.tabs.filter { present($0.hiddenIn) }
-                    .map { SchemaIndex.TabInfo(tab: $0, sectionId: section.id, isDynamic: false) }
-                builderTabs += tabs.filter(\.isDynamic)
+                builderTabs += index.staticTabs(of: section).filter { present($0.tab.hiddenIn) } + tabs.filter(\.isDynamic)
             }
         }
 
-        if sizeClass == .regular {
-            // Sidebar: top-level tabs first, then sections, each in effective order, without hidden tabs.
+        let shape = request.shape
+        if shape == .sidebar {
+            // Sidebar: top-level tabs first, then sections, each in effective order, without hidden tabs; the
+            // search tab is never in it (it moves to the toolbar: `pinned`).
             for info in topLevel where !info.tab.isPinned {
-                if visible(info, .sidebar) { sidebarItems.append(.tab(info.tab)) } else { hidden.append(info.tab.id) }
+                if visible(info, .sidebar) { sidebar.append(.tab(Self.shown(info.tab))) }
             }
             for (section, tabs) in sections {
-                var shown: [SchemaTab] = []
-                for info in tabs {
-                    if visible(info, .sidebar) { shown.append(info.tab) } else { hidden.append(info.tab.id) }
-                }
-                let expanded = customization.sections[section.id]?.expanded ?? true
-                sidebarItems.append(.section(Section(section: section, expanded: expanded, tabs: shown)))
+                let shown = tabs.filter { visible($0, .sidebar) }.map { Self.shown($0.tab) }
+                let expanded = customization.sections[section.id]?.expanded ?? section.expanded
+                sidebar.append(.section(Section(section: section, expanded: expanded, tabs: shown)))
             }
-            sidebar = sidebarItems
         }
 
-        // Tab bar: pinned tabs stand apart; the rest in the user's order or builder order.
-        var barItems: [SchemaIndex.TabInfo] = []
-        for info in builderTabs {
-            if info.tab.isPinned {
-                if visible(info, .tabBar) { pinned.append(info.tab) } else if sizeClass == .compact { hidden.append(info.tab.id) }
-                continue
-            }
-            if visible(info, .tabBar) {
-                barItems.append(info)
-            } else if sizeClass == .compact {
-                hidden.append(info.tab.id)
+        // Pinned tabs stand apart at the trailing end of the bar (in the toolbar beside a sidebar).
+        pinned = topLevel.filter { $0.tab.isPinned && visible($0, .tabBar) }.map { Self.shown($0.tab) }
+        if shape == .compact {
+            layOutCompact(topLevel: topLevel, sections: sections, rules: rules, customization: customization)
+        } else {
+            // The tab bar: every visible tab, top-level or in a section, in the user's order or builder order.
+            let barItems = builderTabs.filter { !$0.tab.isPinned && visible($0, .tabBar) }
+            tabBar = Self.order(barItems, by: customization.tabBarOrder, rules: rules).map(Self.shown)
+        }
+        // Hidden: the tabs of this size class the layout leaves out (the user hid them, or the schema's defaults keep
+        // them out), in builder order.
+        let shown = Set(shownTabs.map(\.id))
+        hidden = (topLevel + sections.flatMap(\.1)).map(\.tab.id).filter { !shown.contains($0) }
+        selectionFallback = Self.fallbacks(for: self, index: index, rules: rules, customization: customization)
+    }
+
+    /// Every tab the layout shows: the sidebar's (where there is one) first, then the bar's, More's and the pinned ones.
+    package var shownTabs: [SchemaTab] {
+        let sidebarTabs = sidebar.flatMap { item -> [SchemaTab] in
+            switch item {
+            case .tab(let tab): [tab]
+            case .section(let section): section.tabs
             }
         }
-        var bar = Self.order(barItems, by: customization.tabBarOrder, rules: rules)
-        if sizeClass == .compact, bar.count >= Self.moreThreshold {
-            more = Array(bar[Self.compactBarSlots...])
+        return sidebarTabs + tabBar + more + pinned
+    }
+
+    /// Seed 002's iPhone: the bar holds the top-level tabs; every visible tab of a section goes to More, without
+    /// headers, in the section's order. When the bar's tabs and a More item (if More is not empty) would be more
+    /// than five, the bar shows the first four and More starts with the bar's overflow.
+    private mutating func layOutCompact(topLevel: [SchemaIndex.TabInfo], sections: [(SchemaSection, [SchemaIndex.TabInfo])],
+                                        rules: CustomizationRules, customization: Customization) {
+        let visible = { (info: SchemaIndex.TabInfo) in rules.isVisible(info, in: .tabBar, customization: customization) }
+        let barItems = topLevel.filter { !$0.tab.isPinned && visible($0) }
+        let sectionTabs = sections.flatMap(\.1).filter(visible).map { Self.shown($0.tab) }
+        var bar = Self.order(barItems, by: customization.tabBarOrder, rules: rules).map(Self.shown)
+        var overflow: [SchemaTab] = []
+        if bar.count + (sectionTabs.isEmpty ? 0 : 1) > Self.compactBarItems {
+            overflow = Array(bar[Self.compactBarSlots...])
             bar = Array(bar[..<Self.compactBarSlots])
         }
         tabBar = bar
+        more = overflow + sectionTabs
     }
+
+    /// A tab as a layout shows it. The search tab's label is the system's (seed 002: a label passed to
+    /// `Tab(role: .search)` is ignored; the system shows the localized "Search" with the magnifying glass).
+    static func shown(_ tab: SchemaTab) -> SchemaTab {
+        guard tab.role == .search else { return tab }
+        var shown = tab
+        shown.title = searchTitleKey
+        shown.systemImage = "magnifyingglass"
+        shown.image = nil
+        return shown
+    }
+
+    /// The key a client localizes for the search tab's label (and the title shown when it does not).
+    package static let searchTitleKey = "Search"
 
     /// Orders bar items by the user's `tabBarOrder`: items that cannot move keep their default index,
     /// listed items follow the user's order, unlisted ones go to the end.

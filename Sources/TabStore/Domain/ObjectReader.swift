@@ -65,6 +65,17 @@ package struct ObjectReader {
         return number
     }
 
+    /// Checks that a member, when present, is an integer in JSON Schema's sense: a number without a fractional part,
+    /// whatever its size or spelling (`3`, `3.0`, `1e30`). For members that are only type-checked, never used.
+    func requireIntegral(_ key: String) throws(MalformedDocument) {
+        guard let value = value(key) else { return }
+        switch value {
+        case .integer: return
+        case .number(let number) where number.isFinite && number.rounded(.towardZero) == number: return
+        default: throw MalformedDocument(pointer: path(key), detail: "expected an integer, found \(value.typeName)")
+        }
+    }
+
     func array(_ key: String) throws(MalformedDocument) -> [JSONValue]? {
         guard let value = value(key) else { return nil }
         guard case .array(let items) = value else {

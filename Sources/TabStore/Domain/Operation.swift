@@ -10,6 +10,7 @@ package enum Operation: Sendable, Equatable {
     case moveTab(section: Identifier, tab: Identifier, toIndex: Int)
     case setTabBarOrder([Identifier])
     case setSectionExpanded(section: Identifier, expanded: Bool)
+    case setDynamicTabs(section: Identifier, tabs: [Customization.DynamicTab])
     case resetVisibility(ResetScope)
     case resetSectionOrder(section: Identifier?)
     case resetTabBarOrder
@@ -68,6 +69,10 @@ package enum Operation: Sendable, Equatable {
                 throw MalformedDocument(pointer: reader.path("expanded"), code: .missingField, detail: "\"expanded\" is required")
             }
             return .setSectionExpanded(section: try reader.requiredIdentifier("section"), expanded: expanded)
+        case "setDynamicTabs":
+            try reader.rejectUnknown(["op", "section", "tabs"])
+            let tabs = try Customization.DynamicTab.decodeList(reader, "tabs", checked: true)
+            return .setDynamicTabs(section: try reader.requiredIdentifier("section"), tabs: tabs)
         case "resetVisibility":
             try reader.rejectUnknown(["op", "placement"])
             return .resetVisibility(try reader.strictEnum("placement", ResetScope.self) ?? .sidebar)

@@ -1,17 +1,20 @@
 import TabStoreSupport
 /// Brings a stored customization up to a newer schema version (DOMAIN.md "Schema changes").
 ///
-/// Entries for ids that no longer exist are dropped, choices the new rules no longer allow
-/// (`CustomizationRules`, the same that refuse them in a change) fall back to the default, new tabs join
-/// customized section orders at the end, and new tab-bar tabs join a customized `tabBarOrder` at the end.
-/// Reconciling twice gives the same value as once.
+/// The user's data-driven lists are kept where the new schema still has their dynamic section (entries whose id
+/// no longer extends its prefix are dropped), entries for ids that no longer exist (or that the lists no longer
+/// hold) are dropped, choices the new rules no longer allow (`CustomizationRules`, the same that refuse them in a
+/// change) fall back to the default, new tabs join customized section orders at the end, and new tab-bar tabs
+/// join a customized `tabBarOrder` at the end. Reconciling twice gives the same value as once.
 package enum Reconciler {
     package static func reconcile(_ customization: Customization, with index: SchemaIndex) -> Customization {
         let rules = CustomizationRules(index)
         var result = customization
+        // The lists first: which data-driven ids exist depends on them.
+        rules.pruneDynamicTabs(&result)
         result.tabs = [:]
         for (id, entry) in customization.tabs {
-            guard let info = index.tab(id) else { continue }
+            guard let info = rules.tab(id, in: result), rules.namingRefusal(of: info) == nil else { continue }
             var kept = entry
             for placement in Placement.allCases where rules.refusal(of: kept[placement], for: info, in: placement) != nil {
                 kept[placement] = .automatic
@@ -23,7 +26,7 @@ package enum Reconciler {
             guard let section = index.section(id) else { continue }
             var kept = entry
             if let order = entry.tabOrder {
-                kept.tabOrder = rules.reorderRefusal(of: section) == nil ? reconcileOrder(order, of: section, rules: rules) : nil
+                kept.tabOrder = rules.reorderRefusal(of: section) == nil ? rules.repairedOrder(order, of: section, in: result) : nil
             }
             result.sections[id] = kept
         }
@@ -32,24 +35,15 @@ package enum Reconciler {
         return result
     }
 
-    /// Keeps the ids still in the section, in the user's order; appends the section's new tabs;
-    /// puts tabs that cannot move back at their builder index.
-    static func reconcileOrder(_ order: [Identifier], of section: SchemaSection, rules: CustomizationRules) -> [Identifier] {
-        var seen = Set<Identifier>()
-        var kept = order.filter { id in
-            guard seen.insert(id).inserted, let info = rules.index.tab(id) else { return false }
-            return rules.membershipRefusal(of: info, in: section) == nil
-        }
-        for tab in section.tabs where !seen.contains(tab.id) { kept.append(tab.id) }
-        return CustomizationRules.placing(rules.fixedPositions(of: section), in: kept)
-    }
-
     /// What registering a new schema version would do to the stored customizations.
     package struct Impact: Sendable, Equatable {
         package var customizationsChecked = 0
         package var customizationsAffected = 0
-        /// Ids that stored customizations name and the new version no longer has.
+        /// Ids that stored customizations name and the new version no longer has (data-driven tabs included:
+        /// a list entry whose id no longer extends its section's prefix, a list whose section is gone).
         package var droppedIds: Set<Identifier> = []
+        /// How many stored data-driven tabs (entries of users' lists) the new version drops, over all customizations.
+        package var dynamicTabsDropped = 0
 
         package init() {}
 
@@ -57,7 +51,9 @@ package enum Reconciler {
             customizationsChecked += 1
             let reconciled = reconcile(customization, with: newIndex)
             if !reconciled.sameChoices(as: customization) { customizationsAffected += 1 }
-            for id in customization.referencedIds where newIndex.tab(id) == nil && newIndex.section(id) == nil {
+            dynamicTabsDropped += customization.dynamicTabs.values.reduce(0) { $0 + $1.count } - reconciled.dynamicTabs.values.reduce(0) { $0 + $1.count }
+            let rules = CustomizationRules(newIndex)
+            for id in customization.referencedIds where rules.tab(id, in: reconciled) == nil && newIndex.section(id) == nil {
                 droppedIds.insert(id)
             }
         }

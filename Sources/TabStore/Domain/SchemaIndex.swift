@@ -13,7 +13,7 @@ package struct SchemaIndex: Sendable {
     package let schema: TabSchema
     package let version: Int
     private let tabs: [Identifier: TabInfo]
-    private let sections: [Identifier: SchemaSection]
+    private let sectionsById: [Identifier: SchemaSection]
     private let dynamicSections: [(prefix: Identifier, section: SchemaSection)]
     /// Every static tab in builder order (top-level and in sections).
     package let allTabs: [TabInfo]
@@ -42,28 +42,45 @@ package struct SchemaIndex: Sendable {
             }
         }
         self.tabs = tabs
-        self.sections = sections
+        self.sectionsById = sections
         self.dynamicSections = dynamic
         self.allTabs = all
     }
 
-    package func section(_ id: Identifier) -> SchemaSection? { sections[id] }
+    package func section(_ id: Identifier) -> SchemaSection? { sectionsById[id] }
 
     /// A static tab, or a tab of a dynamic section whose id matches its prefix.
     package func tab(_ id: Identifier) -> TabInfo? {
         if let info = tabs[id] { return info }
+        guard let section = dynamicSection(of: id), let dynamic = section.dynamicTabs else { return nil }
+        // A dynamic tab has no declaration of its own: it takes the behavior the section declares for its data
+        // tabs (the modifier the app puts on every tab of its ForEach) and the section's defaults; its title
+        // comes from the user's stored list (`CustomizationRules.tab(_:in:)`), else from the id.
+        let tab = SchemaTab(id: id, title: id.droppingBytes(dynamic.idPrefix.byteCount), customizationBehavior: dynamic.customizationBehavior)
+        return TabInfo(tab: tab, sectionId: section.id, isDynamic: true)
+    }
+
+    /// The dynamic section whose prefix `id` extends (an id that is only the prefix is no tab's).
+    package func dynamicSection(of id: Identifier) -> SchemaSection? {
         for (prefix, section) in dynamicSections where id.byteCount > prefix.byteCount && id.hasBytePrefix(prefix) && id.isValidId {
-            // A dynamic tab has no declaration of its own: it takes its section's behavior (the modifier
-            // the app puts on every tab of its ForEach) and defaults; its title comes from the app's data.
-            let tab = SchemaTab(id: id, title: id.droppingBytes(prefix.byteCount), customizationBehavior: section.customizationBehavior)
-            return TabInfo(tab: tab, sectionId: section.id, isDynamic: true)
+            return section
         }
         return nil
     }
 
     /// Whether `id` names a static tab or section of this schema.
-    package func containsStatic(_ id: Identifier) -> Bool { tabs[id] != nil || sections[id] != nil }
+    package func containsStatic(_ id: Identifier) -> Bool { tabs[id] != nil || sectionsById[id] != nil }
 
-    /// The builder order of a section's static tabs.
-    package func builderOrder(of section: SchemaSection) -> [Identifier] { section.tabs.map(\.id) }
+    /// A section's static tabs with their place, in builder order.
+    package func staticTabs(of section: SchemaSection) -> [TabInfo] {
+        section.tabs.map { TabInfo(tab: $0, sectionId: section.id, isDynamic: false) }
+    }
+
+    /// Every section in builder order.
+    package var sections: [SchemaSection] {
+        schema.items.compactMap { item in
+            if case .section(let section) = item { return section }
+            return nil
+        }
+    }
 }

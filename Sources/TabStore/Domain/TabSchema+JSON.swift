@@ -14,9 +14,10 @@ extension TabSchema {
     package static func decode(_ json: JSONValue, problems: inout [Violation]) throws(MalformedDocument) -> TabSchema {
         let root = try ObjectReader(json, at: "")
         // `version` and `createdAt` are what GET answers with; accepting them lets a client PUT back what it read.
-        try root.rejectUnknown(["items", "version", "createdAt"])
+        try root.rejectUnknown(["items", "version", "createdAt", "customizablePlatforms"])
         // Ignored, but type-checked like PUT customization's echo fields: `"version": "abc"` is a typo worth a 400.
-        _ = try root.integer("version")
+        // An integer as JSON Schema (openapi.yaml) means it: `3.0` and integers beyond 64 bits are integers too.
+        try root.requireIntegral("version")
         _ = try root.string("createdAt")
         guard let items = try root.array("items") else {
             throw MalformedDocument(pointer: "/items", code: .missingField, detail: "\"items\" is required")
@@ -25,7 +26,44 @@ extension TabSchema {
         for (index, item) in items.enumerated() {
             decoded.append(try decodeItem(item, at: JSONPointer.append("/items", index), nested: false, problems: &problems))
         }
-        return TabSchema(items: decoded)
+        deriveIds(&decoded, problems: &problems)
+        return TabSchema(items: decoded, customizablePlatforms: try decodeList(root, "customizablePlatforms", Platform.self, problems: &problems))
+    }
+
+    /// Gives every tab registered without an id (or with a reserved `~derived.` id, as the service shows it) its
+    /// derived id (`DerivedId`): the occurrence counts the id-less tabs of the same place and title in builder order.
+    /// A reserved id that is not the tab's own derived id is reported: it would name another tab, or none.
+    private static func deriveIds(_ items: inout [SchemaItem], problems: inout [Violation]) {
+        struct Key: Hashable {
+            let section: Identifier?
+            let title: Identifier
+        }
+        var occurrences: [Key: Int] = [:]
+        func derive(_ tab: inout SchemaTab, section: Identifier?, at pointer: String) {
+            guard tab.hasDerivedId else { return }
+            let key = Key(section: section, title: Identifier(tab.title))
+            occurrences[key, default: 0] += 1
+            let derived = DerivedId.make(section: section, title: tab.title, occurrence: occurrences[key]!)
+            if !tab.id.text.isEmpty, tab.id != derived {
+                problems.append(Violation(
+                    pointer: pointer + "/id", code: .invalidId,
+                    detail: "ids starting with \"\(DerivedId.prefix)\" are derived by the service; this tab's is \"\(derived)\" (or omit the id)"))
+            }
+            tab.id = derived
+        }
+        for index in items.indices {
+            let pointer = JSONPointer.append("/items", index)
+            switch items[index] {
+            case .tab(var tab):
+                derive(&tab, section: nil, at: pointer)
+                items[index] = .tab(tab)
+            case .section(var section):
+                for tabIndex in section.tabs.indices {
+                    derive(&section.tabs[tabIndex], section: section.id, at: pointer + "/tabs/\(tabIndex)")
+                }
+                items[index] = .section(section)
+            }
+        }
     }
 
     private static func decodeItem(_ json: JSONValue, at pointer: String, nested: Bool, problems: inout [Violation]) throws(MalformedDocument) -> SchemaItem {
@@ -60,29 +98,40 @@ extension TabSchema {
             tabBar: try nested.enumValue("tabBar", Visibility.self, problems: &problems) ?? .automatic)
     }
 
-    private static func decodeHiddenIn(_ reader: ObjectReader, problems: inout [Violation]) throws(MalformedDocument) -> [SizeClass] {
-        guard let values = try reader.stringArray("hiddenIn") else { return [] }
-        var classes: [SizeClass] = []
+    /// A list of enum values (`hiddenIn`, `customizablePlatforms`): repeats count once, unknown values are problems.
+    private static func decodeList<E: RawRepresentable & CaseIterable & Equatable>(
+        _ reader: ObjectReader, _ key: String, _ type: E.Type, problems: inout [Violation]
+    ) throws(MalformedDocument) -> [E] where E.RawValue == String {
+        guard let values = try reader.stringArray(key) else { return [] }
+        var decoded: [E] = []
         for (index, raw) in values.enumerated() {
-            if let sizeClass = SizeClass(rawValue: raw) {
-                if !classes.contains(sizeClass) { classes.append(sizeClass) }
+            if let value = E(rawValue: raw) {
+                if !decoded.contains(value) { decoded.append(value) }
             } else {
+                let allowed = E.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
                 problems.append(Violation(
-                    pointer: JSONPointer.append(reader.path("hiddenIn"), index), code: .invalidValue,
-                    detail: "\(ClientText.quoted(raw)) is not one of \"compact\", \"regular\""))
+                    pointer: JSONPointer.append(reader.path(key), index), code: .invalidValue,
+                    detail: "\(ClientText.quoted(raw)) is not one of \(allowed)"))
             }
         }
-        return classes
+        return decoded
+    }
+
+    /// An optional id member (`standIn`), kept as given: the schema rules check it.
+    private static func optionalId(_ reader: ObjectReader, _ key: String) throws(MalformedDocument) -> Identifier? {
+        try reader.string(key).map { Identifier($0) }
     }
 
     private static func decodeTab(_ reader: ObjectReader, problems: inout [Violation]) throws(MalformedDocument) -> SchemaTab {
         try reader.rejectUnknown(["kind", "id", "title", "systemImage", "image", "role", "placement",
-                                  "customizationBehavior", "defaultVisibility", "hiddenIn"])
+                                  "customizationBehavior", "defaultVisibility", "hiddenIn", "standIn"])
         let role = try reader.enumValue("role", TabRole.self, problems: &problems)
         // A search tab's label is the system's ("Search"); its title may be omitted (seed 002).
         let title = try reader.string("title") ?? (role == .search ? "Search" : "")
+        // No id (seed 000: a tab disabled in both placements needs none), or a derived id read back: derived.
+        let id = try reader.string("id").map { Identifier($0) }
         return SchemaTab(
-            id: Identifier(try reader.string("id") ?? ""),
+            id: id ?? "", hasDerivedId: id.map(DerivedId.isReserved) ?? true,
             title: title,
             systemImage: try reader.string("systemImage") ?? (role == .search && reader.value("image") == nil ? "magnifyingglass" : nil),
             image: try reader.string("image"),
@@ -90,15 +139,18 @@ extension TabSchema {
             placement: try reader.enumValue("placement", TabPlacement.self, problems: &problems) ?? (role == .search ? .pinned : .automatic),
             customizationBehavior: try decodeBehavior(reader, problems: &problems),
             defaultVisibility: try decodeVisibility(reader, problems: &problems),
-            hiddenIn: try decodeHiddenIn(reader, problems: &problems))
+            hiddenIn: try decodeList(reader, "hiddenIn", SizeClass.self, problems: &problems),
+            standIn: try optionalId(reader, "standIn"))
     }
 
     private static func decodeSection(_ reader: ObjectReader, problems: inout [Violation]) throws(MalformedDocument) -> SchemaSection {
-        try reader.rejectUnknown(["kind", "id", "title", "customizationBehavior", "defaultVisibility", "hiddenIn", "dynamicTabs", "tabs"])
-        var prefix: Identifier?
+        try reader.rejectUnknown(["kind", "id", "title", "customizationBehavior", "defaultVisibility", "hiddenIn", "standIn", "expanded",
+                                  "dynamicTabs", "tabs"])
+        var dynamicTabs: DynamicTabs?
         if let dynamic = try reader.nested("dynamicTabs") {
-            try dynamic.rejectUnknown(["idPrefix"])
-            prefix = Identifier(try dynamic.requiredString("idPrefix"))
+            try dynamic.rejectUnknown(["idPrefix", "customizationBehavior"])
+            dynamicTabs = DynamicTabs(idPrefix: Identifier(try dynamic.requiredString("idPrefix")),
+                                      customizationBehavior: try decodeBehavior(dynamic, problems: &problems))
         }
         var tabs: [SchemaTab] = []
         for (index, item) in (try reader.array("tabs") ?? []).enumerated() {
@@ -113,19 +165,24 @@ extension TabSchema {
             title: try reader.string("title") ?? "",
             customizationBehavior: try decodeBehavior(reader, problems: &problems),
             defaultVisibility: try decodeVisibility(reader, problems: &problems),
-            hiddenIn: try decodeHiddenIn(reader, problems: &problems),
-            dynamicIdPrefix: prefix,
+            hiddenIn: try decodeList(reader, "hiddenIn", SizeClass.self, problems: &problems),
+            standIn: try optionalId(reader, "standIn"),
+            expanded: try reader.bool("expanded") ?? true,
+            dynamicTabs: dynamicTabs,
             tabs: tabs)
     }
 
     /// The schema as served: defaults written out, so a client never guesses them.
     package func json() -> JSONValue {
-        .object(JSONObject([("items", .array(items.map { item in
-            switch item {
-            case .tab(let tab): tab.json()
-            case .section(let section): section.json()
-            }
-        }))]))
+        .object(JSONObject([
+            ("items", .array(items.map { item in
+                switch item {
+                case .tab(let tab): tab.json()
+                case .section(let section): section.json()
+                }
+            })),
+            ("customizablePlatforms", .array(customizablePlatforms.map { .string($0.rawValue) })),
+        ]))
     }
 }
 
@@ -144,6 +201,7 @@ extension SchemaTab {
         object["customizationBehavior"] = customizationBehavior.json()
         object["defaultVisibility"] = defaultVisibility.json()
         if !hiddenIn.isEmpty { object["hiddenIn"] = .array(hiddenIn.map { .string($0.rawValue) }) }
+        if let standIn { object["standIn"] = .string(standIn.text) }
         return .object(object)
     }
 }
@@ -154,7 +212,13 @@ extension SchemaSection {
         object["customizationBehavior"] = customizationBehavior.json()
         object["defaultVisibility"] = defaultVisibility.json()
         if !hiddenIn.isEmpty { object["hiddenIn"] = .array(hiddenIn.map { .string($0.rawValue) }) }
-        if let dynamicIdPrefix { object["dynamicTabs"] = ["idPrefix": .string(dynamicIdPrefix.text)] }
+        if let standIn { object["standIn"] = .string(standIn.text) }
+        object["expanded"] = .bool(expanded)
+        if let dynamicTabs {
+            object["dynamicTabs"] = .object(JSONObject([
+                ("idPrefix", .string(dynamicTabs.idPrefix.text)), ("customizationBehavior", dynamicTabs.customizationBehavior.json()),
+            ]))
+        }
         object["tabs"] = .array(tabs.map { $0.json() })
         return .object(object)
     }

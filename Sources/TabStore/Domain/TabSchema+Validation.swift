@@ -8,7 +8,7 @@ extension TabSchema {
         var itemCount = 0
         var prefixes: [(prefix: Identifier, pointer: String)] = []
 
-        func checkId(_ id: Identifier, at pointer: String) {
+        func checkId(_ id: Identifier, at pointer: String, isSection: Bool = false) {
             let idPointer = pointer + "/id"
             if id.text.isEmpty {
                 problems.append(Violation(pointer: idPointer, code: .emptyId, detail: "an id must not be empty"))
@@ -19,6 +19,9 @@ extension TabSchema {
             }
             if !Identifier.isPrintable(id.text) {
                 problems.append(Violation(pointer: idPointer, code: .invalidId, detail: "an id must not contain control characters"))
+            }
+            if isSection, DerivedId.isReserved(id) {
+                problems.append(Violation(pointer: idPointer, code: .invalidId, detail: "ids starting with \"\(DerivedId.prefix)\" are reserved for derived tab ids"))
             }
             if let first = seen[id] {
                 problems.append(Violation(pointer: idPointer, code: .duplicateId, detail: "id \(ClientText.quoted(id.text)) is already used at \(first)"))
@@ -35,8 +38,13 @@ extension TabSchema {
             }
         }
 
-        func checkTab(_ tab: SchemaTab, at pointer: String, inheritedTabBar: Visibility) {
+        func checkTab(_ tab: SchemaTab, in section: SchemaSection?, at pointer: String, inheritedTabBar: Visibility) {
             itemCount += 1
+            if tab.hasDerivedId, CustomizationRules.isCustomizable(tab, in: section) {
+                problems.append(Violation(
+                    pointer: pointer + "/id", code: .emptyId,
+                    detail: "a tab customizable in the sidebar or the tab bar needs an id; only a tab disabled in both may omit it"))
+            }
             checkId(tab.id, at: pointer)
             checkTitle(tab.title, at: pointer)
             for (field, name) in [("systemImage", tab.systemImage), ("image", tab.image)] where (name?.utf8.count ?? 0) > Self.maxTitleBytes {
@@ -63,13 +71,13 @@ extension TabSchema {
             let pointer = JSONPointer.append("/items", index)
             switch item {
             case .tab(let tab):
-                checkTab(tab, at: pointer, inheritedTabBar: .automatic)
+                checkTab(tab, in: nil, at: pointer, inheritedTabBar: .automatic)
             case .section(let section):
                 itemCount += 1
-                checkId(section.id, at: pointer)
+                checkId(section.id, at: pointer, isSection: true)
                 checkTitle(section.title, at: pointer)
                 for (tabIndex, tab) in section.tabs.enumerated() {
-                    checkTab(tab, at: pointer + "/tabs/\(tabIndex)", inheritedTabBar: section.defaultVisibility.tabBar)
+                    checkTab(tab, in: section, at: pointer + "/tabs/\(tabIndex)", inheritedTabBar: section.defaultVisibility.tabBar)
                     if tab.role == .search {
                         problems.append(Violation(pointer: pointer + "/tabs/\(tabIndex)/role", code: .searchInSection, detail: "the search tab is a top-level tab"))
                     }
@@ -77,6 +85,8 @@ extension TabSchema {
                 if let prefix = section.dynamicIdPrefix {
                     if !prefix.isValidId {
                         problems.append(Violation(pointer: pointer + "/dynamicTabs/idPrefix", code: .invalidId, detail: "idPrefix must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters"))
+                    } else if DerivedId.isReserved(prefix) {
+                        problems.append(Violation(pointer: pointer + "/dynamicTabs/idPrefix", code: .invalidId, detail: "ids starting with \"\(DerivedId.prefix)\" are reserved for derived tab ids"))
                     } else {
                         prefixes.append((prefix, pointer + "/dynamicTabs/idPrefix"))
                     }
@@ -99,6 +109,54 @@ extension TabSchema {
             }
             for other in prefixes[(offset + 1)...] where other.prefix.hasBytePrefix(entry.prefix) || entry.prefix.hasBytePrefix(other.prefix) {
                 problems.append(Violation(pointer: other.pointer, code: .dynamicPrefixConflict, detail: "idPrefix \"\(other.prefix)\" overlaps \"\(entry.prefix)\""))
+            }
+        }
+        problems += standInProblems()
+        return problems
+    }
+
+    /// `standIn` (seed 001: Browse stands in for the Library and Playlists sections in compact): only on an item
+    /// with `hiddenIn`, naming another tab of the schema that is there in every size class the item is not.
+    private func standInProblems() -> [Violation] {
+        var tabs: [Identifier: (tab: SchemaTab, section: SchemaSection?)] = [:]
+        for item in items {
+            switch item {
+            case .tab(let tab): tabs[tab.id] = (tab, nil)
+            case .section(let section): for tab in section.tabs { tabs[tab.id] = (tab, section) }
+            }
+        }
+        var problems: [Violation] = []
+        func check(_ standIn: Identifier?, of id: Identifier, hiddenIn: [SizeClass], section: Identifier?, at pointer: String) {
+            guard let standIn else { return }
+            let here = pointer + "/standIn"
+            guard !hiddenIn.isEmpty else {
+                problems.append(Violation(pointer: here, code: .invalidStandIn, detail: "standIn needs hiddenIn: it names the tab to select where this item is hidden"))
+                return
+            }
+            guard let target = tabs[standIn] else {
+                problems.append(Violation(pointer: here, code: .invalidStandIn, detail: "standIn \(ClientText.quoted(standIn.text)) is not a tab of this schema"))
+                return
+            }
+            if standIn == id || (section != nil && target.section?.id == section) {
+                problems.append(Violation(pointer: here, code: .invalidStandIn, detail: "an item cannot stand in for itself"))
+                return
+            }
+            let targetHidden = Set(target.tab.hiddenIn + (target.section?.hiddenIn ?? []))
+            if let sizeClass = hiddenIn.first(where: targetHidden.contains) {
+                problems.append(Violation(pointer: here, code: .invalidStandIn,
+                                          detail: "standIn \(ClientText.quoted(standIn.text)) is hidden in \(sizeClass.rawValue) too"))
+            }
+        }
+        for (index, item) in items.enumerated() {
+            let pointer = JSONPointer.append("/items", index)
+            switch item {
+            case .tab(let tab):
+                check(tab.standIn, of: tab.id, hiddenIn: tab.hiddenIn, section: nil, at: pointer)
+            case .section(let section):
+                check(section.standIn, of: section.id, hiddenIn: section.hiddenIn, section: section.id, at: pointer)
+                for (tabIndex, tab) in section.tabs.enumerated() {
+                    check(tab.standIn, of: tab.id, hiddenIn: tab.hiddenIn, section: nil, at: pointer + "/tabs/\(tabIndex)")
+                }
             }
         }
         return problems

@@ -43,6 +43,18 @@ package enum SizeClass: String, Sendable, CaseIterable {
     case compact, regular
 }
 
+/// The platform a client runs on (DOMAIN.md section 5): it decides the layout's shape and whether the
+/// user's choices apply.
+package enum Platform: String, Sendable, CaseIterable {
+    case iOS, iPadOS, macOS, visionOS, tvOS
+}
+
+/// SwiftUI's `TabViewStyle` a client uses: `sidebarAdaptable` supports customization (on iPadOS),
+/// `tabBarOnly` never shows a sidebar.
+package enum TabViewStyle: String, Sendable, CaseIterable {
+    case sidebarAdaptable, tabBarOnly
+}
+
 /// A value for each placement.
 package struct PerPlacement<Value: Sendable & Equatable>: Sendable, Equatable {
     package var sidebar: Value
@@ -61,7 +73,10 @@ package struct PerPlacement<Value: Sendable & Equatable>: Sendable, Equatable {
 
 /// One `Tab` of the app's `TabView` builder.
 package struct SchemaTab: Sendable, Equatable {
+    /// The customization ID, or for a tab registered without one the id the service derived (`DerivedId`).
     package var id: Identifier
+    /// Whether `id` was derived: the tab has no customization ID, so no operation may name it (seed 000).
+    package var hasDerivedId: Bool
     package var title: String
     package var systemImage: String?
     package var image: String?
@@ -70,15 +85,18 @@ package struct SchemaTab: Sendable, Equatable {
     package var customizationBehavior: PerPlacement<CustomizationBehavior>
     package var defaultVisibility: PerPlacement<Visibility>
     package var hiddenIn: [SizeClass]
+    /// The tab a client selects instead where `hiddenIn` hides this one (seed 001's Browse tab).
+    package var standIn: Identifier?
 
     package init(
-        id: Identifier, title: String, systemImage: String? = nil, image: String? = nil, role: TabRole? = nil,
+        id: Identifier, hasDerivedId: Bool = false, title: String, systemImage: String? = nil, image: String? = nil, role: TabRole? = nil,
         placement: TabPlacement = .automatic,
         customizationBehavior: PerPlacement<CustomizationBehavior> = .init(sidebar: .automatic, tabBar: .automatic),
         defaultVisibility: PerPlacement<Visibility> = .init(sidebar: .automatic, tabBar: .automatic),
-        hiddenIn: [SizeClass] = []
+        hiddenIn: [SizeClass] = [], standIn: Identifier? = nil
     ) {
         self.id = id
+        self.hasDerivedId = hasDerivedId
         self.title = title
         self.systemImage = systemImage
         self.image = image
@@ -87,10 +105,29 @@ package struct SchemaTab: Sendable, Equatable {
         self.customizationBehavior = customizationBehavior
         self.defaultVisibility = defaultVisibility
         self.hiddenIn = hiddenIn
+        self.standIn = standIn
     }
 
     /// A search tab is pinned whatever its declared placement (SwiftUI puts it at the trailing end).
     package var isPinned: Bool { placement == .pinned || role == .search }
+}
+
+/// A section's tabs that come from data (`ForEach` over a user's playlists or collections).
+package struct DynamicTabs: Sendable, Equatable {
+    /// Every id of such a tab starts with this prefix.
+    package var idPrefix: Identifier
+    /// The behavior the app gives every tab of its `ForEach` (default `automatic`). For a dynamic tab
+    /// `automatic` allows hiding but not moving (seed 002: tabs built with `ForEach` cannot be dragged by
+    /// default), `reorderable` allows moving, `disabled` neither (`CustomizationRules`).
+    package var customizationBehavior: PerPlacement<CustomizationBehavior>
+
+    package init(idPrefix: Identifier, customizationBehavior: PerPlacement<CustomizationBehavior> = .init(sidebar: .automatic, tabBar: .automatic)) {
+        self.idPrefix = idPrefix
+        self.customizationBehavior = customizationBehavior
+    }
+
+    /// Most tabs a user's stored list of one section holds (API.md `setDynamicTabs`).
+    package static let maxTabs = 500
 }
 
 /// One `TabSection`: tabs only, never nested sections.
@@ -100,24 +137,33 @@ package struct SchemaSection: Sendable, Equatable {
     package var customizationBehavior: PerPlacement<CustomizationBehavior>
     package var defaultVisibility: PerPlacement<Visibility>
     package var hiddenIn: [SizeClass]
-    /// Tabs that come from data (`ForEach`): their ids start with this prefix.
-    package var dynamicIdPrefix: Identifier?
+    /// The tab a client selects instead of this section's tabs where `hiddenIn` hides the section.
+    package var standIn: Identifier?
+    /// Whether the sidebar shows the section open until the user collapses or opens it (default `true`).
+    package var expanded: Bool
+    /// Tabs that come from data, when the section has them.
+    package var dynamicTabs: DynamicTabs?
     package var tabs: [SchemaTab]
 
     package init(
         id: Identifier, title: String,
         customizationBehavior: PerPlacement<CustomizationBehavior> = .init(sidebar: .automatic, tabBar: .automatic),
         defaultVisibility: PerPlacement<Visibility> = .init(sidebar: .automatic, tabBar: .automatic),
-        hiddenIn: [SizeClass] = [], dynamicIdPrefix: Identifier? = nil, tabs: [SchemaTab]
+        hiddenIn: [SizeClass] = [], standIn: Identifier? = nil, expanded: Bool = true, dynamicTabs: DynamicTabs? = nil, tabs: [SchemaTab]
     ) {
         self.id = id
         self.title = title
         self.customizationBehavior = customizationBehavior
         self.defaultVisibility = defaultVisibility
         self.hiddenIn = hiddenIn
-        self.dynamicIdPrefix = dynamicIdPrefix
+        self.standIn = standIn
+        self.expanded = expanded
+        self.dynamicTabs = dynamicTabs
         self.tabs = tabs
     }
+
+    /// The prefix of the section's data-driven tab ids, when it has them.
+    package var dynamicIdPrefix: Identifier? { dynamicTabs?.idPrefix }
 }
 
 /// A top-level item of the builder.
@@ -136,8 +182,14 @@ package enum SchemaItem: Sendable, Equatable {
 /// The ordered items of an app's `TabView` builder, as the app registered them.
 package struct TabSchema: Sendable, Equatable {
     package var items: [SchemaItem]
+    /// Platforms where the app applies a user's choices besides Apple's own (iPadOS with `sidebarAdaptable`),
+    /// e.g. an app that shares one person's tabs across its iPhone, Mac, web and Android clients.
+    package var customizablePlatforms: [Platform]
 
-    package init(items: [SchemaItem]) { self.items = items }
+    package init(items: [SchemaItem], customizablePlatforms: [Platform] = []) {
+        self.items = items
+        self.customizablePlatforms = customizablePlatforms
+    }
 
     package static let maxItems = 500
     /// Longest title (and image name), in UTF-8 bytes.

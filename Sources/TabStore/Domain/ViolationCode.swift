@@ -14,6 +14,8 @@ package enum ViolationCode: String, Sendable, CaseIterable {
     case noVisibleTab = "no-visible-tab"
     case tooManyEntries = "too-many-entries"
     case customizationTooLarge = "customization-too-large"
+    case notDynamicSection = "not-dynamic-section"
+    case prefixMismatch = "prefix-mismatch"
     // Schema rules (422).
     case duplicateId = "duplicate-id"
     case emptyId = "empty-id"
@@ -29,6 +31,7 @@ package enum ViolationCode: String, Sendable, CaseIterable {
     case conflictingImage = "conflicting-image"
     case dynamicPrefixConflict = "dynamic-prefix-conflict"
     case tooManyItems = "too-many-items"
+    case invalidStandIn = "invalid-stand-in"
     // Apps (422).
     case invalidName = "invalid-name"
     // Malformed documents (400), and values refused in either.

@@ -3,8 +3,9 @@ import TabStoreAuth
 import TabStoreDomain
 import TabStoreStorage
 import TabStoreSupport
-/// The demo app `tab-server demo` loads: seed 000's Home/Alerts/Categories with API.md's search tab and
-/// playlists. The same document is `examples/schema.json` (a test keeps the two equal).
+/// The demo app `tab-server demo` loads: seed 000's Home/Alerts/Categories with API.md's search tab and a
+/// data-driven Playlists section (reorderable, as seed 002's collections), shared with iOS and macOS clients.
+/// The same document is `examples/schema.json` (a test keeps the two equal).
 public enum DemoData {
     public static let appId = "com.myApp"
     public static let appName = "My App (demo)"
@@ -18,9 +19,9 @@ public enum DemoData {
    "customizationBehavior": {"sidebar": "reorderable", "tabBar": "disabled"},
    "tabs": [{"kind": "tab", "id": "com.myApp.climate", "title": "Climate", "systemImage": "fan"},
             {"kind": "tab", "id": "com.myApp.lights", "title": "Lights", "systemImage": "lightbulb"}]},
-  {"kind": "section", "id": "com.myApp.playlists", "title": "Playlists", "hiddenIn": ["compact"],
-   "dynamicTabs": {"idPrefix": "com.myApp.playlist."}, "tabs": []}
-]}
+  {"kind": "section", "id": "com.myApp.playlists", "title": "Playlists", "hiddenIn": ["compact"], "standIn": "com.myApp.home",
+   "dynamicTabs": {"idPrefix": "com.myApp.playlist.", "customizationBehavior": {"sidebar": "reorderable"}}, "tabs": []}
+], "customizablePlatforms": ["iPadOS", "macOS", "iOS"]}
 """#
 
     /// Creates the demo app with its schema when missing; returns the app.

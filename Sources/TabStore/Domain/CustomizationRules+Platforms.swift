@@ -1,0 +1,14 @@
+/// Where a user's choices shape a layout (DOMAIN.md section 5, seed 000: "The sidebarAdaptable style supports
+/// customization of the tab bar and sidebar on iPad … This modifier has no effect on other platforms or on a
+/// TabViewStyle that doesn't support customization").
+extension CustomizationRules {
+    /// Whether the user's choices apply for a client on `platform` drawing `style`: always when the client names no
+    /// platform (as in the first version); on iPadOS with `sidebarAdaptable` (the style a request without `style`
+    /// is taken to use, as every seed example does); and on every platform the schema lists in
+    /// `customizablePlatforms`, whatever its style (the app shares one person's choices across its clients).
+    package static func appliesCustomization(_ schema: TabSchema, platform: Platform?, style: TabViewStyle?) -> Bool {
+        guard let platform else { return true }
+        if schema.customizablePlatforms.contains(platform) { return true }
+        return platform == .iPadOS && (style ?? .sidebarAdaptable) == .sidebarAdaptable
+    }
+}
