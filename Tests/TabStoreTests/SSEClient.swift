@@ -89,10 +89,21 @@ final class SSEClient: @unchecked Sendable {
         self.ended = ended
     }
 
-    deinit { Glibc.close(fd) }
+    /// Whether `deinit` still closes the socket (`abort` closed it already).
+    private var open = true
+
+    deinit { if open { Glibc.close(fd) } }
 
     /// Closes the connection (a device going away).
     func disconnect() { shutdown(fd, Int32(SHUT_RDWR)) }
+
+    /// Resets the connection (SO_LINGER 0: the server sees a reset, not an orderly close).
+    func abort() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        Glibc.close(fd)
+        open = false
+    }
 
     /// The next block within `timeout` seconds; nil when none came (or the stream ended first).
     func nextBlock(timeout: Double = 5) -> Block? {

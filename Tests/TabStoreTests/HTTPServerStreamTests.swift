@@ -1,0 +1,137 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreSupport
+
+/// A stream for server tests: writes `first` at once, then whatever `push` hands it (from any thread, each
+/// waking the loop), ends on `end`; says `bye` when the server drains; counts `finish` calls.
+final class TestStream: HTTPBodyStream {
+    private struct State {
+        var wake: (@Sendable () -> Void)?
+        var queued: [UInt8]
+        var ending = false
+        var finishes = 0
+        var started = false
+    }
+
+    private let state: Locked<State>
+
+    init(first: String) { state = Locked(State(queued: Array(first.utf8))) }
+
+    var finishes: Int { state.withLock { $0.finishes } }
+    var started: Bool { state.withLock { $0.started } }
+
+    /// From any thread, as a commit would.
+    func push(_ text: String, end: Bool = false) {
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            state.queued += Array(text.utf8)
+            state.ending = state.ending || end
+            return state.wake
+        }
+        wake?()
+    }
+
+    func start(now: UInt64, wake: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            state.wake = wake
+            state.started = true
+        }
+    }
+
+    func next(now: UInt64) -> HTTPStreamStep {
+        state.withLock { state in
+            defer { state.queued = [] }
+            return HTTPStreamStep(bytes: state.queued, ended: state.ending)
+        }
+    }
+
+    func drainingChunk() -> [UInt8] { Array(": bye\n\n".utf8) }
+
+    func finish() { state.withLock { $0.finishes += 1 } }
+}
+
+/// Answers every request with a `TestStream` it keeps, so the test can push to it.
+final class StreamingResponder: HTTPResponder {
+    let streams = Locked<[TestStream]>([])
+
+    func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {
+        let stream = TestStream(first: ": first\n\n")
+        streams.withLock { $0.append(stream) }
+        return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/event-stream")]), stream: stream)
+    }
+}
+
+@Suite("Streamed responses on the event loops", .serialized)
+struct HTTPServerStreamTests {
+    func start(_ responder: StreamingResponder) throws -> HTTPServer {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 2
+        return try HTTPServer.start(configuration: configuration, responder: responder, observer: nil)
+    }
+
+    /// The next `count` blocks' comment lines (the test stream writes SSE comments), read off the pool.
+    static func comments(_ client: SSEClient, _ count: Int) async throws -> [[String]] {
+        try await offPool { (0..<count).compactMap { _ in client.nextBlock(timeout: 3) }.map(\.comments) }
+    }
+
+    @Test("chunks go out as the source is woken from another thread; the end writes the last chunk; finish once")
+    func wakeAndEnd() async throws {
+        let responder = StreamingResponder()
+        let server = try start(responder)
+        let port = server.port
+        let client = try await offPool { try SSEClient(port: port, .get("/stream")) }
+        #expect(client.status == 200 && client.headers["Transfer-Encoding"] == "chunked" && client.headers["Content-Length"] == nil)
+        let stream = try #require(responder.streams.withLock { $0.first })
+        #expect(try await Self.comments(client, 1) == [["first"]])
+        stream.push(": second\n\n")
+        #expect(try await Self.comments(client, 1) == [["second"]])
+        DispatchQueue.global().async { stream.push(": third\n\n", end: true) }
+        #expect(try await Self.comments(client, 1) == [["third"]])
+        #expect(try await offPool { client.endsWithin(3) })
+        #expect(eventually { stream.finishes == 1 })
+        await server.shutdown(grace: 1)
+        #expect(stream.finishes == 1)
+    }
+
+    @Test("a client that leaves mid-stream, closing or resetting: the source is finished once, the connection closed",
+          arguments: [false, true])
+    func clientLeaves(reset: Bool) async throws {
+        let responder = StreamingResponder()
+        let server = try start(responder)
+        let port = server.port
+        let client = try await offPool { try SSEClient(port: port, .get("/stream")) }
+        let stream = try #require(responder.streams.withLock { $0.first })
+        #expect(try await Self.comments(client, 1) == [["first"]])
+        if reset { client.abort() } else { client.disconnect() }
+        stream.push(": into the void\n\n")  // a write to a closed socket fails: the loop closes and finishes
+        #expect(eventually { stream.finishes == 1 && server.openConnections == 0 })
+        await server.shutdown(grace: 1)
+        #expect(stream.finishes == 1)
+    }
+
+    @Test("draining: the source's goodbye is written, the stream ends, and the drain does not wait for it")
+    func drain() async throws {
+        let responder = StreamingResponder()
+        let server = try start(responder)
+        let port = server.port
+        let client = try await offPool { try SSEClient(port: port, .get("/stream")) }
+        let stream = try #require(responder.streams.withLock { $0.first })
+        #expect(try await Self.comments(client, 1) == [["first"]])
+        let reader = Task { try await offPool { () -> ([String]?, Bool) in
+            let goodbye = client.nextBlock(timeout: 3)?.comments
+            let ended = client.endsWithin(3)
+            client.disconnect()
+            return (goodbye, ended)
+        } }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = DispatchTime.now().uptimeNanoseconds
+        await server.shutdown(grace: 5)
+        #expect(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 < 1.5)
+        let (goodbye, ended) = try await reader.value
+        #expect(goodbye == ["bye"] && ended)
+        #expect(stream.finishes == 1 && stream.started)
+    }
+}
