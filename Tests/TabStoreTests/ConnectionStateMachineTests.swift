@@ -18,7 +18,7 @@ struct ConnectionStateMachineTests {
 
     static let requestCases: [MachineCase] = [
         MachineCase("keep-alive: admit, dispatch, respond, written, then the next request", [
-            on(.bytes(Wire.get), .admit("/a"), deadline: ms(2000)),
+            on(.bytes(Wire.get), .admit("/a"), deadline: ms(1100)),
             on(.admitted("r1"), .dispatch("/a", id: "r1", at: t0), deadline: 0),
             on(.respond(200), at: ms(1005), .respond(200), deadline: ms(2005)),
             on(.written, .wait(.read), deadline: ms(2005)),
@@ -77,10 +77,31 @@ struct ConnectionStateMachineTests {
             on(.tick, at: ms(1300) + 1, .wait(.read)),
             on(.tick, at: ms(1300) + 2, .close()),
         ]),
-        MachineCase("idle keep-alive connection: kept at the idle deadline, closed just past it", [
+        MachineCase("a fresh connection that sends nothing: kept at the header deadline from accept, closed just past it, no answer", [
+            on(.tick, at: ms(1099), .wait(.read), deadline: ms(1100)),
+            on(.tick, at: ms(1100), .wait(.read)),
+            on(.tick, at: ms(1100) + 1, .close()),
+        ]),
+        MachineCase("a fresh connection's first request is timed from accept, not from its first byte", [
+            on(.bytes("GET /a HT"), at: ms(1080), .wait(.read), deadline: ms(1100)),
+            on(.tick, at: ms(1100) + 1, .fail(408)),
+        ]),
+        MachineCase("idle keep-alive connection between requests: kept at the idle deadline, closed just past it", [
+            on(.bytes(Wire.get), .admit("/a")),
+            on(.admitted("r1"), .dispatch("/a", id: "r1", at: t0)),
+            on(.respond(200), .respond(200)),
+            on(.written, .wait(.read), deadline: ms(2000)),
             on(.tick, at: ms(1999), .wait(.read)),
             on(.tick, at: ms(2000), .wait(.read)),
             on(.tick, at: ms(2000) + 1, .close()),
+        ]),
+        MachineCase("between requests the header timeout runs from the next request's first byte", [
+            on(.bytes(Wire.get), .admit("/a")),
+            on(.admitted("r1"), .dispatch("/a", id: "r1", at: t0)),
+            on(.respond(200), .respond(200)),
+            on(.written, .wait(.read), deadline: ms(2000)),
+            on(.bytes("GET /b"), at: ms(1500), .wait(.read), deadline: ms(1600)),
+            on(.tick, at: ms(1600) + 1, .fail(408)),
         ]),
         MachineCase("a body that stops arriving: 408 at the body timeout with the admitted request id, the reservation returned", [
             on(.bytes(Wire.post(5, "ab")), .admit("/p", bodyBytes: 5, whole: false), deadline: ms(1300)),

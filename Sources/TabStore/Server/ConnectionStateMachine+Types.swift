@@ -5,11 +5,12 @@ extension ConnectionStateMachine {
     /// Limits and timeouts (nanoseconds), shared by every connection of a server.
     final class Configuration: Sendable {
         let limits: HTTPLimits
-        /// A request head must be complete this long after its first byte arrived.
+        /// A request head must be complete this long after its first byte arrived; a connection's first
+        /// request, this long after accept (a connection that sends nothing closes then, unanswered).
         let headerTimeout: UInt64
         /// A body must be complete this long after its head.
         let bodyTimeout: UInt64
-        /// A connection may wait this long for its next request.
+        /// A keep-alive connection may wait this long for its next request after a response.
         let idleTimeout: UInt64
         /// A client must take pending output within this long after each partial write.
         let writeTimeout: UInt64

@@ -61,7 +61,9 @@ struct ConnectionStateMachine {
     init(configuration: Configuration, now: UInt64) {
         self.configuration = configuration
         parser = HTTPParser(limits: configuration.limits)
-        phaseDeadline = now + configuration.idleTimeout
+        // A new connection's first request is due within the header timeout from accept: a client that
+        // connects and sends nothing is not an idle keep-alive client.
+        phaseDeadline = now + configuration.headerTimeout
     }
 
     // MARK: - State the loop reads
@@ -157,9 +159,11 @@ struct ConnectionStateMachine {
             // The client closed its side with no complete request pending: nothing more can come.
             if peerClosed { return closeNow() }
             if bufferedInput > 0, !inRequest {
-                // The header timeout runs from a request's first byte: trickling bytes do not extend it.
+                // The header timeout runs from a request's first byte (from accept for a connection's first
+                // request, whichever is earlier): trickling bytes do not extend it.
                 inRequest = true
-                phaseDeadline = now + configuration.headerTimeout
+                let due = now + configuration.headerTimeout
+                phaseDeadline = phaseDeadline == 0 ? due : min(phaseDeadline, due)
             }
             if draining, !inRequest { return closeNow() }
             return .wait(interest)

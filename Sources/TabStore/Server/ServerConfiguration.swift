@@ -16,7 +16,8 @@ package struct ServerConfiguration: Sendable {
     /// a body that does not fit gets 503 before the body is read. A chunked body counts as `limits.maxBodyBytes`.
     /// Never less than `limits.maxBodyBytes`, so one maximal request always fits.
     package var maxBodyBytesInFlight = 64 << 20
-    /// Time to receive a whole request head once its first byte arrived.
+    /// Time to receive a whole request head once its first byte arrived; for a connection's first request,
+    /// once the connection was accepted.
     package var headerTimeout = 10.0
     /// Time to receive a body once its head arrived.
     package var bodyTimeout = 30.0

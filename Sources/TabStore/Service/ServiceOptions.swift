@@ -104,7 +104,7 @@ public struct ServiceOptions: Sendable {
             $0.maxCustomizationBytes = try integer("max-customization-bytes", 4096...(8 << 20), $1)
         },
         Setting(flag: "max-connections", help: "open connections before new ones get 503 (default 16384)") { $0.maxConnections = try integer("max-connections", 1...1_000_000, $1) },
-        Setting(flag: "header-timeout", help: "seconds to receive a request head (default 10)") { $0.headerTimeout = try seconds("header-timeout", $1) },
+        Setting(flag: "header-timeout", help: "seconds to receive a request head, from accept for a connection's first (default 10)") { $0.headerTimeout = try seconds("header-timeout", $1) },
         Setting(flag: "body-timeout", help: "seconds to receive a request body (default 30)") { $0.bodyTimeout = try seconds("body-timeout", $1) },
         Setting(flag: "idle-timeout", help: "seconds an idle keep-alive connection stays open (default 60)") { $0.idleTimeout = try seconds("idle-timeout", $1) },
         Setting(flag: "shutdown-grace", help: "seconds in-flight requests get on SIGTERM (default 10)") { $0.shutdownGrace = try seconds("shutdown-grace", $1) },
