@@ -133,9 +133,35 @@ struct ConnectionStateMachineTests {
             on(.written, .linger),
             on(.eof, .close()),
         ]),
-        MachineCase("a request without a body is admitted whole; a refused HEAD gets no body", [
+        MachineCase("a request without a body is admitted whole; a refused HEAD gets no body and the connection stays", [
             on(.bytes(Wire.head), .admit("/h")),
-            on(.refused(403, id: "r9"), .respond(403, keepAlive: false, body: false, id: "r9")),
+            on(.refused(403, id: "r9"), at: ms(1010), .respond(403, body: false, id: "r9"), deadline: ms(2010)),
+            on(.written, .wait(.read), deadline: ms(2010)),
+        ]),
+        MachineCase("a refusal of a request without a body keeps the connection: the pipelined requests behind it go on", [
+            on(.bytes(Wire.get + Wire.post(0) + Wire.getB), .admit("/a")),
+            on(.refused(401, id: "r1"), .respond(401, id: "r1")),
+            on(.partial, .wait([.read, .write])),
+            on(.written, .admit("/p")),
+            on(.refused(415, id: "r2"), .respond(415, id: "r2")),
+            on(.written, .admit("/b")),
+            on(.admitted("r3"), .dispatch("/b", id: "r3", at: t0)),
+            on(.respond(200), .respond(200)),
+        ]),
+        MachineCase("a refusal without a body still closes when the request says Connection: close", [
+            on(.bytes(Wire.getClose), .admit("/c")),
+            on(.refused(401, id: "r1"), .respond(401, keepAlive: false, id: "r1")),
+            on(.written, .linger),
+        ]),
+        MachineCase("a refusal without a body after the client's EOF closes", [
+            on(.bytesThenEOF(Wire.get), .admit("/a")),
+            on(.refused(404, id: "r1"), .respond(404, keepAlive: false, id: "r1")),
+            on(.written, .linger),
+        ]),
+        MachineCase("a refused chunked request closes, even one whose body is empty: a body would have to be skipped", [
+            on(.bytes(Wire.chunked + "0\r\n\r\n" + Wire.get), .admit("/k", bodyBytes: 1000, whole: false)),
+            on(.refused(401, id: "r1"), .respond(401, keepAlive: false, id: "r1")),
+            on(.written, .linger),
         ]),
         MachineCase("over the body budget: 503 with Retry-After and the request id, then close", [
             on(.bytes(Wire.post(5)), .admit("/p", bodyBytes: 5, whole: false)),

@@ -92,12 +92,25 @@ extension HTTPServerTests {
         await server.shutdown(grace: 1)
     }
 
-    @Test("a request without a body is admitted from its head too")
+    @Test("a request without a body is admitted from its head too; its refusal keeps the connection, pipelined requests go on")
     func admissionWithoutBody() async throws {
         let server = try startGatedServer(GateResponder())
         try await offPool {
             let plain = try RawClient(port: server.port, timeout: 3)
-            #expect(plain.request(.get("/a"))?.status == 401)
+            let refused = plain.request(.get("/a"))
+            #expect(refused?.status == 401)
+            #expect(refused?.header("Connection") == "keep-alive")
+            #expect(plain.request(.get("/b").bearer("x"))?.text == "hello /b")
+            // Pipelined: a refusal, an empty Content-Length refused, then one admitted, answered in order.
+            plain.send("GET /c HTTP/1.1\r\nHost: x\r\n\r\nPUT /d HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+                + "GET /e HTTP/1.1\r\nHost: x\r\nAuthorization: y\r\n\r\n")
+            #expect(plain.readResponse()?.status == 401)
+            #expect(plain.readResponse()?.status == 401)
+            #expect(plain.readResponse()?.text == "hello /e")
+            // Connection: close is honoured.
+            let closing = plain.request(.get("/f").header("Connection", "close"))
+            #expect(closing?.status == 401)
+            #expect(closing?.header("Connection") == "close")
             #expect(plain.isClosedByServer())
         }
         await server.shutdown(grace: 1)

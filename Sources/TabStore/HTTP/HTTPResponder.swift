@@ -22,7 +22,8 @@ package protocol HTTPResponder: Sendable {
     func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse?
 
     /// Decides from the request head alone, before any body byte is read, whether the request may go on:
-    /// a response here (401, 403, 404, 405, 413, ...) is sent at once and the connection is closed, its body never read.
+    /// a response here (401, 403, 404, 405, 413, ...) is sent at once. When the request announced a body
+    /// the connection then closes, its body never read; without one it goes on with the next request.
     func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse?
 }
 

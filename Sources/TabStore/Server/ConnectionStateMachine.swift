@@ -21,13 +21,16 @@ struct ConnectionStateMachine {
     /// The admission the loop was asked for (`admit`) and has not answered yet.
     private enum Admission {
         case none
+        /// A head whose body follows (Content-Length > 0 or chunked).
         case head(expectsContinue: Bool, includeBody: Bool)
-        case request(includeBody: Bool)
+        /// A whole request without a body: a refusal of it needs no body skipped, so the connection may go on.
+        case request(Exchange)
 
         var includeBody: Bool {
             switch self {
             case .none: true
-            case .head(_, let includeBody), .request(let includeBody): includeBody
+            case .head(_, let includeBody): includeBody
+            case .request(let exchange): exchange.includeBody
             }
         }
     }
@@ -179,18 +182,21 @@ struct ConnectionStateMachine {
         case .request(let request):
             guard let requestId else {
                 // A request without a body comes whole, with no head first: admit it from its head now.
-                admission = .request(includeBody: request.method != "HEAD")
+                admission = .request(Self.exchange(request.head))
                 return .admit(request.head, bodyBytes: 0, request: request)
             }
             return dispatch(request, requestId: requestId, now: now)
         }
     }
 
+    private static func exchange(_ head: HTTPRequestHead) -> Exchange {
+        Exchange(keepAlive: head.keepAlive, includeBody: head.method != "HEAD", chunked: head.version == .http11)
+    }
+
     private mutating func dispatch(_ request: HTTPRequest, requestId: String, now: UInt64) -> Action {
         self.requestId = nil
         inRequest = false
-        phase = .processing(Exchange(keepAlive: request.head.keepAlive, includeBody: request.method != "HEAD",
-                                     chunked: request.head.version == .http11))
+        phase = .processing(Self.exchange(request.head))
         phaseDeadline = 0
         compactInput()
         return .dispatch(request, requestId: requestId, receivedAt: now)
@@ -220,17 +226,26 @@ struct ConnectionStateMachine {
         }
     }
 
-    /// The responder refused the head: its answer is the last response, the body is never read.
+    /// The responder refused the head. A request without a body is answered like any other (the connection
+    /// goes on with the requests behind it); when a body follows, the answer is the last response and the
+    /// body is never read (lingering drops what the client still sends).
     mutating func refused(_ response: HTTPResponse, requestId: String, now: UInt64) -> Action {
-        let includeBody = admission.includeBody
+        let pending = admission
         admission = .none
         self.requestId = nil
         var response = response
         response.headers.set("X-Request-ID", requestId)
+        outputPending = true
+        if case .request(let exchange) = pending, exchange.keepAlive, !draining, !peerClosed {
+            inRequest = false
+            phase = .reading
+            phaseDeadline = now + configuration.idleTimeout
+            compactInput()
+            return .respond(response, keepAlive: true, includeBody: exchange.includeBody, releasing: takeReservation())
+        }
         discardRequest()
         phase = .closing
-        outputPending = true
-        return .respond(response, keepAlive: false, includeBody: includeBody, releasing: takeReservation())
+        return .respond(response, keepAlive: false, includeBody: pending.includeBody, releasing: takeReservation())
     }
 
     /// The head was admitted but its body does not fit the shared budget now.
