@@ -30,6 +30,9 @@ package struct HTTPParser: Sendable {
 
     package init(limits: HTTPLimits = HTTPLimits()) { self.limits = limits }
 
+    /// Body bytes of the current request received so far (decoded, for a chunked body); 0 between requests.
+    package var bodyBytesReceived: Int { body.count }
+
     /// Parses from `buffer[offset...]`, advancing `offset` past what was consumed.
     /// - Throws: `HTTPParseError`; the connection must answer it and close.
     package mutating func parse(_ buffer: [UInt8], offset: inout Int) throws(HTTPParseError) -> Event {

@@ -66,10 +66,14 @@ extension ConnectionStateMachine {
         /// Nothing more to do until the socket is ready for `Interest` (without `.read`: stop reading),
         /// the deadline passes, or the responder answers.
         case wait(Interest)
-        /// Ask the responder whether the request may go on, before any body byte is read; for a body,
-        /// also reserve `bodyBytes` of the shared budget. Answer with `admitted`, `refused` or `overBudget`.
-        /// `request` is the whole request when it has no body (hand it back with `admitted`).
-        case admit(HTTPRequestHead, bodyBytes: Int, request: HTTPRequest?)
+        /// Ask the responder whether the request may go on, before any body byte is read. Answer with
+        /// `admitted` or `refused`. `request` is the whole request when it has no body (hand it back with
+        /// `admitted`). Nothing of the shared body budget is reserved for a body before its bytes arrive.
+        case admit(HTTPRequestHead, request: HTTPRequest?)
+        /// Body bytes arrived: reserve `bytes` more of the shared body budget for them (never more than the
+        /// body received so far). Answer with `reserved`, handing back `request` (the whole request, when
+        /// these bytes completed it), or `overBudget`.
+        case reserve(Int, request: HTTPRequest?)
         /// Hand the request to the responder (inline when it can answer at once, else off the loop); its
         /// answer comes back as `responseReady` or `streamStarted`.
         case dispatch(HTTPRequest, requestId: String, receivedAt: UInt64)

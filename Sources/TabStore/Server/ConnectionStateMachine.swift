@@ -8,6 +8,9 @@ import TabStoreHTTP
 ///
 ///     inputReceived → admit; admitted → dispatch; responseReady → respond; writeCompleted → wait(.read)
 ///
+/// A request with a body: `admit` from its head, then, as the body's bytes arrive, `reserve` what they
+/// add to the shared body budget, until the last `reserved` hands the whole request back to `dispatch`.
+///
 /// Every write action (`sendContinue`, `respond`, `fail`, `startStream`, `sendChunk`, `finishStream`) is
 /// answered with `writeCompleted` or `writePending` once the loop has tried to write. One request is
 /// handled at a time: pipelined bytes wait in the input buffer (up to a head's worth) until the response
@@ -46,8 +49,9 @@ struct ConnectionStateMachine {
     private var writeDeadline: UInt64 = 0
     /// The current request's id, from its admission on, so admission, handler, log and response agree.
     private(set) var requestId: String?
-    /// Bytes of the server's body budget held for the current request's body; handed back exactly once,
-    /// through the `releasing` of `respond`, `fail`, `startStream` or `close`.
+    /// Bytes of the server's body budget held for the current request's body: exactly the body bytes
+    /// received so far (at most the body limit), reserved as they arrive, never what a head announces.
+    /// Handed back exactly once, through the `releasing` of `respond`, `fail`, `startStream` or `close`.
     private(set) var reservedBodyBytes = 0
     private(set) var phase = Phase.reading
     private var admission = Admission.none
@@ -94,13 +98,13 @@ struct ConnectionStateMachine {
     /// Whether one more read is allowed: what is buffered is under the cap.
     var wantsInput: Bool { bufferedInput < inputCap }
 
-    /// Largest amount of unparsed input to buffer: while reading, a head, plus the body bytes its admission
-    /// reserved from the shared budget, plus one read (before a head is admitted nothing of a body is
-    /// buffered beyond one read); otherwise a head's worth, the rest waits in the kernel. So memory per
-    /// connection never exceeds the header limit plus what the (bounded, shared) body budget granted it.
+    /// Largest amount of unparsed input to buffer: while reading, a head plus one read (body bytes are
+    /// parsed out of it after each read, and what the parser then holds is reserved from the shared budget);
+    /// otherwise a head's worth, the rest waits in the kernel. So memory per connection never exceeds the
+    /// header limit and a read or two, plus the body it was granted from the (bounded, shared) body budget.
     private var inputCap: Int {
         switch phase {
-        case .reading: configuration.limits.maxHeaderBytes + reservedBodyBytes + configuration.readChunk
+        case .reading: configuration.limits.maxHeaderBytes + configuration.readChunk
         default: configuration.limits.maxHeaderBytes
         }
     }
@@ -159,34 +163,44 @@ struct ConnectionStateMachine {
         switch event {
         case .needMore:
             compactInput()
-            // The client closed its side with no complete request pending: nothing more can come.
-            if peerClosed { return closeNow() }
-            if bufferedInput > 0, !inRequest {
-                // The header timeout runs from a request's first byte (from accept for a connection's first
-                // request, whichever is earlier): trickling bytes do not extend it.
-                inRequest = true
-                let due = now + configuration.headerTimeout
-                phaseDeadline = phaseDeadline == 0 ? due : min(phaseDeadline, due)
+            // An admitted body's bytes count against the shared budget as they arrive.
+            if requestId != nil, parser.bodyBytesReceived > reservedBodyBytes {
+                return .reserve(parser.bodyBytesReceived - reservedBodyBytes, request: nil)
             }
-            if draining, !inRequest { return closeNow() }
-            return .wait(interest)
+            return awaitInput(now: now)
         case .head(let head):
             inRequest = true
             phaseDeadline = now + configuration.bodyTimeout
             // Admission before `100 Continue` and before a body byte is read (RFC 9110 §10.1.1 lets a server
-            // answer a 100-continue request with a final status instead). The body's bytes come out of the
-            // budget shared by all connections before any is read; a chunked body counts as the largest allowed.
-            let bodyBytes = head.chunked ? configuration.limits.maxBodyBytes : head.contentLength ?? 0
+            // answer a 100-continue request with a final status instead).
             admission = .head(expectsContinue: head.expectsContinue, includeBody: head.method != "HEAD")
-            return .admit(head, bodyBytes: bodyBytes, request: nil)
+            return .admit(head, request: nil)
         case .request(let request):
             guard let requestId else {
                 // A request without a body comes whole, with no head first: admit it from its head now.
                 admission = .request(Self.exchange(request.head))
-                return .admit(request.head, bodyBytes: 0, request: request)
+                return .admit(request.head, request: request)
+            }
+            if request.body.count > reservedBodyBytes {
+                return .reserve(request.body.count - reservedBodyBytes, request: request)
             }
             return dispatch(request, requestId: requestId, now: now)
         }
+    }
+
+    /// No complete request is buffered: wait for more, unless nothing more can come.
+    private mutating func awaitInput(now: UInt64) -> Action {
+        // The client closed its side with no complete request pending: nothing more can come.
+        if peerClosed { return closeNow() }
+        if bufferedInput > 0, !inRequest {
+            // The header timeout runs from a request's first byte (from accept for a connection's first
+            // request, whichever is earlier): trickling bytes do not extend it.
+            inRequest = true
+            let due = now + configuration.headerTimeout
+            phaseDeadline = phaseDeadline == 0 ? due : min(phaseDeadline, due)
+        }
+        if draining, !inRequest { return closeNow() }
+        return .wait(interest)
     }
 
     private static func exchange(_ head: HTTPRequestHead) -> Exchange {
@@ -204,9 +218,8 @@ struct ConnectionStateMachine {
 
     // MARK: - Admission
 
-    /// The responder admitted the head and, for a body, the loop reserved `reservedBodyBytes` (the
-    /// `bodyBytes` of `admit`); `request` is the one `admit` carried.
-    mutating func admitted(requestId: String, reservedBodyBytes: Int, request: HTTPRequest?, now: UInt64) -> Action {
+    /// The responder admitted the head; `request` is the one `admit` carried.
+    mutating func admitted(requestId: String, request: HTTPRequest?, now: UInt64) -> Action {
         let pending = admission
         admission = .none
         self.requestId = requestId
@@ -215,7 +228,6 @@ struct ConnectionStateMachine {
             guard let request else { return fail(status: 500, reason: "admitted request missing") }
             return dispatch(request, requestId: requestId, now: now)
         case .head(let expectsContinue, _):
-            self.reservedBodyBytes = reservedBodyBytes
             if expectsContinue {
                 outputPending = true
                 return .sendContinue
@@ -248,11 +260,18 @@ struct ConnectionStateMachine {
         return .respond(response, keepAlive: false, includeBody: pending.includeBody, releasing: takeReservation())
     }
 
-    /// The head was admitted but its body does not fit the shared budget now.
-    mutating func overBudget(requestId: String, now: UInt64) -> Action {
-        admission = .none
-        self.requestId = requestId
-        return fail(status: 503, reason: "too many request bodies in flight; retry later", retryAfter: 1)
+    /// The loop reserved the `bytes` of the last `reserve`; `request` is the one it carried.
+    mutating func reserved(_ bytes: Int, request: HTTPRequest?, now: UInt64) -> Action {
+        reservedBodyBytes += bytes
+        guard let requestId else { return .wait(interest) }
+        if let request { return dispatch(request, requestId: requestId, now: now) }
+        return awaitInput(now: now)
+    }
+
+    /// The body bytes that arrived do not fit the shared budget now: 503, the connection's last response
+    /// (what was reserved before is returned).
+    mutating func overBudget(now: UInt64) -> Action {
+        fail(status: 503, reason: "too many request bodies in flight; retry later", retryAfter: 1)
     }
 
     // MARK: - Responses

@@ -96,7 +96,7 @@ public struct ServiceOptions: Sendable {
         },
         Setting(flag: "group-commit", help: "commit concurrent writes together (default true)") { $0.groupCommit = try boolean("group-commit", $1) },
         Setting(flag: "max-body-bytes", help: "largest request body (default 1048576)") { $0.maxBodyBytes = try integer("max-body-bytes", 1024...(64 << 20), $1) },
-        Setting(flag: "max-body-bytes-in-flight", help: "request body bytes received or handled at once, over all connections; more gets 503 (default 67108864, at least max-body-bytes)") {
+        Setting(flag: "max-body-bytes-in-flight", help: "request body bytes received or handled at once, over all connections, counted as they arrive; more gets 503 (default 67108864, at least max-body-bytes)") {
             $0.maxBodyBytesInFlight = try integer("max-body-bytes-in-flight", 1024...(1 << 40), $1)
         },
         Setting(flag: "max-header-bytes", help: "largest request header section (default 65536)") { $0.maxHeaderBytes = try integer("max-header-bytes", 1024...(1 << 20), $1) },
