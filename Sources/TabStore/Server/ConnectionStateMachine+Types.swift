@@ -46,6 +46,34 @@ extension ConnectionStateMachine {
         var includeBody: Bool
         /// HTTP/1.1: a stream can be sent in chunks (HTTP/1.0 streams end by closing the connection).
         var chunked: Bool
+
+        init(keepAlive: Bool, includeBody: Bool, chunked: Bool) {
+            self.keepAlive = keepAlive
+            self.includeBody = includeBody
+            self.chunked = chunked
+        }
+
+        /// What the response to a request with this head must honour.
+        init(_ head: HTTPRequestHead) {
+            self.init(keepAlive: head.keepAlive, includeBody: head.method != "HEAD", chunked: head.version == .http11)
+        }
+    }
+
+    /// The admission the loop was asked for (`admit`) and has not answered yet.
+    enum Admission {
+        case none
+        /// A head whose body follows (Content-Length > 0 or chunked).
+        case head(expectsContinue: Bool, includeBody: Bool)
+        /// A whole request without a body: a refusal of it needs no body skipped, so the connection may go on.
+        case request(Exchange)
+
+        var includeBody: Bool {
+            switch self {
+            case .none: true
+            case .head(_, let includeBody): includeBody
+            case .request(let exchange): exchange.includeBody
+            }
+        }
     }
 
     enum Phase: Equatable, Sendable {

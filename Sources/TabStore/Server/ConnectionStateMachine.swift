@@ -21,28 +21,10 @@ import TabStoreHTTP
 /// until the stream ends, the server drains, the client closes, or a client that does not read lets the
 /// stream's output back up (`writePending` with `backlogFull` closes it).
 struct ConnectionStateMachine {
-    /// The admission the loop was asked for (`admit`) and has not answered yet.
-    private enum Admission {
-        case none
-        /// A head whose body follows (Content-Length > 0 or chunked).
-        case head(expectsContinue: Bool, includeBody: Bool)
-        /// A whole request without a body: a refusal of it needs no body skipped, so the connection may go on.
-        case request(Exchange)
-
-        var includeBody: Bool {
-            switch self {
-            case .none: true
-            case .head(_, let includeBody): includeBody
-            case .request(let exchange): exchange.includeBody
-            }
-        }
-    }
-
     // Stored properties widest first, so an idle connection costs no padding (one per connection, kept
     // for as long as it is open).
     let configuration: Configuration
-    private var input: [UInt8] = []
-    private var inputOffset = 0
+    private var input: RequestInput
     /// When the current phase times out (idle, header, body, linger), in monotonic nanoseconds; 0 for never.
     private var phaseDeadline: UInt64
     /// When a client that stopped taking output times out; set by each partial write.
@@ -63,11 +45,10 @@ struct ConnectionStateMachine {
     private(set) var peerClosed = false
     /// The server stopped accepting: responses say `Connection: close`, idle connections close.
     private(set) var draining = false
-    private var parser: HTTPParser
 
     init(configuration: Configuration, now: UInt64) {
         self.configuration = configuration
-        parser = HTTPParser(limits: configuration.limits)
+        input = RequestInput(limits: configuration.limits)
         // A new connection's first request is due within the header timeout from accept: a client that
         // connects and sends nothing is not an idle keep-alive client.
         phaseDeadline = now + configuration.headerTimeout
@@ -85,7 +66,7 @@ struct ConnectionStateMachine {
         return deadline != 0 && deadline < now
     }
 
-    var bufferedInput: Int { input.count - inputOffset }
+    var bufferedInput: Int { input.buffered }
 
     /// Whether a readable socket is read into this connection's buffer (lingering input is the loop's to drop).
     var acceptsInput: Bool {
@@ -128,7 +109,7 @@ struct ConnectionStateMachine {
 
     /// Buffers bytes read from the socket; `inputReceived` (or `inputEnded`) follows once the read is over.
     mutating func append(_ bytes: ArraySlice<UInt8>) {
-        input.append(contentsOf: bytes)
+        input.append(bytes)
     }
 
     /// Bytes were buffered: parse them when reading, else keep them for later.
@@ -156,16 +137,16 @@ struct ConnectionStateMachine {
         guard case .reading = phase, !outputPending else { return .wait(interest) }
         let event: HTTPParser.Event
         do {
-            event = try parser.parse(input, offset: &inputOffset)
+            event = try input.parse()
         } catch {
             return fail(status: error.status, reason: error.reason)
         }
         switch event {
         case .needMore:
-            compactInput()
+            input.compact()
             // An admitted body's bytes count against the shared budget as they arrive.
-            if requestId != nil, parser.bodyBytesReceived > reservedBodyBytes {
-                return .reserve(parser.bodyBytesReceived - reservedBodyBytes, request: nil)
+            if requestId != nil, input.bodyBytesReceived > reservedBodyBytes {
+                return .reserve(input.bodyBytesReceived - reservedBodyBytes, request: nil)
             }
             return awaitInput(now: now)
         case .head(let head):
@@ -178,7 +159,7 @@ struct ConnectionStateMachine {
         case .request(let request):
             guard let requestId else {
                 // A request without a body comes whole, with no head first: admit it from its head now.
-                admission = .request(Self.exchange(request.head))
+                admission = .request(Exchange(request.head))
                 return .admit(request.head, request: request)
             }
             if request.body.count > reservedBodyBytes {
@@ -203,16 +184,12 @@ struct ConnectionStateMachine {
         return .wait(interest)
     }
 
-    private static func exchange(_ head: HTTPRequestHead) -> Exchange {
-        Exchange(keepAlive: head.keepAlive, includeBody: head.method != "HEAD", chunked: head.version == .http11)
-    }
-
     private mutating func dispatch(_ request: HTTPRequest, requestId: String, now: UInt64) -> Action {
         self.requestId = nil
         inRequest = false
-        phase = .processing(Self.exchange(request.head))
+        phase = .processing(Exchange(request.head))
         phaseDeadline = 0
-        compactInput()
+        input.compact()
         return .dispatch(request, requestId: requestId, receivedAt: now)
     }
 
@@ -252,7 +229,7 @@ struct ConnectionStateMachine {
             inRequest = false
             phase = .reading
             phaseDeadline = now + configuration.idleTimeout
-            compactInput()
+            input.compact()
             return .respond(response, keepAlive: true, includeBody: exchange.includeBody, releasing: takeReservation())
         }
         discardRequest()
@@ -397,23 +374,9 @@ struct ConnectionStateMachine {
         return reservedBodyBytes
     }
 
-    /// Forgets a refused request: its partial body in the parser and any buffered input (the connection
-    /// closes; lingering reads what still comes into the loop's scratch buffer, never into these).
+    /// Forgets a refused request: its partial body and any buffered input (the connection closes).
     private mutating func discardRequest() {
-        parser = HTTPParser(limits: configuration.limits)
-        input = []
-        inputOffset = 0
+        input.discard()
         inRequest = false
-    }
-
-    /// Drops consumed input so the buffer never grows with the number of requests served.
-    private mutating func compactInput() {
-        if inputOffset == input.count {
-            input.removeAll(keepingCapacity: input.capacity <= 64 * 1024)
-            inputOffset = 0
-        } else if inputOffset > 16 * 1024 {
-            input.removeFirst(inputOffset)
-            inputOffset = 0
-        }
     }
 }
