@@ -51,6 +51,7 @@ enum MachineEvent: Sendable {
 enum Outcome: Equatable, Sendable {
     case wait(Interest)
     case admit(String, whole: Bool = true)
+    case refuseDraining(String)
     /// `whole`: the body is complete (the action carries the request).
     case reserve(Int, whole: Bool = false)
     case dispatch(String, body: String = "", id: String, at: UInt64)
@@ -68,6 +69,7 @@ enum Outcome: Equatable, Sendable {
         switch action {
         case .wait(let interest): self = .wait(interest)
         case .admit(let head, let request): self = .admit(head.target, whole: request != nil)
+        case .refuseDraining(let head): self = .refuseDraining(head.target)
         case .reserve(let bytes, let request): self = .reserve(bytes, whole: request != nil)
         case .dispatch(let request, let requestId, let receivedAt):
             self = .dispatch(request.head.target, body: String(decoding: request.body, as: UTF8.self), id: requestId, at: receivedAt)
@@ -109,10 +111,13 @@ func on(_ event: MachineEvent, at time: UInt64? = nil, _ expected: Outcome, dead
 
 struct MachineCase: Sendable, CustomTestStringConvertible {
     let name: String
+    /// The machine is made for a connection accepted while the server drains.
+    let acceptedWhileDraining: Bool
     let steps: [Step]
 
-    init(_ name: String, _ steps: [Step]) {
+    init(_ name: String, acceptedWhileDraining: Bool = false, _ steps: [Step]) {
         self.name = name
+        self.acceptedWhileDraining = acceptedWhileDraining
         self.steps = steps
     }
 
@@ -123,7 +128,7 @@ struct MachineCase: Sendable, CustomTestStringConvertible {
     /// held by the machine.
     func run() {
         var clock = ms(1000)
-        var machine = ConnectionStateMachine(configuration: .test, now: clock)
+        var machine = ConnectionStateMachine(configuration: .test, now: clock, acceptedWhileDraining: acceptedWhileDraining)
         var pending = Pending()
         var reserved = 0
         var released = 0

@@ -70,6 +70,13 @@ package struct APIError: Error, Sendable {
     package static let unsupportedMediaType = APIError(status: 415, slug: .unsupportedMediaType, title: "Unsupported media type",
                                                        detail: "send the body as application/json")
 
+    /// 503 while the server drains for shutdown (`/readyz`, and every request on a connection accepted meanwhile).
+    package static let draining: APIError = {
+        var error = APIError(status: 503, slug: .draining, title: "Service unavailable", detail: "the server is shutting down")
+        error.headers.add("Retry-After", "1")
+        return error
+    }()
+
     /// 501: a request method this server implements for no resource (RFC 9110 §15.6.2).
     package static func notImplemented(_ method: String) -> APIError {
         APIError(status: 501, slug: .notImplemented, title: "Not implemented",

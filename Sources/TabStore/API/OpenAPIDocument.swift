@@ -81,7 +81,10 @@ paths:
       tags: [system]
       operationId: readyz
       summary: Readiness
-      description: 200 when the database answers; 503 when it does not or while the server drains for shutdown.
+      description: |
+        200 when the database answers; 503 when it does not or while the server drains for shutdown. While it
+        drains, every request on a connection accepted meanwhile (to any path) is answered at once with the
+        same 503 `draining` problem, `Retry-After: 1` and `Connection: close`.
       security: []
       responses:
         '200':

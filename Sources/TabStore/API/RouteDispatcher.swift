@@ -74,6 +74,17 @@ struct RouteDispatcher: Sendable {
         }
     }
 
+    /// The answer to a request on a connection accepted while the server drains, named by its route's
+    /// pattern when it has one (so `/readyz` probes count as `/readyz`).
+    func draining(_ head: HTTPRequestHead, context: inout APIRequestContext) -> HTTPResponse {
+        if head.method == "OPTIONS" {
+            context.pattern = "OPTIONS"
+        } else if Self.implementedMethods.contains(head.method), case .found(let route, _) = router.match(method: head.method, path: head.path) {
+            context.pattern = route.pattern
+        }
+        return APIError.draining.response()
+    }
+
     /// The route's declared body against what the head announces.
     /// - Throws: `APIError` 413 (`body-not-allowed`) or 415 (`unsupported-media-type`).
     private static func checkBody(_ head: HTTPRequestHead, _ body: RouteBody, accessGranted: Bool) throws {

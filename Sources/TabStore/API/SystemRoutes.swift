@@ -22,9 +22,7 @@ struct SystemRoutes: RouteGroup {
     }
 
     func readyz(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        if services.serverState.isDraining {
-            throw APIError(status: 503, slug: .draining, title: "Service unavailable", detail: "the server is shutting down")
-        }
+        if services.serverState.isDraining { throw APIError.draining }
         guard await services.store.ping() else {
             throw APIError(status: 503, slug: .databaseUnavailable, title: "Service unavailable", detail: "the database does not answer")
         }

@@ -98,6 +98,9 @@ extension ConnectionStateMachine {
         /// `admitted` or `refused`. `request` is the whole request when it has no body (hand it back with
         /// `admitted`). Nothing of the shared body budget is reserved for a body before its bytes arrive.
         case admit(HTTPRequestHead, request: HTTPRequest?)
+        /// The connection was accepted while the server drains: answer the request with the responder's
+        /// draining answer (503), through `refused`, then close. It is never admitted or dispatched.
+        case refuseDraining(HTTPRequestHead)
         /// Body bytes arrived: reserve `bytes` more of the shared body budget for them (never more than the
         /// body received so far). Answer with `reserved`, handing back `request` (the whole request, when
         /// these bytes completed it), or `overBudget`.

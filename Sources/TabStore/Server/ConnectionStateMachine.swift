@@ -43,11 +43,16 @@ struct ConnectionStateMachine {
     private(set) var inRequest = false
     /// The client closed its sending side: no further request can come.
     private(set) var peerClosed = false
-    /// The server stopped accepting: responses say `Connection: close`, idle connections close.
+    /// The server drains: responses say `Connection: close`, idle connections close.
     private(set) var draining = false
+    /// Accepted while the server drains: each request gets the draining answer (503) from its head, and the
+    /// connection never holds the drain up (the loop closes it when the drain is over).
+    private(set) var acceptedWhileDraining = false
 
-    init(configuration: Configuration, now: UInt64) {
+    init(configuration: Configuration, now: UInt64, acceptedWhileDraining: Bool = false) {
         self.configuration = configuration
+        self.acceptedWhileDraining = acceptedWhileDraining
+        draining = acceptedWhileDraining
         input = RequestInput(limits: configuration.limits)
         // A new connection's first request is due within the header timeout from accept: a client that
         // connects and sends nothing is not an idle keep-alive client.
@@ -155,12 +160,12 @@ struct ConnectionStateMachine {
             // Admission before `100 Continue` and before a body byte is read (RFC 9110 §10.1.1 lets a server
             // answer a 100-continue request with a final status instead).
             admission = .head(expectsContinue: head.expectsContinue, includeBody: head.method != "HEAD")
-            return .admit(head, request: nil)
+            return acceptedWhileDraining ? .refuseDraining(head) : .admit(head, request: nil)
         case .request(let request):
             guard let requestId else {
                 // A request without a body comes whole, with no head first: admit it from its head now.
                 admission = .request(Exchange(request.head))
-                return .admit(request.head, request: request)
+                return acceptedWhileDraining ? .refuseDraining(request.head) : .admit(request.head, request: request)
             }
             if request.body.count > reservedBodyBytes {
                 return .reserve(request.body.count - reservedBodyBytes, request: request)
@@ -180,7 +185,7 @@ struct ConnectionStateMachine {
             let due = now + configuration.headerTimeout
             phaseDeadline = phaseDeadline == 0 ? due : min(phaseDeadline, due)
         }
-        if draining, !inRequest { return closeNow() }
+        if draining, !inRequest, !acceptedWhileDraining { return closeNow() }
         return .wait(interest)
     }
 
@@ -336,12 +341,12 @@ struct ConnectionStateMachine {
         return closeNow()
     }
 
-    /// The server stopped accepting: idle connections close, a stream ends, in-flight requests finish
-    /// (their responses say `Connection: close`).
+    /// The server drains: idle connections close, a stream ends, in-flight requests finish (their responses
+    /// say `Connection: close`).
     mutating func drainStarted(now: UInt64) -> Action {
         draining = true
         switch phase {
-        case .reading where !inRequest && !outputPending: return closeNow()
+        case .reading where !inRequest && !outputPending && !acceptedWhileDraining: return closeNow()
         case .streaming(let exchange, _): return finishStream(exchange, now: now)
         default: return .wait(interest)
         }

@@ -15,6 +15,10 @@ extension EventLoop {
                 return
             case .admit(let head, let request):
                 action = admit(head, request: request, on: connection, now: now)
+            case .refuseDraining(let head):
+                let requestId = Self.requestId(head, context)
+                let response = context.responder.drainingResponse(to: head, context: RequestContext(requestId: requestId, receivedAt: now))
+                action = connection.machine.refused(response, requestId: requestId, now: now)
             case .reserve(let bytes, let request):
                 // The bytes already arrived: they count against the budget shared by all connections, so
                 // many concurrent uploads cannot together hold more memory than configured.
@@ -85,11 +89,16 @@ extension EventLoop {
 
     /// Makes the request's id and asks the responder to admit its head.
     private func admit(_ head: HTTPRequestHead, request: HTTPRequest?, on connection: Connection, now: UInt64) -> Action {
-        let requestId = ServerContext.saneRequestId(head.headers["X-Request-ID"]) ?? context.makeRequestId()
+        let requestId = Self.requestId(head, context)
         if let refusal = context.responder.admit(head, context: RequestContext(requestId: requestId, receivedAt: now)) {
             return connection.machine.refused(refusal, requestId: requestId, now: now)
         }
         return connection.machine.admitted(requestId: requestId, request: request, now: now)
+    }
+
+    /// The client's sane `X-Request-ID`, else a new one.
+    private static func requestId(_ head: HTTPRequestHead, _ context: ServerContext) -> String {
+        ServerContext.saneRequestId(head.headers["X-Request-ID"]) ?? context.makeRequestId()
     }
 
     /// Answers that need no waiting (probes, point reads) are made right here, without a thread hop, and
