@@ -10,6 +10,8 @@ import TabStoreHTTP
 ///
 /// A request with a body: `admit` from its head, then, as the body's bytes arrive, `reserve` what they
 /// add to the shared body budget, until the last `reserved` hands the whole request back to `dispatch`.
+/// A refusal (`refused`) keeps the connection when no body follows; a connection accepted while the server
+/// drains gets `refuseDraining` for its request instead of `admit`, then closes.
 ///
 /// Every write action (`sendContinue`, `respond`, `fail`, `startStream`, `sendChunk`, `finishStream`) is
 /// answered with `writeCompleted` or `writePending` once the loop has tried to write. One request is
