@@ -13,11 +13,11 @@ struct CustomizationRoutes: RouteGroup {
 
     func register(on builder: inout Router.Builder) {
         let user = "/v1/apps/{appId}/users/{userId}"
-        builder.add("GET", user + "/customization", access: .pathUser, inline: getCustomizationInline, getCustomization)
-        builder.add("PUT", user + "/customization", access: .pathUser, putCustomization)
-        builder.add("PATCH", user + "/customization", access: .pathUser, patchCustomization)
-        builder.add("DELETE", user + "/customization", access: .pathUser, deleteCustomization)
-        builder.add("GET", user + "/layout", access: .pathUser, inline: layoutInline, layout)
+        builder.add("GET", user + "/customization", access: .pathUser, body: .empty, inline: getCustomizationInline, getCustomization)
+        builder.add("PUT", user + "/customization", access: .pathUser, body: .json, putCustomization)
+        builder.add("PATCH", user + "/customization", access: .pathUser, body: .json, patchCustomization)
+        builder.add("DELETE", user + "/customization", access: .pathUser, body: .empty, deleteCustomization)
+        builder.add("GET", user + "/layout", access: .pathUser, body: .empty, inline: layoutInline, layout)
     }
 
     /// A user's customization brought to the current schema, and the bytes to serve for it.

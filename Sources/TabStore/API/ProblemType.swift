@@ -4,6 +4,7 @@ package enum ProblemType: String, Sendable, CaseIterable {
     case alreadyExists = "already-exists"
     case appExists = "app-exists"
     case appNotFound = "app-not-found"
+    case bodyNotAllowed = "body-not-allowed"
     case concurrentRegistration = "concurrent-registration"
     case databaseUnavailable = "database-unavailable"
     case draining
