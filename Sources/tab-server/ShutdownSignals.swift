@@ -1,7 +1,8 @@
 import Glibc
 
 /// SIGTERM and SIGINT, turned into bytes on a pipe by a handler installed as the program's first statement
-/// (the self-pipe pattern), and read by one thread in `wait()`.
+/// (the self-pipe pattern), and read one signal per `wait()`: `serve` waits once to start draining, then
+/// once more, during the drain, to exit at once on a second signal (`Commands.serve`).
 ///
 /// A handler that only writes one byte is async-signal-safe and works whichever thread the kernel picks;
 /// installed before anything else runs, it cannot miss a signal sent at any later moment, even one sent

@@ -23,7 +23,7 @@ struct ByteIdentityTests {
     @Test("a path literal matches only its exact bytes")
     func pathLiteralBytes() {
         var builder = Router.Builder()
-        builder.add("GET", "/\u{212A}elvin", access: .anyone) { _, _ in HTTPResponse(status: 200) }
+        builder.add("GET", "/\u{212A}elvin", access: .anyone, body: .empty) { _, _ in HTTPResponse(status: 200) }
         let router = builder.build()
         if case .found = router.match(method: "GET", path: "/Kelvin") { Issue.record("a KELVIN SIGN literal matched K") }
         // Its own bytes, percent-encoded as a client sends them, do match.

@@ -26,11 +26,14 @@ enum MachineEvent: Sendable {
     /// Bytes, then the client's EOF in the same read.
     case bytesThenEOF(String)
     case eof
-    /// The responder admitted the head with this request id; the loop reserved the last `admit`'s body
-    /// bytes and hands its whole request back.
+    /// The responder admitted the head with this request id; the loop hands the last `admit`'s whole
+    /// request back.
     case admitted(String)
     case refused(Int, id: String)
-    case overBudget(id: String)
+    /// The loop reserved the last `reserve`'s bytes and hands its whole request back.
+    case reserved
+    /// The last `reserve`'s bytes do not fit the shared budget.
+    case overBudget
     case respond(Int)
     case stream(Int)
     case chunk(String)
@@ -47,7 +50,10 @@ enum MachineEvent: Sendable {
 /// An action, reduced to what a test compares.
 enum Outcome: Equatable, Sendable {
     case wait(Interest)
-    case admit(String, bodyBytes: Int = 0, whole: Bool = true)
+    case admit(String, whole: Bool = true)
+    case refuseDraining(String)
+    /// `whole`: the body is complete (the action carries the request).
+    case reserve(Int, whole: Bool = false)
     case dispatch(String, body: String = "", id: String, at: UInt64)
     case sendContinue
     /// `id`: the response's X-Request-ID as the machine sent it (it sets one on refusals only).
@@ -62,7 +68,9 @@ enum Outcome: Equatable, Sendable {
     init(_ action: ConnectionStateMachine.Action) {
         switch action {
         case .wait(let interest): self = .wait(interest)
-        case .admit(let head, let bodyBytes, let request): self = .admit(head.target, bodyBytes: bodyBytes, whole: request != nil)
+        case .admit(let head, let request): self = .admit(head.target, whole: request != nil)
+        case .refuseDraining(let head): self = .refuseDraining(head.target)
+        case .reserve(let bytes, let request): self = .reserve(bytes, whole: request != nil)
         case .dispatch(let request, let requestId, let receivedAt):
             self = .dispatch(request.head.target, body: String(decoding: request.body, as: UTF8.self), id: requestId, at: receivedAt)
         case .sendContinue: self = .sendContinue
@@ -103,29 +111,36 @@ func on(_ event: MachineEvent, at time: UInt64? = nil, _ expected: Outcome, dead
 
 struct MachineCase: Sendable, CustomTestStringConvertible {
     let name: String
+    /// The machine is made for a connection accepted while the server drains.
+    let acceptedWhileDraining: Bool
     let steps: [Step]
 
-    init(_ name: String, _ steps: [Step]) {
+    init(_ name: String, acceptedWhileDraining: Bool = false, _ steps: [Step]) {
         self.name = name
+        self.acceptedWhileDraining = acceptedWhileDraining
         self.steps = steps
     }
 
     var testDescription: String { name }
 
     /// Feeds the steps to a machine created at 1 s, checking each outcome (stopping at the first wrong one),
-    /// each deadline asked for, and that the body budget balances: what admissions reserved is released, or
-    /// still held by the machine.
+    /// each deadline asked for, and that the body budget balances: what was reserved is released, or still
+    /// held by the machine.
     func run() {
         var clock = ms(1000)
-        var machine = ConnectionStateMachine(configuration: .test, now: clock)
-        var admitting: (bodyBytes: Int, request: HTTPRequest?) = (0, nil)
+        var machine = ConnectionStateMachine(configuration: .test, now: clock, acceptedWhileDraining: acceptedWhileDraining)
+        var pending = Pending()
         var reserved = 0
         var released = 0
         for (index, step) in steps.enumerated() {
             if let at = step.at { clock = at }
-            if case .admitted = step.event { reserved += admitting.bodyBytes }
-            let action = machine.apply(step.event, now: clock, admitting: admitting)
-            if case .admit(_, let bodyBytes, let request) = action { admitting = (bodyBytes, request) }
+            if case .reserved = step.event { reserved += pending.bytes }
+            let action = machine.apply(step.event, now: clock, pending: pending)
+            switch action {
+            case .admit(_, let request): pending.admitting = request
+            case .reserve(let bytes, let request): (pending.bytes, pending.reserving) = (bytes, request)
+            default: break
+            }
             let outcome = Outcome(action)
             released += outcome.released
             #expect(outcome == step.expected, "step \(index + 1): \(step.event)")
@@ -139,8 +154,15 @@ struct MachineCase: Sendable, CustomTestStringConvertible {
     }
 }
 
+/// What the last `admit` and `reserve` carried, for the loop's answers.
+struct Pending {
+    var admitting: HTTPRequest?
+    var bytes = 0
+    var reserving: HTTPRequest?
+}
+
 extension ConnectionStateMachine {
-    mutating func apply(_ event: MachineEvent, now: UInt64, admitting: (bodyBytes: Int, request: HTTPRequest?)) -> Action {
+    mutating func apply(_ event: MachineEvent, now: UInt64, pending: Pending) -> Action {
         switch event {
         case .bytes(let text):
             append(Array(text.utf8)[...])
@@ -149,9 +171,10 @@ extension ConnectionStateMachine {
             append(Array(text.utf8)[...])
             return inputEnded(now: now)
         case .eof: return inputEnded(now: now)
-        case .admitted(let id): return admitted(requestId: id, reservedBodyBytes: admitting.bodyBytes, request: admitting.request, now: now)
+        case .admitted(let id): return admitted(requestId: id, request: pending.admitting, now: now)
         case .refused(let status, let id): return refused(HTTPResponse(status: status, body: Array("no".utf8)), requestId: id, now: now)
-        case .overBudget(let id): return overBudget(requestId: id, now: now)
+        case .reserved: return reserved(pending.bytes, request: pending.reserving, now: now)
+        case .overBudget: return overBudget(now: now)
         case .respond(let status): return responseReady(HTTPResponse(status: status, body: Array("ok".utf8)), now: now)
         case .stream(let status): return streamStarted(HTTPResponse(status: status), now: now)
         case .chunk(let text): return chunkAvailable(Array(text.utf8), now: now)

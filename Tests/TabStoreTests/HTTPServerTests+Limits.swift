@@ -92,12 +92,25 @@ extension HTTPServerTests {
         await server.shutdown(grace: 1)
     }
 
-    @Test("a request without a body is admitted from its head too")
+    @Test("a request without a body is admitted from its head too; its refusal keeps the connection, pipelined requests go on")
     func admissionWithoutBody() async throws {
         let server = try startGatedServer(GateResponder())
         try await offPool {
             let plain = try RawClient(port: server.port, timeout: 3)
-            #expect(plain.request(.get("/a"))?.status == 401)
+            let refused = plain.request(.get("/a"))
+            #expect(refused?.status == 401)
+            #expect(refused?.header("Connection") == "keep-alive")
+            #expect(plain.request(.get("/b").bearer("x"))?.text == "hello /b")
+            // Pipelined: a refusal, an empty Content-Length refused, then one admitted, answered in order.
+            plain.send("GET /c HTTP/1.1\r\nHost: x\r\n\r\nPUT /d HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+                + "GET /e HTTP/1.1\r\nHost: x\r\nAuthorization: y\r\n\r\n")
+            #expect(plain.readResponse()?.status == 401)
+            #expect(plain.readResponse()?.status == 401)
+            #expect(plain.readResponse()?.text == "hello /e")
+            // Connection: close is honoured.
+            let closing = plain.request(.get("/f").header("Connection", "close"))
+            #expect(closing?.status == 401)
+            #expect(closing?.header("Connection") == "close")
             #expect(plain.isClosedByServer())
         }
         await server.shutdown(grace: 1)
@@ -122,41 +135,72 @@ extension HTTPServerTests {
         await server.shutdown(grace: 1)
     }
 
-    @Test("body bytes in flight are bounded over all connections: a second large upload gets 503 while the first goes on")
+    @Test("body bytes in flight are bounded over all connections, counted as they arrive: an upload that does not fit gets 503 while the first goes on")
     func bodyBudget() async throws {
         let observer = RecordingObserver()
         let server = try startServer(observer: observer) { $0.maxBodyBytesInFlight = 1500 }
         try await offPool {
             let first = try RawClient(port: server.port, timeout: 3)
-            first.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "a", count: 10))
-            #expect(eventually { server.bodyBytesInFlight == 1000 })
+            first.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "a", count: 900))
+            #expect(eventually { server.bodyBytesInFlight == 900 })
 
             let second = try RawClient(port: server.port, timeout: 3)
-            second.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n")
+            second.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "b", count: 700))
             let refused = second.readResponse()
             #expect(refused?.status == 503)
             #expect(refused?.headers["Retry-After"] == "1")
             #expect(refused?.headers["Content-Type"] == "application/problem+json")
             #expect(refused?.headers["Connection"] == "close")
             #expect(second.isClosedByServer())
-            // Chunked bodies reserve the whole body limit (1024): does not fit next to the first either.
+            // A chunked body counts its bytes as they arrive too: 700 do not fit next to the first either.
             let chunked = try RawClient(port: server.port, timeout: 3)
-            chunked.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            chunked.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2bc\r\n" + String(repeating: "c", count: 700))
             #expect(chunked.readResponse()?.status == 503)
+            // Heads that announce bodies and send none hold nothing, whatever they announce.
+            let announcing = try (0..<3).map { _ in try RawClient(port: server.port, timeout: 3) }
+            for client in announcing { client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n") }
+            usleep(100_000)
+            #expect(server.bodyBytesInFlight == 900)
             // A small body still fits beside the first.
             let small = try RawClient(port: server.port, timeout: 3)
-            #expect(small.request(.post("/echo").rawBody(String(repeating: "b", count: 400)))?.status == 200)
+            #expect(small.request(.post("/echo").rawBody(String(repeating: "d", count: 400)))?.status == 200)
 
-            first.send(String(repeating: "a", count: 990))
+            first.send(String(repeating: "a", count: 100))
             #expect(first.readResponse()?.text == String(repeating: "a", count: 1000))
             #expect(eventually { server.bodyBytesInFlight == 0 })
             // With the budget back, the same upload goes through.
             let again = try RawClient(port: server.port, timeout: 3)
-            #expect(again.request(.post("/echo").rawBody(String(repeating: "c", count: 1000)))?.status == 200)
+            #expect(again.request(.post("/echo").rawBody(String(repeating: "e", count: 1000)))?.status == 200)
         }
         let refusals = observer.responses.withLock { $0 }.filter { $0.status == 503 }
         #expect(refusals.count == 2)
         #expect(refusals.allSatisfy { $0.reason.contains("in flight") })
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("heads announcing bodies they never send hold none of the body budget: another client's upload goes through (F1)")
+    func announcedBodiesHoldNoBudget() async throws {
+        let server = try startServer { $0.maxBodyBytesInFlight = 1024 }
+        try await offPool {
+            // More announced than the whole budget, on every kind of request: not one byte of it sent.
+            let heads = ["GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n",
+                         "HEAD /readyz HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n",
+                         "OPTIONS /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n",
+                         "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+                         "PATCH /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n"]
+            let holders = try (0..<16).map { index in
+                let client = try RawClient(port: server.port, timeout: 3)
+                client.send(heads[index % heads.count])
+                return client
+            }
+            usleep(200_000)
+            #expect(server.bodyBytesInFlight == 0)
+            let upload = try RawClient(port: server.port, timeout: 3)
+            let answer = upload.request(.patch("/echo").rawBody(String(repeating: "u", count: 1000)))
+            #expect(answer?.status == 200)
+            #expect(answer?.body.count == 1000)
+            withExtendedLifetime(holders) {}
+        }
         await server.shutdown(grace: 1)
     }
 

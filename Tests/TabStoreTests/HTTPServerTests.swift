@@ -199,6 +199,26 @@ struct HTTPServerTests {
         await server.shutdown(grace: 1)
     }
 
+    @Test("a fresh connection that sends nothing is closed at the header timeout, not the idle timeout")
+    func freshConnectionHeaderTimeout() async throws {
+        let server = try startServer {
+            $0.headerTimeout = 0.3
+            $0.idleTimeout = 30
+        }
+        try await offPool {
+            let silent = try RawClient(port: server.port, timeout: 3)
+            let started = Date()
+            #expect(silent.isClosedByServer())
+            #expect(Date().timeIntervalSince(started) < 2)
+            #expect(silent.readResponse() == nil, "closed without an answer")
+            // A keep-alive connection between requests keeps the idle timeout.
+            let kept = try RawClient(port: server.port, timeout: 1)
+            #expect(kept.request(.get("/a"))?.status == 200)
+            #expect(!kept.isClosedByServer())
+        }
+        await server.shutdown(grace: 1)
+    }
+
     @Test("connections past the cap are refused politely with 503")
     func connectionCap() async throws {
         let server = try startServer { $0.maxConnections = 2 }

@@ -50,6 +50,38 @@ final class ServingProcess: @unchecked Sendable {
         }
     }
 
+    /// Reads the log after the `listening` line until `text` appears; false when the log ends first.
+    func waitForLog(_ text: String) async throws -> Bool {
+        let reader = self.reader
+        return try await offPool {
+            var seen = ""
+            while !seen.contains(text) {
+                let chunk = reader.availableData
+                if chunk.isEmpty { return false }
+                seen += String(decoding: chunk, as: UTF8.self)
+            }
+            return true
+        }
+    }
+
+    /// Waits up to `seconds` for the process to exit; kills it (SIGKILL) when it has not, and says so.
+    func waitForExit(within seconds: Double) async throws -> Bool {
+        let process = self.process
+        return try await offPool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning, Date() < deadline { usleep(20_000) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return false
+            }
+            return true
+        }
+    }
+
+    /// The rest of the log, once the process exited.
+    func remainingLog() -> String { String(decoding: reader.readDataToEndOfFile(), as: UTF8.self) }
+
     /// SIGTERM, then waits for the exit.
     /// - Returns: the exit status and what the server logged after its `listening` line.
     @discardableResult

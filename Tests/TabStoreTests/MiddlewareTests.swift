@@ -165,7 +165,7 @@ struct MiddlewareTests {
         let directory = TemporaryDirectory()
         let store = try SQLiteStore(configuration: .init(path: directory.file("router.sqlite")))
         var builder = Router.Builder()
-        builder.add("GET", "/boom/{id}", access: .anyone) { _, _ in throw Unexpected() }
+        builder.add("GET", "/boom/{id}", access: .anyone, body: .empty) { _, _ in throw Unexpected() }
         let api = APIResponder(services: Self.services(store), router: builder.build())
         let answer = await api.respond(to: Self.request("GET", "/boom/1"), context: Self.context)
         #expect(answer.status == 500 && answer.headers["Content-Type"] == "application/problem+json")

@@ -64,6 +64,36 @@ struct OpenAPITests {
         #expect(routed.count == 25)
     }
 
+    /// The operations whose block declares a `requestBody`, as "METHOD /path".
+    static func operationsWithBody(_ yaml: String) -> Set<String> {
+        var found = Set<String>()
+        var inPaths = false
+        var path: String?
+        var operation: String?
+        for line in yaml.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "paths:" { inPaths = true; continue }
+            if inPaths, !line.isEmpty, !line.hasPrefix(" ") { break }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /"), line.hasSuffix(":") { path = String(line.dropFirst(2).dropLast()); operation = nil; continue }
+            for method in ["get", "put", "post", "patch", "delete"] where line == "    \(method):" { operation = "\(method.uppercased()) \(path ?? "?")" }
+            if line == "      requestBody:", let operation { found.insert(operation) }
+        }
+        return found
+    }
+
+    @Test("exactly the operations documented with a requestBody take one (RouteBody.json); every other refuses a body (413)")
+    func requestBodiesMatch() throws {
+        let yaml = try String(contentsOf: Self.root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        let directory = TemporaryDirectory()
+        let api = APIResponder(store: try SQLiteStore(configuration: .init(path: directory.file("x.sqlite"))), configuration: APIConfiguration())
+        let taking = Set(api.router.routes.filter { $0.body == .json }.map { "\($0.method) \($0.pattern)" })
+        #expect(taking == Self.operationsWithBody(yaml))
+        #expect(taking.count == 5)
+        // Each operation without a body documents the 413 it answers to one.
+        let refusals = yaml.components(separatedBy: "'413': {$ref: '#/components/responses/BodyNotAllowed'}").count - 1
+        #expect(refusals == api.router.routes.count - taking.count)
+    }
+
     @Test("the served document is openapi.yaml (run scripts/embed-openapi after editing it)")
     func embedded() throws {
         let yaml = try String(contentsOf: Self.root.appendingPathComponent("openapi.yaml"), encoding: .utf8)

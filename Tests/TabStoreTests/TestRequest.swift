@@ -13,6 +13,8 @@ struct TestRequest: Sendable {
     var body: [UInt8]?
     /// A `Content-Length` announced without sending its body: only the head goes out (admission tests).
     var announcedLength: Int?
+    /// `Transfer-Encoding: chunked` announced without sending a chunk: only the head goes out.
+    var announcedChunked = false
 
     init(_ method: String, _ target: String) {
         self.method = method
@@ -89,6 +91,13 @@ struct TestRequest: Sendable {
         return copy
     }
 
+    /// Announces a chunked body that is never sent: the server must decide from the head.
+    func announcingChunked() -> TestRequest {
+        var copy = self
+        copy.announcedChunked = true
+        return copy
+    }
+
     /// `Expect: 100-continue`: a server that admits the head answers 100 before reading the body.
     func expectingContinue() -> TestRequest { header("Expect", "100-continue") }
 
@@ -99,16 +108,20 @@ struct TestRequest: Sendable {
         var all = HTTPHeaders()
         if headers["Host"] == nil { all.add("Host", "test") }
         for (name, value) in headers { all.add(name, value) }
-        if let length = contentLength { all.add("Content-Length", String(length)) }
+        if announcedChunked {
+            all.add("Transfer-Encoding", "chunked")
+        } else if let length = contentLength {
+            all.add("Content-Length", String(length))
+        }
         return all
     }
 
-    var contentLength: Int? { announcedLength ?? body?.count }
+    var contentLength: Int? { announcedChunked ? nil : announcedLength ?? body?.count }
 
     /// The head the server's parser makes of these bytes (RFC 9112 §9.3 keep-alive; §10.1.1 expectations).
     var parsedHead: HTTPRequestHead {
         HTTPRequestHead(method: method, target: target, version: .http11, headers: sentHeaders,
-                        keepAlive: !headers.tokens("Connection").contains("close"), contentLength: contentLength, chunked: false,
+                        keepAlive: !headers.tokens("Connection").contains("close"), contentLength: contentLength, chunked: announcedChunked,
                         expectsContinue: headers["Expect"]?.lowercased() == "100-continue")
     }
 
@@ -120,6 +133,6 @@ struct TestRequest: Sendable {
         var text = "\(method) \(target) HTTP/1.1\r\n"
         for (name, value) in sentHeaders { text += "\(name): \(value)\r\n" }
         text += "\r\n"
-        return Array(text.utf8) + (announcedLength == nil ? body ?? [] : [])
+        return Array(text.utf8) + (announcedLength == nil && !announcedChunked ? body ?? [] : [])
     }
 }

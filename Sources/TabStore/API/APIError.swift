@@ -61,6 +61,22 @@ package struct APIError: Error, Sendable {
         return error
     }
 
+    /// 413: a body announced (`Content-Length` over 0, or chunked) to a route that takes none; refused from
+    /// the head, so the body is never read.
+    package static let bodyNotAllowed = APIError(status: 413, slug: .bodyNotAllowed, title: "Content too large",
+                                                 detail: "this resource takes no request body")
+
+    /// 415: a JSON route's request that does not say `Content-Type: application/json`.
+    package static let unsupportedMediaType = APIError(status: 415, slug: .unsupportedMediaType, title: "Unsupported media type",
+                                                       detail: "send the body as application/json")
+
+    /// 503 while the server drains for shutdown (`/readyz`, and every request on a connection accepted meanwhile).
+    package static let draining: APIError = {
+        var error = APIError(status: 503, slug: .draining, title: "Service unavailable", detail: "the server is shutting down")
+        error.headers.add("Retry-After", "1")
+        return error
+    }()
+
     /// 501: a request method this server implements for no resource (RFC 9110 §15.6.2).
     package static func notImplemented(_ method: String) -> APIError {
         APIError(status: 501, slug: .notImplemented, title: "Not implemented",

@@ -58,6 +58,15 @@ package final class APIResponder: HTTPResponder {
         }
     }
 
+    /// `urn:tabstore:problem:draining`, what `/readyz` says while draining, with `Retry-After: 1`, through the
+    /// middleware (logged, counted under the route's pattern, CORS headers), for every route.
+    package func drainingResponse(to head: HTTPRequestHead, context: RequestContext) -> HTTPResponse {
+        var context = APIRequestContext(context)
+        return middleware.respondNow(to: HTTPRequest(head: head, body: []), context: &context) { request, context in
+            dispatcher.draining(request.head, context: &context)
+        } ?? APIError.draining.response()
+    }
+
     /// Answers GETs whose data is in memory or one point read away, on the event loop (see `HTTPResponder`).
     package func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
         var context = APIRequestContext(context)

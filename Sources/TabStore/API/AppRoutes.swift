@@ -10,12 +10,12 @@ struct AppRoutes: RouteGroup {
     init(_ services: APIServices) { self.services = services }
 
     func register(on builder: inout Router.Builder) {
-        builder.add("POST", "/v1/apps", access: .operatorOnly, createApp)
-        builder.add("GET", "/v1/apps", access: .operatorOnly, listApps)
-        builder.add("GET", "/v1/apps/{appId}", access: .operatorOnly, getApp)
-        builder.add("DELETE", "/v1/apps/{appId}", access: .operatorOnly, deleteApp)
-        builder.add("POST", "/v1/apps/{appId}/signing-secret", access: .operatorOnly, rotateSecret)
-        builder.add("GET", "/v1/apps/{appId}/stats", access: .operatorOnly, stats)
+        builder.add("POST", "/v1/apps", access: .operatorOnly, body: .json, createApp)
+        builder.add("GET", "/v1/apps", access: .operatorOnly, body: .empty, listApps)
+        builder.add("GET", "/v1/apps/{appId}", access: .operatorOnly, body: .empty, getApp)
+        builder.add("DELETE", "/v1/apps/{appId}", access: .operatorOnly, body: .empty, deleteApp)
+        builder.add("POST", "/v1/apps/{appId}/signing-secret", access: .operatorOnly, body: .empty, rotateSecret)
+        builder.add("GET", "/v1/apps/{appId}/stats", access: .operatorOnly, body: .empty, stats)
     }
 
     static func appJSON(_ app: AppRecord) -> JSONValue {

@@ -11,14 +11,14 @@ struct CustomizationRoutes: RouteGroup {
 
     func register(on builder: inout Router.Builder) {
         let user = "/v1/apps/{appId}/users/{userId}"
-        builder.add("GET", user + "/customization", access: .pathUser, inline: getCustomizationInline, getCustomization)
-        builder.add("PUT", user + "/customization", access: .pathUser, putCustomization)
-        builder.add("PATCH", user + "/customization", access: .pathUser, patchCustomization)
-        builder.add("DELETE", user + "/customization", access: .pathUser, deleteCustomization)
-        builder.add("GET", user + "/customization/history", access: .pathUser, history)
-        builder.add("GET", user + "/customization/events", access: .pathUser, events)
-        builder.add("POST", user + "/customization/revert", access: .pathUser, revert)
-        builder.add("GET", user + "/layout", access: .pathUser, inline: layoutInline, layout)
+        builder.add("GET", user + "/customization", access: .pathUser, body: .empty, inline: getCustomizationInline, getCustomization)
+        builder.add("PUT", user + "/customization", access: .pathUser, body: .json, putCustomization)
+        builder.add("PATCH", user + "/customization", access: .pathUser, body: .json, patchCustomization)
+        builder.add("DELETE", user + "/customization", access: .pathUser, body: .empty, deleteCustomization)
+        builder.add("GET", user + "/customization/history", access: .pathUser, body: .empty, history)
+        builder.add("GET", user + "/customization/events", access: .pathUser, body: .empty, events)
+        builder.add("POST", user + "/customization/revert", access: .pathUser, body: .json, revert)
+        builder.add("GET", user + "/layout", access: .pathUser, body: .empty, inline: layoutInline, layout)
     }
 
     /// A user's customization brought to the current schema, and the bytes to serve for it.

@@ -5,11 +5,8 @@ extension HTTPRequest {
     /// Parses a JSON request body after checking its media type.
     /// - Throws: `APIError` 415 for another content type, 400 for invalid JSON.
     func jsonBody() throws -> JSONValue {
-        let contentType = headers["Content-Type"]?.split(separator: ";").first?.trimmingOWS().lowercased()
-        guard contentType == "application/json" else {
-            throw APIError(status: 415, slug: .unsupportedMediaType, title: "Unsupported media type",
-                           detail: "send the body as application/json")
-        }
+        // `admit` refused another media type from the head already; checked again for callers that skip it.
+        guard head.hasJSONContentType else { throw APIError.unsupportedMediaType }
         do {
             return try JSONParser.parse(body)
         } catch {

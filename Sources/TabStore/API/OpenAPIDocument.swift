@@ -32,6 +32,11 @@ info:
 
     Access is declared per route (`security`) and checked from the request head, before any body byte is
     read: a request that would get 401, 403, 404, 405 or 501 is answered at once and its body never read.
+    So is the body itself: an operation without a `requestBody` (every GET, HEAD, DELETE and OPTIONS, and
+    POST `/v1/apps/{appId}/signing-secret`) refuses a request that announces one (`Content-Length` over 0, or
+    chunked) with 413 `body-not-allowed`, and one with a JSON `requestBody` refuses another `Content-Type`
+    with 415 once the caller's access is granted. When such a refusal leaves a body unread the connection
+    closes; otherwise it stays open for the next request.
     A method other than GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS is 501 on every path; a known
     method a path lacks is 405 with `Allow`.
 
@@ -89,12 +94,16 @@ paths:
                 properties:
                   status: {type: string, const: ok}
               example: {status: ok}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /readyz:
     get:
       tags: [system]
       operationId: readyz
       summary: Readiness
-      description: 200 when the database answers; 503 when it does not or while the server drains for shutdown.
+      description: |
+        200 when the database answers; 503 when it does not or while the server drains for shutdown. While it
+        drains, every request on a connection accepted meanwhile (to any path) is answered at once with the
+        same 503 `draining` problem, `Retry-After: 1` and `Connection: close`.
       security: []
       responses:
         '200':
@@ -109,6 +118,7 @@ paths:
                 properties:
                   status: {type: string, const: ready}
               example: {status: ready}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
         '503': {$ref: '#/components/responses/NotReady'}
   /metrics:
     get:
@@ -134,6 +144,7 @@ paths:
                 tabstore_http_requests_total{route="/healthz",method="GET",status="200"} 3
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /openapi.yaml:
     get:
       tags: [system]
@@ -160,6 +171,7 @@ paths:
           description: Not modified (`If-None-Match` names this document's ETag).
           headers:
             ETag: {schema: {type: string}}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/apps:
     post:
       tags: [apps]
@@ -237,6 +249,7 @@ paths:
         '400': {$ref: '#/components/responses/BadRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/apps/{appId}:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -254,6 +267,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
     delete:
       tags: [apps]
       operationId: deleteApp
@@ -263,6 +277,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
         '503': {$ref: '#/components/responses/Unavailable'}
   /v1/apps/{appId}/signing-secret:
     parameters:
@@ -286,6 +301,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
         '503': {$ref: '#/components/responses/Unavailable'}
   /v1/apps/{appId}/schema:
     parameters:
@@ -445,6 +461,7 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/apps/{appId}/schema/versions/{version}:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -478,6 +495,7 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/apps/{appId}/stats:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -506,6 +524,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/apps/{appId}/users/{userId}/customization:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -553,6 +572,7 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
         '429': {$ref: '#/components/responses/TooManyFollowers'}
         '503': {$ref: '#/components/responses/TooManyWaiting'}
     put:
@@ -690,6 +710,7 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
         '422': {$ref: '#/components/responses/IdempotencyKeyReused'}
         '503': {$ref: '#/components/responses/Unavailable'}
   /v1/apps/{appId}/users/{userId}/layout:
@@ -743,6 +764,7 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/apps/{appId}/users/{userId}/customization/history:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -779,6 +801,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/apps/{appId}/users/{userId}/customization/events:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -833,6 +856,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
         '429': {$ref: '#/components/responses/TooManyFollowers'}
         '503': {$ref: '#/components/responses/NotReady'}
   /v1/apps/{appId}/users/{userId}/customization/revert:
@@ -900,6 +924,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/apps/{appId}/users/{userId}:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -919,6 +944,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
         '503': {$ref: '#/components/responses/Unavailable'}
   /v1/users/{userId}/export:
     parameters:
@@ -941,6 +967,7 @@ paths:
         '400': {$ref: '#/components/responses/InvalidUserId'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/users/{userId}:
     parameters:
       - $ref: '#/components/parameters/UserId'
@@ -954,6 +981,7 @@ paths:
         '400': {$ref: '#/components/responses/InvalidUserId'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
+        '413': {$ref: '#/components/responses/BodyNotAllowed'}
         '503': {$ref: '#/components/responses/Unavailable'}
 components:
   securitySchemes:
@@ -1200,6 +1228,14 @@ components:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
           example: {type: 'urn:tabstore:problem:revision-mismatch', title: Precondition failed, status: 412, detail: the customization is at revision 3; read it again and retry}
+    BodyNotAllowed:
+      description: |
+        This operation takes no request body, and the request announced one (`Content-Length` over 0, or
+        `Transfer-Encoding: chunked`); refused from the head, the body is never read and the connection closes.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:body-not-allowed', title: Content too large, status: 413, detail: this resource takes no request body}
     TooLarge:
       description: The body is larger than the configured limit.
       content:
@@ -1278,7 +1314,7 @@ components:
         type:
           type: string
           description: '`urn:tabstore:problem:<slug>` (`about:blank` for refusals made before routing, like 413).'
-          enum: [urn:tabstore:problem:already-exists, urn:tabstore:problem:app-exists, urn:tabstore:problem:app-not-found, urn:tabstore:problem:concurrent-registration, urn:tabstore:problem:database-unavailable, urn:tabstore:problem:draining, urn:tabstore:problem:forbidden, urn:tabstore:problem:idempotency-key-reused, urn:tabstore:problem:internal-error, urn:tabstore:problem:invalid-if-match, urn:tabstore:problem:invalid-idempotency-key, urn:tabstore:problem:invalid-if-none-match, urn:tabstore:problem:invalid-parameter, urn:tabstore:problem:invalid-path, urn:tabstore:problem:invalid-user-id, urn:tabstore:problem:malformed-json, urn:tabstore:problem:malformed-request, urn:tabstore:problem:method-not-allowed, urn:tabstore:problem:no-route, urn:tabstore:problem:no-schema, urn:tabstore:problem:not-implemented, urn:tabstore:problem:revision-mismatch, urn:tabstore:problem:revision-not-found, urn:tabstore:problem:rule-violation, urn:tabstore:problem:schema-version-not-found, urn:tabstore:problem:storage-unavailable, urn:tabstore:problem:too-many-followers, urn:tabstore:problem:too-many-waiting, urn:tabstore:problem:unauthorized, urn:tabstore:problem:unsupported-media-type, urn:tabstore:problem:write-contention, about:blank]
+          enum: [urn:tabstore:problem:already-exists, urn:tabstore:problem:app-exists, urn:tabstore:problem:app-not-found, urn:tabstore:problem:body-not-allowed, urn:tabstore:problem:concurrent-registration, urn:tabstore:problem:database-unavailable, urn:tabstore:problem:draining, urn:tabstore:problem:forbidden, urn:tabstore:problem:idempotency-key-reused, urn:tabstore:problem:internal-error, urn:tabstore:problem:invalid-idempotency-key, urn:tabstore:problem:invalid-if-match, urn:tabstore:problem:invalid-if-none-match, urn:tabstore:problem:invalid-parameter, urn:tabstore:problem:invalid-path, urn:tabstore:problem:invalid-user-id, urn:tabstore:problem:malformed-json, urn:tabstore:problem:malformed-request, urn:tabstore:problem:method-not-allowed, urn:tabstore:problem:no-route, urn:tabstore:problem:no-schema, urn:tabstore:problem:not-implemented, urn:tabstore:problem:revision-mismatch, urn:tabstore:problem:revision-not-found, urn:tabstore:problem:rule-violation, urn:tabstore:problem:schema-version-not-found, urn:tabstore:problem:storage-unavailable, urn:tabstore:problem:too-many-followers, urn:tabstore:problem:too-many-waiting, urn:tabstore:problem:unauthorized, urn:tabstore:problem:unsupported-media-type, urn:tabstore:problem:write-contention, about:blank]
         title: {type: string}
         status: {type: integer}
         detail: {type: string}

@@ -4,14 +4,15 @@ package enum ProblemType: String, Sendable, CaseIterable {
     case alreadyExists = "already-exists"
     case appExists = "app-exists"
     case appNotFound = "app-not-found"
+    case bodyNotAllowed = "body-not-allowed"
     case concurrentRegistration = "concurrent-registration"
     case databaseUnavailable = "database-unavailable"
     case draining
     case forbidden
     case idempotencyKeyReused = "idempotency-key-reused"
     case internalError = "internal-error"
-    case invalidIfMatch = "invalid-if-match"
     case invalidIdempotencyKey = "invalid-idempotency-key"
+    case invalidIfMatch = "invalid-if-match"
     case invalidIfNoneMatch = "invalid-if-none-match"
     case invalidParameter = "invalid-parameter"
     case invalidPath = "invalid-path"

@@ -49,18 +49,48 @@ struct RouteDispatcher: Sendable {
         }
     }
 
-    /// A refusal from the head alone (unknown routes and methods, missing or invalid credentials, invalid
-    /// path ids, callers the route's access does not admit); nil to go on, also when deciding needs storage.
+    /// A refusal from the head alone; nil to go on, also when deciding needs storage. In this order: unknown
+    /// routes and methods, invalid paths (501, 405, 404, 400); missing or invalid credentials, invalid path
+    /// ids, callers the route's access does not admit (401, 400, 404, 403), when that needs no waiting; then
+    /// the body the route takes: none announced where it takes none (413, also after access left to
+    /// `respond`, so such a body is never read), `application/json` where it takes JSON (415, once access
+    /// is granted: a stranger learns nothing from it).
     func admit(_ head: HTTPRequestHead, context: inout APIRequestContext) -> HTTPResponse? {
-        guard head.method != "OPTIONS" else { return nil }
         do {
+            if head.method == "OPTIONS" {
+                context.pattern = "OPTIONS"
+                try Self.checkBody(head, .empty, accessGranted: true)
+                return nil
+            }
             let (route, parameters) = try route(for: head)
             context.pattern = route.pattern
             // Whether decided now (admitted) or left to `respond` (needs storage), the request goes on.
-            _ = try authenticator.authorizeNow(route.access, head, RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern))
+            let granted = try authenticator.authorizeNow(route.access, head,
+                                                         RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern))
+            try Self.checkBody(head, route.body, accessGranted: granted)
             return nil
         } catch {
             return problem(for: error, requestId: context.requestId)
+        }
+    }
+
+    /// The answer to a request on a connection accepted while the server drains, named by its route's
+    /// pattern when it has one (so `/readyz` probes count as `/readyz`).
+    func draining(_ head: HTTPRequestHead, context: inout APIRequestContext) -> HTTPResponse {
+        if head.method == "OPTIONS" {
+            context.pattern = "OPTIONS"
+        } else if Self.implementedMethods.contains(head.method), case .found(let route, _) = router.match(method: head.method, path: head.path) {
+            context.pattern = route.pattern
+        }
+        return APIError.draining.response()
+    }
+
+    /// The route's declared body against what the head announces.
+    /// - Throws: `APIError` 413 (`body-not-allowed`) or 415 (`unsupported-media-type`).
+    private static func checkBody(_ head: HTTPRequestHead, _ body: RouteBody, accessGranted: Bool) throws {
+        switch body {
+        case .empty: if head.announcesBody { throw APIError.bodyNotAllowed }
+        case .json: if accessGranted, !head.hasJSONContentType { throw APIError.unsupportedMediaType }
         }
     }
 

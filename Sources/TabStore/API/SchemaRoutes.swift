@@ -10,9 +10,9 @@ struct SchemaRoutes: RouteGroup {
     init(_ services: APIServices) { self.services = services }
 
     func register(on builder: inout Router.Builder) {
-        builder.add("PUT", "/v1/apps/{appId}/schema", access: .operatorOnly, putSchema)
-        builder.add("GET", "/v1/apps/{appId}/schema", access: .appUsers, getSchema)
-        builder.add("GET", "/v1/apps/{appId}/schema/versions/{version}", access: .appUsers, getSchemaVersion)
+        builder.add("PUT", "/v1/apps/{appId}/schema", access: .operatorOnly, body: .json, putSchema)
+        builder.add("GET", "/v1/apps/{appId}/schema", access: .appUsers, body: .empty, getSchema)
+        builder.add("GET", "/v1/apps/{appId}/schema/versions/{version}", access: .appUsers, body: .empty, getSchemaVersion)
     }
 
     func putSchema(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {

@@ -8,10 +8,10 @@ struct SystemRoutes: RouteGroup {
     init(_ services: APIServices) { self.services = services }
 
     func register(on builder: inout Router.Builder) {
-        builder.add("GET", "/healthz", access: .anyone, inline: healthz, healthz)
-        builder.add("GET", "/readyz", access: .anyone, readyz)
-        builder.add("GET", "/metrics", access: .metrics, metricsText)
-        builder.add("GET", "/openapi.yaml", access: .anyone, inline: openAPI, openAPI)
+        builder.add("GET", "/healthz", access: .anyone, body: .empty, inline: healthz, healthz)
+        builder.add("GET", "/readyz", access: .anyone, body: .empty, readyz)
+        builder.add("GET", "/metrics", access: .metrics, body: .empty, metricsText)
+        builder.add("GET", "/openapi.yaml", access: .anyone, body: .empty, inline: openAPI, openAPI)
     }
 
     /// Probes and metrics describe this instant: never stored by a cache.
@@ -22,9 +22,7 @@ struct SystemRoutes: RouteGroup {
     }
 
     func readyz(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        if services.serverState.isDraining {
-            throw APIError(status: 503, slug: .draining, title: "Service unavailable", detail: "the server is shutting down")
-        }
+        if services.serverState.isDraining { throw APIError.draining }
         guard await services.store.ping() else {
             throw APIError(status: 503, slug: .databaseUnavailable, title: "Service unavailable", detail: "the database does not answer")
         }

@@ -12,10 +12,10 @@ struct UserDataRoutes: RouteGroup {
     init(_ services: APIServices) { self.services = services }
 
     func register(on builder: inout Router.Builder) {
-        builder.add("GET", "/v1/apps/{appId}/users/{userId}/export", access: .operatorOnly, exportInApp)
-        builder.add("DELETE", "/v1/apps/{appId}/users/{userId}", access: .operatorOnly, eraseInApp)
-        builder.add("GET", "/v1/users/{userId}/export", access: .operatorOnly, exportEverywhere)
-        builder.add("DELETE", "/v1/users/{userId}", access: .operatorOnly, eraseEverywhere)
+        builder.add("GET", "/v1/apps/{appId}/users/{userId}/export", access: .operatorOnly, body: .empty, exportInApp)
+        builder.add("DELETE", "/v1/apps/{appId}/users/{userId}", access: .operatorOnly, body: .empty, eraseInApp)
+        builder.add("GET", "/v1/users/{userId}/export", access: .operatorOnly, body: .empty, exportEverywhere)
+        builder.add("DELETE", "/v1/users/{userId}", access: .operatorOnly, body: .empty, eraseEverywhere)
     }
 
     func exportInApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {

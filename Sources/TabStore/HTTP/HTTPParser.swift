@@ -30,6 +30,9 @@ package struct HTTPParser: Sendable {
 
     package init(limits: HTTPLimits = HTTPLimits()) { self.limits = limits }
 
+    /// Body bytes of the current request received so far (decoded, for a chunked body); 0 between requests.
+    package var bodyBytesReceived: Int { body.count }
+
     /// Parses from `buffer[offset...]`, advancing `offset` past what was consumed.
     /// - Throws: `HTTPParseError`; the connection must answer it and close.
     package mutating func parse(_ buffer: [UInt8], offset: inout Int) throws(HTTPParseError) -> Event {
@@ -127,17 +130,23 @@ package struct HTTPParser: Sendable {
         return nil
     }
 
+    /// `chunk-size [ chunk-ext ]` (RFC 9112 §7.1): hex digits (leading zeros are not significant), then
+    /// optionally BWS and `;`-extensions, which are ignored but may hold no control character.
     private func parseChunkSize(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> Int {
         var size = 0
-        var digits = 0
-        for byte in line {
-            if byte == UInt8(ascii: ";") { break }  // chunk extensions are ignored (RFC 9112 §7.1.1)
-            guard let value = PercentDecoding.hexValue(byte) else { throw .bad("invalid chunk size") }
-            digits += 1
-            guard digits <= 15 else { throw HTTPParseError(413, "chunk size too large") }
+        var significant = 0
+        var index = line.startIndex
+        while index < line.endIndex, let value = PercentDecoding.hexValue(line[index]) {
+            if significant > 0 || value != 0 { significant += 1 }
+            guard significant <= 15 else { throw HTTPParseError(413, "chunk size too large") }
             size = size << 4 | Int(value)
+            index += 1
         }
-        guard digits > 0 else { throw .bad("invalid chunk size") }
+        guard index > line.startIndex else { throw .bad("invalid chunk size") }
+        guard index < line.endIndex else { return size }
+        while index < line.endIndex, line[index] == 0x20 || line[index] == 0x09 { index += 1 }
+        guard index < line.endIndex, line[index] == UInt8(ascii: ";") else { throw .bad("invalid chunk size") }
+        guard line[index...].allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else { throw .bad("invalid character in a chunk extension") }
         return size
     }
 
@@ -215,6 +224,8 @@ package struct HTTPParser: Sendable {
         let method = String(decoding: parts[0], as: UTF8.self)
         let target = String(decoding: parts[1], as: UTF8.self)
         guard target.hasPrefix("/") || (target == "*" && method == "OPTIONS") else { throw .bad("request target must be origin-form") }
+        // A fragment is the client's own business and never part of a request target (RFC 9112 §3.2.1).
+        guard !parts[1].contains(UInt8(ascii: "#")) else { throw .bad("fragment in the request target") }
         let version: HTTPVersion
         switch String(decoding: parts[2], as: UTF8.self) {
         case "HTTP/1.1": version = .http11
@@ -256,6 +267,7 @@ package struct HTTPParser: Sendable {
     private func frame(method: String, target: String, version: HTTPVersion, headers: HTTPHeaders) throws(HTTPParseError) -> HTTPRequestHead {
         let hosts = headers.values("Host")
         if version == .http11, hosts.count != 1 { throw .bad(hosts.isEmpty ? "missing Host header" : "more than one Host header") }
+        for host in hosts where !Self.isValidHost(host) { throw .bad("invalid Host header") }
         let lengths = headers.values("Content-Length")
         let encodings = headers.tokens("Transfer-Encoding")
         var contentLength: Int?

@@ -21,6 +21,19 @@ package struct HTTPRequestHead: Sendable, Equatable {
     /// The client sent `Expect: 100-continue`.
     package var expectsContinue: Bool
 
+    /// Whether a body follows this head: a `Content-Length` over 0, or chunked (even if it turns out empty).
+    package var announcesBody: Bool { chunked || (contentLength ?? 0) > 0 }
+
+    /// Whether `Content-Type` names `application/json` (any case, parameters allowed), compared without copying.
+    package var hasJSONContentType: Bool {
+        guard let value = headers["Content-Type"] else { return false }
+        var type = value.utf8.prefix { $0 != UInt8(ascii: ";") }
+        while let first = type.first, first == 0x20 || first == 0x09 { type = type.dropFirst() }
+        while let last = type.last, last == 0x20 || last == 0x09 { type = type.dropLast() }
+        // ASCII case folding: only A-Z changes.
+        return type.count == 16 && zip(type, "application/json".utf8).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
+    }
+
     /// The path part of the target (percent-encoded).
     package var path: Substring {
         guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target[...] }

@@ -22,8 +22,14 @@ package protocol HTTPResponder: Sendable {
     func respondInline(to request: HTTPRequest, context: RequestContext) -> HTTPResponse?
 
     /// Decides from the request head alone, before any body byte is read, whether the request may go on:
-    /// a response here (401, 403, 404, 405, 413, ...) is sent at once and the connection is closed, its body never read.
+    /// a response here (401, 403, 404, 405, 413, ...) is sent at once. When the request announced a body
+    /// the connection then closes, its body never read; without one it goes on with the next request.
     func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse?
+
+    /// The answer, made on the event loop, to a request on a connection accepted while the server drains:
+    /// a 503 the client may retry elsewhere (the server sends it with `Connection: close`). Such a request is
+    /// never admitted or handled.
+    func drainingResponse(to head: HTTPRequestHead, context: RequestContext) -> HTTPResponse
 }
 
 extension HTTPResponder {
@@ -31,6 +37,13 @@ extension HTTPResponder {
 
     /// Admits every request: the full request decides.
     package func admit(_ head: HTTPRequestHead, context: RequestContext) -> HTTPResponse? { nil }
+
+    /// A problem document: 503 with `Retry-After: 1`.
+    package func drainingResponse(to head: HTTPRequestHead, context: RequestContext) -> HTTPResponse {
+        var response = ServerProblem.response(503, "the server is shutting down; retry later")
+        response.headers.add("Retry-After", "1")
+        return response
+    }
 }
 
 /// Hooks the server reports to (metrics, logs).

@@ -47,6 +47,15 @@ package enum RouteAccess: Sendable, Equatable, CaseIterable {
     case pathUser
 }
 
+/// What a route takes as request content. Every route declares it (the builder requires it), and the API
+/// enforces it from the request head, before a body byte is read.
+package enum RouteBody: Sendable, Equatable, CaseIterable {
+    /// No content: a request announcing one (`Content-Length` over 0, or chunked) is refused (413).
+    case empty
+    /// A JSON document: a request whose `Content-Type` is not `application/json` is refused (415).
+    case json
+}
+
 /// Method + path pattern → handler. Built once, then immutable.
 package struct Router: Sendable {
     package typealias Handler = @Sendable (HTTPRequest, RouteContext) async throws -> HTTPResponse
@@ -62,6 +71,7 @@ package struct Router: Sendable {
         package let method: String
         package let pattern: String
         package let access: RouteAccess
+        package let body: RouteBody
         let segments: [Segment]
         package let handler: Handler
         package let inline: InlineHandler?
@@ -83,12 +93,13 @@ package struct Router: Sendable {
 
         package init() {}
 
-        package mutating func add(_ method: String, _ pattern: String, access: RouteAccess, inline: InlineHandler? = nil, _ handler: @escaping Handler) {
+        package mutating func add(_ method: String, _ pattern: String, access: RouteAccess, body: RouteBody, inline: InlineHandler? = nil,
+                                  _ handler: @escaping Handler) {
             let segments: [Segment] = pattern.split(separator: "/").map { part in
                 part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
             }
             precondition(!routes.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
-            routes.append(Route(method: method, pattern: pattern, access: access, segments: segments, handler: handler, inline: inline))
+            routes.append(Route(method: method, pattern: pattern, access: access, body: body, segments: segments, handler: handler, inline: inline))
         }
 
         package func build() -> Router { Router(routes: routes) }

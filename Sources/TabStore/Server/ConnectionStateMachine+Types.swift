@@ -5,11 +5,12 @@ extension ConnectionStateMachine {
     /// Limits and timeouts (nanoseconds), shared by every connection of a server.
     final class Configuration: Sendable {
         let limits: HTTPLimits
-        /// A request head must be complete this long after its first byte arrived.
+        /// A request head must be complete this long after its first byte arrived; a connection's first
+        /// request, this long after accept (a connection that sends nothing closes then, unanswered).
         let headerTimeout: UInt64
         /// A body must be complete this long after its head.
         let bodyTimeout: UInt64
-        /// A connection may wait this long for its next request.
+        /// A keep-alive connection may wait this long for its next request after a response.
         let idleTimeout: UInt64
         /// A client must take pending output within this long after each partial write.
         let writeTimeout: UInt64
@@ -45,6 +46,34 @@ extension ConnectionStateMachine {
         var includeBody: Bool
         /// HTTP/1.1: a stream can be sent in chunks (HTTP/1.0 streams end by closing the connection).
         var chunked: Bool
+
+        init(keepAlive: Bool, includeBody: Bool, chunked: Bool) {
+            self.keepAlive = keepAlive
+            self.includeBody = includeBody
+            self.chunked = chunked
+        }
+
+        /// What the response to a request with this head must honour.
+        init(_ head: HTTPRequestHead) {
+            self.init(keepAlive: head.keepAlive, includeBody: head.method != "HEAD", chunked: head.version == .http11)
+        }
+    }
+
+    /// The admission the loop was asked for (`admit`) and has not answered yet.
+    enum Admission {
+        case none
+        /// A head whose body follows (Content-Length > 0 or chunked).
+        case head(expectsContinue: Bool, includeBody: Bool)
+        /// A whole request without a body: a refusal of it needs no body skipped, so the connection may go on.
+        case request(Exchange)
+
+        var includeBody: Bool {
+            switch self {
+            case .none: true
+            case .head(_, let includeBody): includeBody
+            case .request(let exchange): exchange.includeBody
+            }
+        }
     }
 
     enum Phase: Equatable, Sendable {
@@ -65,10 +94,17 @@ extension ConnectionStateMachine {
         /// Nothing more to do until the socket is ready for `Interest` (without `.read`: stop reading),
         /// the deadline passes, or the responder answers.
         case wait(Interest)
-        /// Ask the responder whether the request may go on, before any body byte is read; for a body,
-        /// also reserve `bodyBytes` of the shared budget. Answer with `admitted`, `refused` or `overBudget`.
-        /// `request` is the whole request when it has no body (hand it back with `admitted`).
-        case admit(HTTPRequestHead, bodyBytes: Int, request: HTTPRequest?)
+        /// Ask the responder whether the request may go on, before any body byte is read. Answer with
+        /// `admitted` or `refused`. `request` is the whole request when it has no body (hand it back with
+        /// `admitted`). Nothing of the shared body budget is reserved for a body before its bytes arrive.
+        case admit(HTTPRequestHead, request: HTTPRequest?)
+        /// The connection was accepted while the server drains: answer the request with the responder's
+        /// draining answer (503), through `refused`, then close. It is never admitted or dispatched.
+        case refuseDraining(HTTPRequestHead)
+        /// Body bytes arrived: reserve `bytes` more of the shared body budget for them (never more than the
+        /// body received so far). Answer with `reserved`, handing back `request` (the whole request, when
+        /// these bytes completed it), or `overBudget`.
+        case reserve(Int, request: HTTPRequest?)
         /// Hand the request to the responder (inline when it can answer at once, else off the loop); its
         /// answer comes back as `responseReady` or `streamStarted`.
         case dispatch(HTTPRequest, requestId: String, receivedAt: UInt64)

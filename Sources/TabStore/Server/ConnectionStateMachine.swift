@@ -8,6 +8,11 @@ import TabStoreHTTP
 ///
 ///     inputReceived → admit; admitted → dispatch; responseReady → respond; writeCompleted → wait(.read)
 ///
+/// A request with a body: `admit` from its head, then, as the body's bytes arrive, `reserve` what they
+/// add to the shared body budget, until the last `reserved` hands the whole request back to `dispatch`.
+/// A refusal (`refused`) keeps the connection when no body follows; a connection accepted while the server
+/// drains gets `refuseDraining` for its request instead of `admit`, then closes.
+///
 /// Every write action (`sendContinue`, `respond`, `fail`, `startStream`, `sendChunk`, `finishStream`) is
 /// answered with `writeCompleted` or `writePending` once the loop has tried to write. One request is
 /// handled at a time: pipelined bytes wait in the input buffer (up to a head's worth) until the response
@@ -18,33 +23,19 @@ import TabStoreHTTP
 /// until the stream ends, the server drains, the client closes, or a client that does not read lets the
 /// stream's output back up (`writePending` with `backlogFull` closes it).
 struct ConnectionStateMachine {
-    /// The admission the loop was asked for (`admit`) and has not answered yet.
-    private enum Admission {
-        case none
-        case head(expectsContinue: Bool, includeBody: Bool)
-        case request(includeBody: Bool)
-
-        var includeBody: Bool {
-            switch self {
-            case .none: true
-            case .head(_, let includeBody), .request(let includeBody): includeBody
-            }
-        }
-    }
-
     // Stored properties widest first, so an idle connection costs no padding (one per connection, kept
     // for as long as it is open).
     let configuration: Configuration
-    private var input: [UInt8] = []
-    private var inputOffset = 0
+    private var input: RequestInput
     /// When the current phase times out (idle, header, body, linger), in monotonic nanoseconds; 0 for never.
     private var phaseDeadline: UInt64
     /// When a client that stopped taking output times out; set by each partial write.
     private var writeDeadline: UInt64 = 0
     /// The current request's id, from its admission on, so admission, handler, log and response agree.
     private(set) var requestId: String?
-    /// Bytes of the server's body budget held for the current request's body; handed back exactly once,
-    /// through the `releasing` of `respond`, `fail`, `startStream` or `close`.
+    /// Bytes of the server's body budget held for the current request's body: exactly the body bytes
+    /// received so far (at most the body limit), reserved as they arrive, never what a head announces.
+    /// Handed back exactly once, through the `releasing` of `respond`, `fail`, `startStream` or `close`.
     private(set) var reservedBodyBytes = 0
     private(set) var phase = Phase.reading
     private var admission = Admission.none
@@ -54,14 +45,20 @@ struct ConnectionStateMachine {
     private(set) var inRequest = false
     /// The client closed its sending side: no further request can come.
     private(set) var peerClosed = false
-    /// The server stopped accepting: responses say `Connection: close`, idle connections close.
+    /// The server drains: responses say `Connection: close`, idle connections close.
     private(set) var draining = false
-    private var parser: HTTPParser
+    /// Accepted while the server drains: each request gets the draining answer (503) from its head, and the
+    /// connection never holds the drain up (the loop closes it when the drain is over).
+    private(set) var acceptedWhileDraining = false
 
-    init(configuration: Configuration, now: UInt64) {
+    init(configuration: Configuration, now: UInt64, acceptedWhileDraining: Bool = false) {
         self.configuration = configuration
-        parser = HTTPParser(limits: configuration.limits)
-        phaseDeadline = now + configuration.idleTimeout
+        self.acceptedWhileDraining = acceptedWhileDraining
+        draining = acceptedWhileDraining
+        input = RequestInput(limits: configuration.limits)
+        // A new connection's first request is due within the header timeout from accept: a client that
+        // connects and sends nothing is not an idle keep-alive client.
+        phaseDeadline = now + configuration.headerTimeout
     }
 
     // MARK: - State the loop reads
@@ -76,7 +73,7 @@ struct ConnectionStateMachine {
         return deadline != 0 && deadline < now
     }
 
-    var bufferedInput: Int { input.count - inputOffset }
+    var bufferedInput: Int { input.buffered }
 
     /// Whether a readable socket is read into this connection's buffer (lingering input is the loop's to drop).
     var acceptsInput: Bool {
@@ -89,13 +86,13 @@ struct ConnectionStateMachine {
     /// Whether one more read is allowed: what is buffered is under the cap.
     var wantsInput: Bool { bufferedInput < inputCap }
 
-    /// Largest amount of unparsed input to buffer: while reading, a head, plus the body bytes its admission
-    /// reserved from the shared budget, plus one read (before a head is admitted nothing of a body is
-    /// buffered beyond one read); otherwise a head's worth, the rest waits in the kernel. So memory per
-    /// connection never exceeds the header limit plus what the (bounded, shared) body budget granted it.
+    /// Largest amount of unparsed input to buffer: while reading, a head plus one read (body bytes are
+    /// parsed out of it after each read, and what the parser then holds is reserved from the shared budget);
+    /// otherwise a head's worth, the rest waits in the kernel. So memory per connection never exceeds the
+    /// header limit and a read or two, plus the body it was granted from the (bounded, shared) body budget.
     private var inputCap: Int {
         switch phase {
-        case .reading: configuration.limits.maxHeaderBytes + reservedBodyBytes + configuration.readChunk
+        case .reading: configuration.limits.maxHeaderBytes + configuration.readChunk
         default: configuration.limits.maxHeaderBytes
         }
     }
@@ -119,7 +116,7 @@ struct ConnectionStateMachine {
 
     /// Buffers bytes read from the socket; `inputReceived` (or `inputEnded`) follows once the read is over.
     mutating func append(_ bytes: ArraySlice<UInt8>) {
-        input.append(contentsOf: bytes)
+        input.append(bytes)
     }
 
     /// Bytes were buffered: parse them when reading, else keep them for later.
@@ -147,56 +144,66 @@ struct ConnectionStateMachine {
         guard case .reading = phase, !outputPending else { return .wait(interest) }
         let event: HTTPParser.Event
         do {
-            event = try parser.parse(input, offset: &inputOffset)
+            event = try input.parse()
         } catch {
             return fail(status: error.status, reason: error.reason)
         }
         switch event {
         case .needMore:
-            compactInput()
-            // The client closed its side with no complete request pending: nothing more can come.
-            if peerClosed { return closeNow() }
-            if bufferedInput > 0, !inRequest {
-                // The header timeout runs from a request's first byte: trickling bytes do not extend it.
-                inRequest = true
-                phaseDeadline = now + configuration.headerTimeout
+            input.compact()
+            // An admitted body's bytes count against the shared budget as they arrive.
+            if requestId != nil, input.bodyBytesReceived > reservedBodyBytes {
+                return .reserve(input.bodyBytesReceived - reservedBodyBytes, request: nil)
             }
-            if draining, !inRequest { return closeNow() }
-            return .wait(interest)
+            return awaitInput(now: now)
         case .head(let head):
             inRequest = true
             phaseDeadline = now + configuration.bodyTimeout
             // Admission before `100 Continue` and before a body byte is read (RFC 9110 §10.1.1 lets a server
-            // answer a 100-continue request with a final status instead). The body's bytes come out of the
-            // budget shared by all connections before any is read; a chunked body counts as the largest allowed.
-            let bodyBytes = head.chunked ? configuration.limits.maxBodyBytes : head.contentLength ?? 0
+            // answer a 100-continue request with a final status instead).
             admission = .head(expectsContinue: head.expectsContinue, includeBody: head.method != "HEAD")
-            return .admit(head, bodyBytes: bodyBytes, request: nil)
+            return acceptedWhileDraining ? .refuseDraining(head) : .admit(head, request: nil)
         case .request(let request):
             guard let requestId else {
                 // A request without a body comes whole, with no head first: admit it from its head now.
-                admission = .request(includeBody: request.method != "HEAD")
-                return .admit(request.head, bodyBytes: 0, request: request)
+                admission = .request(Exchange(request.head))
+                return acceptedWhileDraining ? .refuseDraining(request.head) : .admit(request.head, request: request)
+            }
+            if request.body.count > reservedBodyBytes {
+                return .reserve(request.body.count - reservedBodyBytes, request: request)
             }
             return dispatch(request, requestId: requestId, now: now)
         }
     }
 
+    /// No complete request is buffered: wait for more, unless nothing more can come.
+    private mutating func awaitInput(now: UInt64) -> Action {
+        // The client closed its side with no complete request pending: nothing more can come.
+        if peerClosed { return closeNow() }
+        if bufferedInput > 0, !inRequest {
+            // The header timeout runs from a request's first byte (from accept for a connection's first
+            // request, whichever is earlier): trickling bytes do not extend it.
+            inRequest = true
+            let due = now + configuration.headerTimeout
+            phaseDeadline = phaseDeadline == 0 ? due : min(phaseDeadline, due)
+        }
+        if draining, !inRequest, !acceptedWhileDraining { return closeNow() }
+        return .wait(interest)
+    }
+
     private mutating func dispatch(_ request: HTTPRequest, requestId: String, now: UInt64) -> Action {
         self.requestId = nil
         inRequest = false
-        phase = .processing(Exchange(keepAlive: request.head.keepAlive, includeBody: request.method != "HEAD",
-                                     chunked: request.head.version == .http11))
+        phase = .processing(Exchange(request.head))
         phaseDeadline = 0
-        compactInput()
+        input.compact()
         return .dispatch(request, requestId: requestId, receivedAt: now)
     }
 
     // MARK: - Admission
 
-    /// The responder admitted the head and, for a body, the loop reserved `reservedBodyBytes` (the
-    /// `bodyBytes` of `admit`); `request` is the one `admit` carried.
-    mutating func admitted(requestId: String, reservedBodyBytes: Int, request: HTTPRequest?, now: UInt64) -> Action {
+    /// The responder admitted the head; `request` is the one `admit` carried.
+    mutating func admitted(requestId: String, request: HTTPRequest?, now: UInt64) -> Action {
         let pending = admission
         admission = .none
         self.requestId = requestId
@@ -205,7 +212,6 @@ struct ConnectionStateMachine {
             guard let request else { return fail(status: 500, reason: "admitted request missing") }
             return dispatch(request, requestId: requestId, now: now)
         case .head(let expectsContinue, _):
-            self.reservedBodyBytes = reservedBodyBytes
             if expectsContinue {
                 outputPending = true
                 return .sendContinue
@@ -216,24 +222,40 @@ struct ConnectionStateMachine {
         }
     }
 
-    /// The responder refused the head: its answer is the last response, the body is never read.
+    /// The responder refused the head. A request without a body is answered like any other (the connection
+    /// goes on with the requests behind it); when a body follows, the answer is the last response and the
+    /// body is never read (lingering drops what the client still sends).
     mutating func refused(_ response: HTTPResponse, requestId: String, now: UInt64) -> Action {
-        let includeBody = admission.includeBody
+        let pending = admission
         admission = .none
         self.requestId = nil
         var response = response
         response.headers.set("X-Request-ID", requestId)
+        outputPending = true
+        if case .request(let exchange) = pending, exchange.keepAlive, !draining, !peerClosed {
+            inRequest = false
+            phase = .reading
+            phaseDeadline = now + configuration.idleTimeout
+            input.compact()
+            return .respond(response, keepAlive: true, includeBody: exchange.includeBody, releasing: takeReservation())
+        }
         discardRequest()
         phase = .closing
-        outputPending = true
-        return .respond(response, keepAlive: false, includeBody: includeBody, releasing: takeReservation())
+        return .respond(response, keepAlive: false, includeBody: pending.includeBody, releasing: takeReservation())
     }
 
-    /// The head was admitted but its body does not fit the shared budget now.
-    mutating func overBudget(requestId: String, now: UInt64) -> Action {
-        admission = .none
-        self.requestId = requestId
-        return fail(status: 503, reason: "too many request bodies in flight; retry later", retryAfter: 1)
+    /// The loop reserved the `bytes` of the last `reserve`; `request` is the one it carried.
+    mutating func reserved(_ bytes: Int, request: HTTPRequest?, now: UInt64) -> Action {
+        reservedBodyBytes += bytes
+        guard let requestId else { return .wait(interest) }
+        if let request { return dispatch(request, requestId: requestId, now: now) }
+        return awaitInput(now: now)
+    }
+
+    /// The body bytes that arrived do not fit the shared budget now: 503, the connection's last response
+    /// (what was reserved before is returned).
+    mutating func overBudget(now: UInt64) -> Action {
+        fail(status: 503, reason: "too many request bodies in flight; retry later", retryAfter: 1)
     }
 
     // MARK: - Responses
@@ -321,12 +343,12 @@ struct ConnectionStateMachine {
         return closeNow()
     }
 
-    /// The server stopped accepting: idle connections close, a stream ends, in-flight requests finish
-    /// (their responses say `Connection: close`).
+    /// The server drains: idle connections close, a stream ends, in-flight requests finish (their responses
+    /// say `Connection: close`).
     mutating func drainStarted(now: UInt64) -> Action {
         draining = true
         switch phase {
-        case .reading where !inRequest && !outputPending: return closeNow()
+        case .reading where !inRequest && !outputPending && !acceptedWhileDraining: return closeNow()
         case .streaming(let exchange, _): return finishStream(exchange, now: now)
         default: return .wait(interest)
         }
@@ -359,23 +381,9 @@ struct ConnectionStateMachine {
         return reservedBodyBytes
     }
 
-    /// Forgets a refused request: its partial body in the parser and any buffered input (the connection
-    /// closes; lingering reads what still comes into the loop's scratch buffer, never into these).
+    /// Forgets a refused request: its partial body and any buffered input (the connection closes).
     private mutating func discardRequest() {
-        parser = HTTPParser(limits: configuration.limits)
-        input = []
-        inputOffset = 0
+        input.discard()
         inRequest = false
-    }
-
-    /// Drops consumed input so the buffer never grows with the number of requests served.
-    private mutating func compactInput() {
-        if inputOffset == input.count {
-            input.removeAll(keepingCapacity: input.capacity <= 64 * 1024)
-            inputOffset = 0
-        } else if inputOffset > 16 * 1024 {
-            input.removeFirst(inputOffset)
-            inputOffset = 0
-        }
     }
 }

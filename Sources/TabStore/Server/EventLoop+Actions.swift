@@ -13,8 +13,17 @@ extension EventLoop {
             case .wait(let interest):
                 watch(connection, interest)
                 return
-            case .admit(let head, let bodyBytes, let request):
-                action = admit(head, bodyBytes: bodyBytes, request: request, on: connection, now: now)
+            case .admit(let head, let request):
+                action = admit(head, request: request, on: connection, now: now)
+            case .refuseDraining(let head):
+                let requestId = Self.requestId(head, context)
+                let response = context.responder.drainingResponse(to: head, context: RequestContext(requestId: requestId, receivedAt: now))
+                action = connection.machine.refused(response, requestId: requestId, now: now)
+            case .reserve(let bytes, let request):
+                // The bytes already arrived: they count against the budget shared by all connections, so
+                // many concurrent uploads cannot together hold more memory than configured.
+                action = context.reserveBodyBytes(bytes)
+                    ? connection.machine.reserved(bytes, request: request, now: now) : connection.machine.overBudget(now: now)
             case .dispatch(let request, let requestId, let receivedAt):
                 guard let response = dispatch(request, requestId: requestId, receivedAt: receivedAt, token: connection.token) else {
                     watch(connection, connection.machine.interest)
@@ -80,18 +89,18 @@ extension EventLoop {
         selector.modify(connection.fd, mask: mask, token: connection.token)
     }
 
-    /// Makes the request's id and asks the responder to admit its head; for a body, reserves its bytes.
-    private func admit(_ head: HTTPRequestHead, bodyBytes: Int, request: HTTPRequest?, on connection: Connection, now: UInt64) -> Action {
-        let requestId = ServerContext.saneRequestId(head.headers["X-Request-ID"]) ?? context.makeRequestId()
+    /// Makes the request's id and asks the responder to admit its head.
+    private func admit(_ head: HTTPRequestHead, request: HTTPRequest?, on connection: Connection, now: UInt64) -> Action {
+        let requestId = Self.requestId(head, context)
         if let refusal = context.responder.admit(head, context: RequestContext(requestId: requestId, receivedAt: now)) {
             return connection.machine.refused(refusal, requestId: requestId, now: now)
         }
-        // The body's bytes come out of the budget shared by all connections before any is read, so many
-        // concurrent uploads cannot together hold more memory than configured.
-        if bodyBytes > 0, !context.reserveBodyBytes(bodyBytes) {
-            return connection.machine.overBudget(requestId: requestId, now: now)
-        }
-        return connection.machine.admitted(requestId: requestId, reservedBodyBytes: bodyBytes, request: request, now: now)
+        return connection.machine.admitted(requestId: requestId, request: request, now: now)
+    }
+
+    /// The client's sane `X-Request-ID`, else a new one.
+    private static func requestId(_ head: HTTPRequestHead, _ context: ServerContext) -> String {
+        ServerContext.saneRequestId(head.headers["X-Request-ID"]) ?? context.makeRequestId()
     }
 
     /// Answers that need no waiting (probes, point reads) are made right here, without a thread hop, and

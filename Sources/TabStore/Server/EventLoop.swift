@@ -42,9 +42,10 @@ final class EventLoop: @unchecked Sendable {
 
     /// The open connections by token (`EventLoop+Streams` looks up woken ones).
     var connections: [UInt64: Connection] = [:]
+    /// How many of `connections` were accepted while draining: they only get the draining answer, and the
+    /// loop does not wait for them.
+    private var lateConnections = 0
     private var nextToken: UInt64 = 2
-    /// Whether the loop still accepts (false once draining).
-    private var listening = true
     /// Whether the listener is registered with this loop's epoll (not during an accept backoff).
     private var listenerArmed = false
     /// Whether the connections were told the server drains.
@@ -77,7 +78,7 @@ final class EventLoop: @unchecked Sendable {
         armListener()
         running: while true {
             var timeout: Int32 = 200
-            if listening, !listenerArmed {
+            if !listenerArmed {
                 let now = ServerContext.monotonicNow()
                 timeout = context.acceptBackoff.withLock { $0.millisecondsToResume(now: now, cap: timeout) }
                 if timeout == 0 {
@@ -108,7 +109,9 @@ final class EventLoop: @unchecked Sendable {
                 sweep(now: now)
             }
             if draining {
-                if context.forceStop.load(ordering: .acquiring) {
+                // Done when every connection open before the drain is: those accepted since only get 503 and
+                // are closed now (as is everything once the grace period is over).
+                if context.forceStop.load(ordering: .acquiring) || connections.count == lateConnections {
                     for connection in Array(connections.values) { perform(connection.machine.forceStop(), on: connection, now: now) }
                 }
                 if connections.isEmpty { break }
@@ -124,11 +127,11 @@ final class EventLoop: @unchecked Sendable {
         for fd in adoptions.withLock({ pending -> [Int32] in defer { pending.removeAll() }; return pending }) { register(fd) }
     }
 
-    /// Stops accepting; each connection decides (idle ones close, in-flight requests finish, streams end).
+    /// Each connection decides (idle ones close, in-flight requests finish, streams end). The loop keeps
+    /// accepting until it is done: a connection accepted meanwhile gets 503 for its request at once (a load
+    /// balancer's `/readyz` probe sees the drain) instead of waiting in the backlog for a reset.
     private func startDraining() {
         draining = true
-        listening = false
-        disarmListener()
         let now = ServerContext.monotonicNow()
         for connection in Array(connections.values) {
             // A stream says goodbye (its draining chunk) before it ends; it is not waited for.
@@ -160,7 +163,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func acceptConnections() {
-        guard listening, listenerArmed else { return }
+        guard listenerArmed else { return }
         for _ in 0..<256 {
             let accepted: Int?
             do {
@@ -203,13 +206,13 @@ final class EventLoop: @unchecked Sendable {
     private func register(_ fd: Int32) {
         let now = ServerContext.monotonicNow()
         let mask = EpollSelector.mask(.read)
-        let machine = ConnectionStateMachine(configuration: connectionConfiguration, now: now)
+        let machine = ConnectionStateMachine(configuration: connectionConfiguration, now: now, acceptedWhileDraining: draining)
         let connection = Connection(fd: fd, token: nextToken, registeredMask: mask, machine: machine, output: WriteBuffer())
         nextToken += 1
         connections[connection.token] = connection
+        if draining { lateConnections += 1 }
         selector.register(fd, mask: mask, token: connection.token)
         context.observer?.connectionOpened()
-        if draining { perform(connection.machine.drainStarted(now: now), on: connection, now: now) }
     }
 
     /// Serves an already connected socket (a socketpair end in tests, an inherited socket): the same
@@ -316,6 +319,7 @@ final class EventLoop: @unchecked Sendable {
     func close(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.token) != nil else { return }
         finishStream(connection)
+        if connection.machine.acceptedWhileDraining { lateConnections -= 1 }
         selector.deregister(connection.fd)
         Syscall.close(connection.fd)
         context.openConnections.subtract(1, ordering: .relaxed)

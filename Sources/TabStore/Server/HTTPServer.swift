@@ -85,8 +85,10 @@ package final class HTTPServer: Sendable {
     /// Bytes of request bodies reserved right now (0 when no body is being received or handled).
     package var bodyBytesInFlight: Int { context.bodyBytesInFlight.load(ordering: .relaxed) }
 
-    /// Graceful shutdown: stop accepting, let in-flight requests finish (their responses say
-    /// `Connection: close`), close idle connections; after `grace` seconds close whatever is left.
+    /// Graceful shutdown: let in-flight requests finish (their responses say `Connection: close`), close idle
+    /// connections; after `grace` seconds close whatever is left. Until then the listener stays open and
+    /// every request on a connection accepted meanwhile gets the responder's draining answer (503) at once,
+    /// so a load balancer's probe sees the drain instead of a connection that hangs; it closes when done.
     package func shutdown(grace: Double) async {
         context.state.startDraining()
         for loop in loops { loop.wake() }

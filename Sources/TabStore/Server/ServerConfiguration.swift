@@ -12,11 +12,12 @@ package struct ServerConfiguration: Sendable {
     /// Open connections beyond this are answered 503 and closed. Lowered at start when it does not fit under
     /// the open-file limit with `DescriptorLimit.reserve` descriptors to spare (see `HTTPServer.maxConnections`).
     package var maxConnections = 16_384
-    /// Bytes of request bodies being received or handled at once, over all connections: a head announcing
-    /// a body that does not fit gets 503 before the body is read. A chunked body counts as `limits.maxBodyBytes`.
-    /// Never less than `limits.maxBodyBytes`, so one maximal request always fits.
+    /// Bytes of request bodies being received or handled at once, over all connections, counted as they
+    /// arrive (never by what a head announces): a body whose bytes do not fit gets 503 and the connection
+    /// closes. Never less than `limits.maxBodyBytes`, so one maximal request always fits.
     package var maxBodyBytesInFlight = 64 << 20
-    /// Time to receive a whole request head once its first byte arrived.
+    /// Time to receive a whole request head once its first byte arrived; for a connection's first request,
+    /// once the connection was accepted.
     package var headerTimeout = 10.0
     /// Time to receive a body once its head arrived.
     package var bodyTimeout = 30.0

@@ -11,7 +11,8 @@ final class ServerContext: Sendable {
     let observer: (any ServerObserver)?
     let logger: Logger
     let openConnections = Atomic<Int>(0)
-    /// Bytes reserved for request bodies, over every loop; at most `bodyBudget`.
+    /// Bytes reserved for request bodies, over every loop; at most `bodyBudget`. A connection reserves its
+    /// request's body bytes as they arrive, so it never holds more than the body limit, and only what it sent.
     let bodyBytesInFlight = Atomic<Int>(0)
     let bodyBudget: Int
     /// When the loops may watch the listener again after accept(2) failed, and the warning's rate limit.

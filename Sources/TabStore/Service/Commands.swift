@@ -81,7 +81,9 @@ public enum Commands {
     }
 
     /// `serve`: starts the service, logs where it listens, waits until `waitForSignal` returns a signal
-    /// number, then drains within the grace period and closes.
+    /// number, then drains within the grace period and closes. A second signal during the drain (the operator
+    /// does not want to wait) logs `shutdown_forced` and exits at once with 128 + its number, as a shell
+    /// reports a process killed by it; acknowledged writes are durable already, the rest rolls back.
     public static func serve(_ options: ServiceOptions, waitForSignal: @escaping @Sendable () async -> Int32) async throws {
         let logger = Logger(minimum: options.logLevel)
         let service = try TabStoreService.start(options: options, logger: logger)
@@ -92,7 +94,14 @@ public enum Commands {
         ])
         let signalNumber = await waitForSignal()
         logger.info("shutdown_started", [("signal", .integer(Int(signalNumber))), ("graceSeconds", .number(options.shutdownGrace))])
+        let forced = Task {
+            let second = await waitForSignal()
+            guard !Task.isCancelled else { return }
+            logger.warning("shutdown_forced", [("signal", .integer(Int(second)))])
+            exit(128 + second)
+        }
         await service.shutdown()
+        forced.cancel()
         logger.info("shutdown_complete")
     }
 }

@@ -102,7 +102,7 @@ public struct ServiceOptions: Sendable {
         },
         Setting(flag: "group-commit", help: "commit concurrent writes together (default true)") { $0.groupCommit = try boolean("group-commit", $1) },
         Setting(flag: "max-body-bytes", help: "largest request body (default 1048576)") { $0.maxBodyBytes = try integer("max-body-bytes", 1024...(64 << 20), $1) },
-        Setting(flag: "max-body-bytes-in-flight", help: "request body bytes received or handled at once, over all connections; more gets 503 (default 67108864, at least max-body-bytes)") {
+        Setting(flag: "max-body-bytes-in-flight", help: "request body bytes received or handled at once, over all connections, counted as they arrive; more gets 503 (default 67108864, at least max-body-bytes)") {
             $0.maxBodyBytesInFlight = try integer("max-body-bytes-in-flight", 1024...(1 << 40), $1)
         },
         Setting(flag: "max-header-bytes", help: "largest request header section (default 65536)") { $0.maxHeaderBytes = try integer("max-header-bytes", 1024...(1 << 20), $1) },
@@ -110,7 +110,7 @@ public struct ServiceOptions: Sendable {
             $0.maxCustomizationBytes = try integer("max-customization-bytes", 4096...(8 << 20), $1)
         },
         Setting(flag: "max-connections", help: "open connections before new ones get 503 (default 16384)") { $0.maxConnections = try integer("max-connections", 1...1_000_000, $1) },
-        Setting(flag: "header-timeout", help: "seconds to receive a request head (default 10)") { $0.headerTimeout = try seconds("header-timeout", $1) },
+        Setting(flag: "header-timeout", help: "seconds to receive a request head, from accept for a connection's first (default 10)") { $0.headerTimeout = try seconds("header-timeout", $1) },
         Setting(flag: "body-timeout", help: "seconds to receive a request body (default 30)") { $0.bodyTimeout = try seconds("body-timeout", $1) },
         Setting(flag: "idle-timeout", help: "seconds an idle keep-alive connection stays open (default 60)") { $0.idleTimeout = try seconds("idle-timeout", $1) },
         Setting(flag: "shutdown-grace", help: "seconds in-flight requests get on SIGTERM (default 10)") { $0.shutdownGrace = try seconds("shutdown-grace", $1) },

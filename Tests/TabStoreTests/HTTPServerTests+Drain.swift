@@ -1,0 +1,78 @@
+import Foundation
+import Glibc
+import Testing
+@testable import TabStore
+@testable import TabStoreHTTP
+@testable import TabStoreServer
+@testable import TabStoreSupport
+
+/// Draining: while in-flight requests finish, the listener keeps accepting, and every request on a new
+/// connection gets 503 at once (a load balancer sees `/readyz` fail instead of a hang), then the connection closes.
+extension HTTPServerTests {
+    @Test("while draining, a new connection is accepted and its request answered 503 at once with Retry-After, then closed")
+    func drainAnswersNewConnections() async throws {
+        let server = try startServer { $0.headerTimeout = 10 }
+        let port = server.port
+        let busy = try RawClient(port: port)
+        busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        try await Task.sleep(for: .milliseconds(100))
+        let started = Date()
+        let shutdown = Task { await server.shutdown(grace: 10) }
+        // Connections accepted before the drain began are not what this is about: wait until it has.
+        #expect(try await offPool { eventually { server.state.isDraining } })
+        try await Task.sleep(for: .milliseconds(100))
+        let (late, silentClosed) = try await offPool { () throws -> (TestResponse?, Bool) in
+            // One that sends nothing must not hold the drain up (it is closed when the drain ends).
+            let silent = try RawClient(port: port, timeout: 8)
+            let client = try RawClient(port: port, timeout: 2)
+            let answered = Date()
+            let response = client.request(.get("/readyz"))
+            #expect(Date().timeIntervalSince(answered) < 1, "answered at once")
+            #expect(client.isClosedByServer())
+            return (response, silent.isClosedByServer())
+        }
+        #expect(late?.status == 503)
+        #expect(late?.header("Retry-After") == "1")
+        #expect(late?.header("Connection") == "close")
+        #expect(late?.header("Content-Type") == "application/problem+json")
+        #expect(late?.header("X-Request-ID")?.isEmpty == false)
+        #expect(late?.text.contains("shutting down") == true)
+        // The request in flight before the drain still finishes.
+        let finished = try await offPool { () -> TestResponse? in
+            let response = busy.readResponse()
+            Glibc.shutdown(busy.fd, Int32(SHUT_WR))  // the client is done (its descriptor stays the RawClient's to close): nothing lingers
+            return response
+        }
+        #expect(finished?.text == "slow done")
+        await shutdown.value
+        #expect(silentClosed)
+        // Well before the silent connection's 10 s header timeout: it did not hold the drain up.
+        #expect(Date().timeIntervalSince(started) < 6, "a silent connection accepted while draining held the drain up")
+        #expect(throws: (any Error).self) { _ = try RawClient(port: port) }
+    }
+
+    @Test("while draining, /readyz on a new connection says draining (503, urn:tabstore:problem:draining), so do other routes")
+    func drainReadyzSaysDraining() async throws {
+        let live = try LiveService()
+        let port = live.port
+        // A request partly received before the drain keeps it going (until the 2 s grace).
+        let partial = try RawClient(port: port)
+        partial.send("GET /healthz HTTP/1.1\r\n")
+        try await Task.sleep(for: .milliseconds(100))
+        let stopping = Task { await live.stop() }
+        #expect(try await offPool { eventually { live.service.server.state.isDraining } })
+        try await Task.sleep(for: .milliseconds(100))
+        let answers = try await offPool { () throws -> [TestResponse?] in
+            [TestRequest.get("/readyz"), .get("/v1/apps").bearer(live.admin), .head("/healthz")].map { request in
+                (try? RawClient(port: port, timeout: 2))?.request(request)
+            }
+        }
+        for answer in answers { #expect(answer?.status == 503) }
+        #expect(answers[0]?.problemType == "urn:tabstore:problem:draining")
+        #expect(answers[0]?.header("Retry-After") == "1")
+        #expect(answers[0]?.header("Connection") == "close")
+        #expect(answers[1]?.problemType == "urn:tabstore:problem:draining", "not handled: \(answers[1]?.text ?? "")")
+        await stopping.value
+        withExtendedLifetime(partial) {}
+    }
+}
