@@ -47,7 +47,8 @@ final class LiveService: TestClient, @unchecked Sendable {
     func send(_ request: TestRequest) async throws -> TestResponse {
         let port = self.port
         return try await offPool {
-            let client = try RawClient(port: port)
+            // Generous: under the sanitizers on a busy machine a first write can take seconds.
+            let client = try RawClient(port: port, timeout: 30)
             guard let response = client.request(request) else {
                 throw SystemError(call: "request \(request.method) \(request.target)", errno: 0)
             }
