@@ -4,6 +4,10 @@ import TabStoreSupport
 /// stand. The editor asks before it accepts a change, the reconciler before it keeps a stored choice under a
 /// new schema, and the layout when it resolves what a device shows, so no rule has a second copy that could drift.
 ///
+/// A top-level `ForEach` (`SchemaSection.Kind.forEach`) is a group like a section to every rule here: its list, its
+/// order and the choices about its tabs follow the same rules; only its expansion differs (`expansionRefusal`), and
+/// where its tabs show is the layout's business.
+///
 /// Orders and positions are in `CustomizationRules+Orders.swift`, a user's data-driven tabs in
 /// `CustomizationRules+DynamicTabs.swift`, where customization applies in `CustomizationRules+Platforms.swift`.
 package struct CustomizationRules: Sendable {
