@@ -10,13 +10,14 @@ import TabStoreDomain
 import TabStoreHTTP
 import TabStoreSupport
 
-/// The schema operations and documents are checked against: the seeds' demo app, `examples/schema.json`
-/// (read from the source tree, so this target links the parsers and rules only, not the service).
-let fixture: SchemaIndex = {
-    let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../examples/schema.json").path
+/// The schemas operations and documents are checked against: the seeds' demo app, `examples/schema.json`, and seed
+/// 002's top-level ForEach, `examples/foreach-schema.json` (read from the source tree, so this target links the
+/// parsers and rules only, not the service).
+let fixtures: [SchemaIndex] = ["schema.json", "foreach-schema.json"].map { name in
+    let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../examples/\(name)").path
     guard let bytes = FileManager.default.contents(atPath: path) else { fatalError("tabstore-fuzz: cannot read \(path)") }
     return SchemaIndex(schema: try! TabSchema.parse(try! JSONParser.parse(Array(bytes))), version: 1)
-}()
+}
 
 /// Parses every request in `bytes`, fed either whole or in two pieces split at `split`.
 func requests(_ bytes: [UInt8], split: Int) -> (heads: [String], status: Int?) {
@@ -53,12 +54,20 @@ func fuzzJSON(_ bytes: [UInt8]) {
     guard let json = try? JSONParser.parse(bytes) else { return }
     precondition((try? JSONParser.parse(JSONWriter.bytes(json))) == json, "JSON round trip changed the value")
     _ = try? TabSchema.parse(json)
+    for fixture in fixtures {
+        fuzzCustomization(json, fixture)
+    }
+}
+
+/// A customization document or operation list against one schema: never a crash, and what is accepted stays.
+func fuzzCustomization(_ json: JSONValue, _ fixture: SchemaIndex) {
     if let (document, _) = try? Customization.decode(json), let replaced = try? CustomizationEditor.replace(with: document, index: fixture) {
         _ = Layout(customization: replaced, index: fixture, sizeClass: .compact)
         precondition(Reconciler.reconcile(replaced, with: fixture).sameChoices(as: replaced), "an accepted document is not stable")
     }
     if let operations = try? Operation.decodeList(json), let applied = try? CustomizationEditor.apply(operations, to: .empty, index: fixture) {
         _ = Layout(customization: applied, index: fixture, sizeClass: .regular)
+        _ = Layout(customization: applied, index: fixture, sizeClass: .compact)
         // An accepted write stays readable: what would be stored decodes under storage and request rules alike.
         let stored = JSONWriter.bytes(applied.json(appId: "com.myApp", userId: "fuzz"))
         precondition((try? Customization.decodeStored(stored))?.sameChoices(as: applied) == true, "an accepted write does not read back")

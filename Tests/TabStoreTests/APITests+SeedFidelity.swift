@@ -87,6 +87,34 @@ extension APITests {
         }
     }
 
+    @Test("a top-level ForEach (seed 002): registered, its list stored, drawn as top-level tabs, counted by the dry run")
+    func topLevelForEachOverHTTP() async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api, schema: Seeds.articleForEach)
+            let schema = await api.send(.get("/v1/apps/app.one/schema").bearer(creds.userToken))
+            #expect(schema.text.contains(#"{"kind":"forEach","id":"playlists","defaultVisibility":"#))
+            #expect(await api.send(.put("/v1/apps/app.one/schema").bearer(creds.admin).json(bytes: schema.body)).status == 200)
+            let stored = await api.send(.patch(creds.customization).bearer(creds.userToken).json(#"{"operations": [\#(Seeds.articlePlaylists)]}"#))
+            #expect(stored.status == 200 && stored.etag == "\"1.1\"")
+            let regular = await api.send(.get(creds.layout("regular") + "&platform=iPadOS").bearer(creds.userToken))
+            #expect(regular.ids("sidebar") == ["home", "library", "playlist.morning", "playlist.run", "playlist.focus", "settings"])
+            #expect(regular.text.contains(#""sidebar":[{"kind":"tab","id":"home","title":"Головна","systemImage":"house"},"#
+                + #"{"kind":"tab","id":"library","title":"Бібліотека","systemImage":"books.vertical"},"#
+                + #"{"kind":"tab","id":"playlist.morning","title":"Ранок","systemImage":"music.note"},"#))
+            let compact = await api.send(.get(creds.layout("compact") + "&platform=iPadOS").bearer(creds.userToken))
+            #expect(compact.ids("tabBar") == ["home", "library", "playlist.morning", "playlist.run"])
+            #expect(compact.ids("more") == ["playlist.focus", "settings"])
+            let collapse = await api.send(.patch(creds.customization).bearer(creds.userToken).json("""
+                {"operations": [{"op": "setSectionExpanded", "section": "playlists", "expanded": false}]}
+                """))
+            #expect(collapse.status == 422 && collapse.codes == ["customization-disabled"])
+            #expect(collapse.text.contains(#""pointer":"/operations/0/section""#))
+            let dryRun = await api.send(.put("/v1/apps/app.one/schema?dryRun=true").bearer(creds.admin).json(Seeds.articleBasic))
+            #expect(dryRun.field("dynamicTabsDropped") == .integer(3))
+            #expect(dryRun.field("removedIds") == .array([.string("playlists")]))
+        }
+    }
+
     @Test("a tab registered without an id: the schema and layouts show its derived id; an operation naming it is 422")
     func derivedIdOverHTTP() async throws {
         try await withInProcessAPI { api in

@@ -46,7 +46,7 @@ struct LayoutGoldenTests {
         let head = "\(request.platform?.rawValue ?? "-") \(request.style?.rawValue ?? "-") \(request.sizeClass.rawValue)"
         return "\(head) | \(layout.customizationApplied ? "applied" : "defaults") | sidebar: \(sidebar) | bar: \(tabs(layout.tabBar)) | "
             + "more: \(tabs(layout.more)) | pinned: \(tabs(layout.pinned)) | hidden: \(layout.hidden.map(name).joined(separator: " ")) | "
-            + "fallback: \(fallbacks)"
+            + "fallback: \(fallbacks.isEmpty ? "-" : fallbacks)"
     }
 
     static let golden = """
@@ -88,10 +88,10 @@ struct LayoutGoldenTests {
         tvOS tabBarOnly regular | defaults | sidebar:  | bar: home alerts | more: climate lights pl.run pl.focus | pinned: search | hidden:  | fallback: browse>climate
         """
 
-    @Test("every platform × style × size class")
-    func golden() throws {
-        let index = try Seeds.index(Self.schema)
-        let custom = try CustomizationEditor.apply(try ops(Self.operations), to: .empty, index: index)
+    /// The layouts of `schema` after `operations`, one line per platform × style × size class.
+    static func lines(schema: String, operations: String) throws -> [String] {
+        let index = try Seeds.index(schema)
+        let custom = try CustomizationEditor.apply(try ops(operations), to: .empty, index: index)
         var lines: [String] = []
         for platform in [nil] + Platform.allCases.map(Optional.some) {
             for style in [nil] + TabViewStyle.allCases.map(Optional.some) {
@@ -101,10 +101,24 @@ struct LayoutGoldenTests {
                 }
             }
         }
-        let expected = Self.golden.split(separator: "\n").map(String.init)
+        return lines
+    }
+
+    static func expect(_ lines: [String], toMatch golden: String) {
+        let expected = golden.split(separator: "\n").map(String.init)
         #expect(lines.count == 36)
         for (number, line) in lines.enumerated() {
-            #expect(number < expected.count && line == expected[number], "line \(number + 1)")
+            #expect(number < expected.count && line == expected[number], "line \(number + 1) is now: \(line)")
         }
+    }
+
+    @Test("every platform × style × size class")
+    func golden() throws {
+        Self.expect(try Self.lines(schema: Self.schema, operations: Self.operations), toMatch: Self.golden)
+    }
+
+    @Test("a top-level ForEach (seed 002): every platform × style × size class")
+    func goldenForEach() throws {
+        Self.expect(try Self.lines(schema: Self.forEachSchema, operations: Self.forEachOperations), toMatch: Self.forEachGolden)
     }
 }

@@ -43,9 +43,9 @@ struct RandomizedTests {
     static let cases = [
         Case(name: "rule schema", schema: ruleSchema,
              tabs: ["home", "feed", "inbox", "extra", "settings", "search", "places.a", "places.b", "places.c",
-                    "locked.a", "locked.b", "list.x", "list.y", "mix.a", "mix.b", "nope"],
-             sections: ["places", "locked", "lists", "mixes", "nope"],
-             dataIds: ["list.x", "list.y", "list.z", "mix.a", "mix.b", "mix.c"]),
+                    "locked.a", "locked.b", "list.x", "list.y", "mix.a", "mix.b", "pick.a", "top.a", "top.b", "nope"],
+             sections: ["places", "locked", "lists", "mixes", "picks", "tops", "nope"],
+             dataIds: ["list.x", "list.y", "list.z", "mix.a", "mix.b", "mix.c", "pick.a", "pick.b", "top.a", "top.b", "top.c"]),
         Case(name: "every tab hideable", schema: hideableSchema, tabs: ["a", "b", "s.x", "nope"], sections: ["s", "nope"]),
     ]
 
@@ -65,7 +65,7 @@ struct RandomizedTests {
         default:
             // A user's data-driven tabs: usually ids of the section's prefix, sometimes another's (refused).
             let section = sections.randomElement(using: &rng)!
-            let prefix = section == "mixes" ? "mix." : "list."
+            let prefix = ["mixes": "mix.", "picks": "pick.", "tops": "top."][section.text] ?? "list."
             let pool = setup.dataIds.filter { Int.random(in: 0..<8, using: &rng) == 0 || $0.hasBytePrefix(Identifier(prefix)) }
             let ids = pool.shuffled(using: &rng).prefix(Int.random(in: 0...3, using: &rng))
             return .setDynamicTabs(section: section, tabs: ids.map { Customization.DynamicTab(id: $0, title: "T \($0)") })
@@ -84,6 +84,7 @@ struct RandomizedTests {
         var replays = 0
         var refused = 0
         var listsStored = 0
+        var forEachDrawn = 0
         for _ in 0..<4_000 {
             let list = (0..<Int.random(in: 1...4, using: &rng)).map { _ in Self.randomOperation(&rng, setup) }
             let next: Customization
@@ -141,16 +142,42 @@ struct RandomizedTests {
             #expect(Set(layout.tabBar.map(\.id)).isDisjoint(with: layout.hidden))
             #expect(Set((compact.tabBar + compact.more).map(\.id)).isDisjoint(with: compact.hidden))
             #expect(compact.tabBar.count + (compact.more.isEmpty ? 0 : 1) <= Layout.compactBarItems || compact.more.isEmpty)
+            if Self.expectTopLevelForEach(next, index: index, regular: layout, compact: compact) { forEachDrawn += 1 }
             // Where a list is stored, the choices and the layouts name only its data-driven tabs, and a section's order
             // lists exactly the tabs an order may list.
             Self.expectDataTabsListed(next, index: index, layouts: [layout, compact])
             current = next
         }
-        if !setup.dataIds.isEmpty { #expect(listsStored > 100, "accepted lists of data-driven tabs") }
+        if !setup.dataIds.isEmpty {
+            #expect(listsStored > 100, "accepted lists of data-driven tabs")
+            #expect(forEachDrawn > 100, "compact layouts drawing a top-level ForEach's tabs")
+        }
         // A good share is accepted, every accepted result replays, and the rules do refuse.
         #expect(accepted > 200)
         #expect(replays == accepted)
         #expect(refused > 200)
+    }
+
+    /// A top-level ForEach's tabs are top-level tabs: never under a header in the sidebar, and in compact in the bar or,
+    /// when the bar overflows, in More before every section's tab (the bar's overflow comes first).
+    /// Returns whether the compact layout draws a ForEach's tab at all.
+    @discardableResult
+    static func expectTopLevelForEach(_ customization: Customization, index: SchemaIndex, regular: Layout, compact: Layout) -> Bool {
+        let isTopLevel = { (id: Identifier) in
+            guard let info = index.tab(id) else { return false }
+            return info.sectionId.flatMap(index.section).map(\.isForEach) ?? true
+        }
+        for item in regular.sidebar {
+            guard case .section(let section) = item else { continue }
+            let drawnAsSection = section.section.isForEach
+            #expect(!drawnAsSection, "ForEach \(section.section.id) drawn as a section")
+            #expect(section.tabs.allSatisfy { !isTopLevel($0.id) }, "a top-level tab under \(section.section.id)")
+        }
+        #expect(compact.tabBar.allSatisfy { isTopLevel($0.id) })
+        let firstSectionTab = compact.more.firstIndex { !isTopLevel($0.id) } ?? compact.more.count
+        #expect(compact.more[firstSectionTab...].allSatisfy { !isTopLevel($0.id) }, "\(compact.more.map(\.id))")
+        if firstSectionTab > 0 { #expect(compact.tabBar.count == Layout.compactBarSlots) }
+        return (compact.tabBar + compact.more).contains { index.dynamicSection(of: $0.id)?.isForEach == true }
     }
 
     static func expectDataTabsListed(_ customization: Customization, index: SchemaIndex, layouts: [Layout]) {

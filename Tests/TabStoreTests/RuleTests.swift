@@ -8,12 +8,15 @@ import Testing
 @testable import TabStoreStorage
 @testable import TabStoreSupport
 
-/// A schema that exercises every rule: disabled, reorderable, sidebarOnly, pinned, sections, dynamic tabs.
+/// A schema that exercises every rule: disabled, reorderable, sidebarOnly, pinned, sections, dynamic tabs, and top-level
+/// ForEach groups (`picks` as ForEach makes them, `tops` reorderable in both placements).
 let ruleSchema = """
     {"items": [
       {"id": "home", "title": "Home", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}},
       {"id": "feed", "title": "Feed", "customizationBehavior": {"sidebar": "reorderable", "tabBar": "reorderable"}},
       {"id": "inbox", "title": "Inbox"},
+      {"kind": "forEach", "id": "picks", "dynamicTabs": {"idPrefix": "pick."}},
+      {"kind": "forEach", "id": "tops", "dynamicTabs": {"idPrefix": "top.", "customizationBehavior": {"sidebar": "reorderable", "tabBar": "reorderable"}}},
       {"id": "extra", "title": "Extra", "customizationBehavior": {"tabBar": "reorderable"}, "defaultVisibility": {"tabBar": "hidden"}},
       {"id": "settings", "title": "Settings", "placement": "sidebarOnly"},
       {"id": "search", "title": "Search", "role": "search"},
@@ -63,6 +66,20 @@ struct RuleTests {
         Row(name: "dynamic tab in its section", operations: #"{"op":"moveTab","section":"lists","tab":"list.groceries","toIndex":0}"#, code: "not-movable"),
         Row(name: "reorderable dynamic tab in its section", operations: #"{"op":"moveTab","section":"mixes","tab":"mix.a","toIndex":0}"#, code: nil),
         Row(name: "dynamic tab in another section", operations: #"{"op":"moveTab","section":"places","tab":"list.groceries","toIndex":0}"#, code: "cross-section-move"),
+        // A ForEach directly in the TabView (seed 002): its tabs are top-level tabs; the group reorders only its own.
+        Row(name: "hide a top-level ForEach tab", operations: #"{"op":"setTabBarVisibility","tab":"pick.a","visibility":"hidden"}"#, code: nil),
+        Row(name: "move a top-level ForEach tab", operations: #"{"op":"moveTab","section":"picks","tab":"pick.a","toIndex":0}"#, code: "not-movable"),
+        Row(name: "a top-level ForEach tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","pick.a"]}"#, code: "not-movable"),
+        Row(name: "hide a reorderable top-level ForEach tab", operations: #"{"op":"setSidebarVisibility","tab":"top.a","visibility":"hidden"}"#, code: "not-hideable"),
+        Row(name: "move a reorderable top-level ForEach tab", operations: #"{"op":"moveTab","section":"tops","tab":"top.a","toIndex":0}"#, code: nil),
+        Row(name: "a reorderable top-level ForEach tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["top.a","inbox"]}"#, code: nil),
+        Row(name: "a ForEach tab into a section", operations: #"{"op":"moveTab","section":"places","tab":"top.a","toIndex":0}"#, code: "cross-section-move"),
+        Row(name: "a section's tab into a ForEach", operations: #"{"op":"moveTab","section":"tops","tab":"places.a","toIndex":0}"#, code: "cross-section-move"),
+        Row(name: "a top-level tab into a ForEach", operations: #"{"op":"setTabOrder","section":"tops","tabOrder":["top.a","inbox"]}"#, code: "cross-section-move"),
+        Row(name: "collapse a ForEach", operations: #"{"op":"setSectionExpanded","section":"tops","expanded":false}"#, code: "customization-disabled"),
+        Row(name: "another prefix's tab in a ForEach's list", operations: #"{"op":"setDynamicTabs","section":"picks","tabs":[{"id":"top.a","title":"A"}]}"#,
+            code: "prefix-mismatch"),
+        Row(name: "reset a ForEach's order", operations: #"{"op":"resetSectionOrder","section":"tops"}"#, code: nil),
         Row(name: "expand an unknown section", operations: #"{"op":"setSectionExpanded","section":"nope","expanded":false}"#, code: "unknown-section"),
         Row(name: "collapse a section", operations: #"{"op":"setSectionExpanded","section":"places","expanded":false}"#, code: nil),
         Row(name: "hide every hideable sidebar tab",
@@ -203,6 +220,16 @@ struct SchemaValidationTests {
         (#"{"items": [{"id": "a\u0001", "title": "A"}]}"#, ["invalid-id"]),
         (#"{"items": [{"id": "a", "title": "A", "systemImage": "x", "image": "y"}]}"#, ["conflicting-image"]),
         (#"{"items": [{"id": "list.a", "title": "A"}, {"kind": "section", "id": "s", "title": "S", "dynamicTabs": {"idPrefix": "list."}, "tabs": []}]}"#, ["dynamic-prefix-conflict"]),
+        // A top-level ForEach: an id like a section's, a prefix like a dynamic section's; never inside a section.
+        (#"{"items": [{"kind": "forEach", "id": "", "dynamicTabs": {"idPrefix": "p."}}]}"#, ["empty-id"]),
+        (#"{"items": [{"kind": "forEach", "id": "~derived.x", "dynamicTabs": {"idPrefix": "p."}}]}"#, ["invalid-id"]),
+        (#"{"items": [{"id": "p", "title": "P"}, {"kind": "forEach", "id": "p", "dynamicTabs": {"idPrefix": "p."}}]}"#, ["duplicate-id"]),
+        (#"{"items": [{"id": "p.a", "title": "A"}, {"kind": "forEach", "id": "f", "dynamicTabs": {"idPrefix": "p."}}]}"#, ["dynamic-prefix-conflict"]),
+        (#"{"items": [{"kind": "forEach", "id": "f", "dynamicTabs": {"idPrefix": "p."}}, {"kind": "forEach", "id": "g", "dynamicTabs": {"idPrefix": "p.x"}}]}"#,
+         ["dynamic-prefix-conflict"]),
+        (#"{"items": [{"kind": "section", "id": "s", "title": "S", "tabs": [{"kind": "forEach", "id": "f", "dynamicTabs": {"idPrefix": "p."}}]}]}"#,
+         ["nested-section"]),
+        (#"{"items": [{"kind": "forEach", "id": "f", "hiddenIn": ["compact"], "standIn": "f", "dynamicTabs": {"idPrefix": "p."}}]}"#, ["invalid-stand-in"]),
         (#"{"items": [{"id": "", "title": ""}, {"id": "b", "title": "B", "placement": "nowhere"}]}"#, ["invalid-value", "empty-id", "empty-title"]),
     ])
     func rule(text: String, codes: [String]) {
@@ -220,6 +247,14 @@ struct SchemaValidationTests {
         (#"{"items": {}}"#, "invalid-type"),
         (#"{}"#, "missing-field"),
         (#"{"items": [{"kind": "group", "id": "a", "title": "A"}]}"#, "invalid-value"),
+        // A ForEach has no title, header, behavior or tabs of its own, and is nothing without its data tabs.
+        (#"{"items": [{"kind": "forEach", "id": "f", "title": "F", "dynamicTabs": {"idPrefix": "p."}}]}"#, "unknown-field"),
+        (#"{"items": [{"kind": "forEach", "id": "f", "expanded": false, "dynamicTabs": {"idPrefix": "p."}}]}"#, "unknown-field"),
+        (#"{"items": [{"kind": "forEach", "id": "f", "tabs": [], "dynamicTabs": {"idPrefix": "p."}}]}"#, "unknown-field"),
+        (#"{"items": [{"kind": "forEach", "id": "f", "customizationBehavior": {}, "dynamicTabs": {"idPrefix": "p."}}]}"#, "unknown-field"),
+        (#"{"items": [{"kind": "forEach", "id": "f"}]}"#, "missing-field"),
+        (#"{"items": [{"kind": "forEach", "id": "f", "dynamicTabs": null}]}"#, "missing-field"),
+        (#"{"items": [{"kind": "forEach", "id": "f", "dynamicTabs": {}}]}"#, "missing-field"),
     ])
     func shape(text: String, code: String) {
         #expect(refusalCodes { _ = try TabSchema.parse(try json(text)) } == [code])

@@ -198,6 +198,53 @@ struct SeedBehaviorTests {
         #expect(compact.more.map(\.id) == ["app.tab.collection.b", "app.tab.collection.a"])
     }
 
+    @Test("002: a ForEach directly in the TabView: top-level tabs at its place, without a header; in the compact bar, not in More")
+    func articleForEach() throws {
+        let index = try Seeds.index(Seeds.articleForEach)
+        let sidebarIds = { (layout: Layout) in
+            layout.sidebar.map { item -> String in
+                switch item {
+                case .tab(let tab): tab.id.text
+                case .section(let section): "section \(section.section.id)"
+                }
+            }
+        }
+        // Before a client stores the person's playlists the service knows none: the three static tabs.
+        let none = Layout(customization: .empty, index: index, sizeClass: .regular)
+        #expect(sidebarIds(none) == ["home", "library", "settings"])
+        #expect(Layout(customization: .empty, index: index, sizeClass: .compact).tabBar.map(\.id) == ["home", "library", "settings"])
+        // With them: in the sidebar among the top-level tabs, at the ForEach's place, with their titles and images.
+        let stored = try CustomizationEditor.apply(try ops(#"{"operations": [\#(Seeds.articlePlaylists)]}"#), to: .empty, index: index)
+        let regular = Layout(customization: stored, index: index, sizeClass: .regular)
+        #expect(sidebarIds(regular) == ["home", "library", "playlist.morning", "playlist.run", "playlist.focus", "settings"])
+        #expect(regular.sidebar[2] == .tab(SchemaTab(id: "playlist.morning", title: "Ранок", systemImage: "music.note")))
+        #expect(regular.tabBar.map(\.id) == ["home", "library", "playlist.morning", "playlist.run", "playlist.focus", "settings"])
+        // iPhone: top-level tabs of the bar, counting toward five: six items are four and More (the bar's overflow).
+        let compact = Layout(customization: stored, index: index, sizeClass: .compact)
+        #expect(compact.tabBar.map(\.id) == ["home", "library", "playlist.morning", "playlist.run"])
+        #expect(compact.more.map(\.id) == ["playlist.focus", "settings"])
+        // ForEach tabs hide (seed 002) but do not move by default, in the bar or among themselves; no header to collapse.
+        for (operation, code) in [
+            (#"{"op": "setTabBarOrder", "tabBarOrder": ["playlist.focus", "home"]}"#, "not-movable"),
+            (#"{"op": "moveTab", "section": "playlists", "tab": "playlist.focus", "toIndex": 0}"#, "not-movable"),
+            (#"{"op": "setSectionExpanded", "section": "playlists", "expanded": false}"#, "customization-disabled"),
+            (#"{"op": "setTabBarVisibility", "tab": "playlist.morning", "visibility": "hidden"}"#, nil),
+        ] {
+            #expect(refusalCodes {
+                _ = try CustomizationEditor.apply(try ops(#"{"operations": [\#(operation)]}"#), to: stored, index: index)
+            } == (code.map { [$0] } ?? []), "\(operation)")
+        }
+        // One hidden in the bar: five items fit, no More; the sidebar still shows it.
+        let hidden = try CustomizationEditor.apply(try ops("""
+            {"operations": [{"op": "setTabBarVisibility", "tab": "playlist.morning", "visibility": "hidden"}]}
+            """), to: stored, index: index)
+        let fewer = Layout(customization: hidden, index: index, sizeClass: .compact)
+        #expect(fewer.tabBar.map(\.id) == ["home", "library", "playlist.run", "playlist.focus", "settings"])
+        #expect(fewer.more.isEmpty)
+        #expect(fewer.selectionFallback == [Layout.Fallback(hidden: "playlist.morning", select: "home")])
+        #expect(sidebarIds(Layout(customization: hidden, index: index, sizeClass: .regular)).contains("playlist.morning"))
+    }
+
     /// DOMAIN: with six or more non-pinned tab-bar items in compact, the bar holds the first four and More the rest.
     /// (tabs, with a pinned search tab, expected bar, expected More)
     static let moreRows: [(Int, Bool, [Identifier], [Identifier])] = [

@@ -123,6 +123,27 @@ enum Seeds {
         ]}
         """
 
+    /// 002: "for a dynamic set of tabs (e.g. a list of playlists) TabView accepts ForEach directly inside:
+    /// `ForEach(playlists) { p in Tab(p.name, systemImage: "music.note", value: p.id) { PlaylistView(p) } }`", placed
+    /// among the article's three tabs (after Library). No `TabSection`: the playlists are top-level tabs. The item's `id`
+    /// is what operations name the `ForEach` by (SwiftUI gives it none); `p.id` extends its `idPrefix`.
+    static let articleForEach = """
+        {"items": [
+          {"kind": "tab", "id": "home", "title": "Головна", "systemImage": "house"},
+          {"kind": "tab", "id": "library", "title": "Бібліотека", "systemImage": "books.vertical"},
+          {"kind": "forEach", "id": "playlists", "dynamicTabs": {"idPrefix": "playlist."}},
+          {"kind": "tab", "id": "settings", "title": "Налаштування", "systemImage": "gearshape"}
+        ]}
+        """
+
+    /// 002: a person's playlists as a client stores them for the `ForEach` above (`p.name`, `"music.note"`, `p.id`).
+    static let articlePlaylists = """
+        {"op": "setDynamicTabs", "section": "playlists", "tabs": [
+          {"id": "playlist.morning", "title": "Ранок", "systemImage": "music.note"},
+          {"id": "playlist.run", "title": "Біг", "systemImage": "music.note"},
+          {"id": "playlist.focus", "title": "Фокус", "systemImage": "music.note"}]}
+        """
+
     /// 002: collections in sections (`ForEach(store.collections)` and `ForEach(store.sharedCollections)`) and a
     /// search tab given no label (`Tab(role: .search, value: AppTab.search)`).
     static let articleCollections = """
@@ -178,7 +199,7 @@ enum Seeds {
         ("000 section reorderable", behaviorSectionReorderable), ("000 per placement", behaviorPerPlacement),
         ("001 music", music), ("002 legacy", articleLegacy), ("002 basic", articleBasic), ("002 custom label", articleCustomLabel),
         ("002 adaptable", articleAdaptable), ("002 collections", articleCollections), ("002 customization", articleCustomization),
-        ("002 labelled search", articleLabelledSearch), ("API.md", apiExample),
+        ("002 labelled search", articleLabelledSearch), ("002 ForEach", articleForEach), ("API.md", apiExample),
     ]
 
     static func index(_ text: String, version: Int = 1) throws -> SchemaIndex {

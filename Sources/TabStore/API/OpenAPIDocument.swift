@@ -17,7 +17,8 @@ info:
     `reorderable`; a client stores a user's data-driven tabs (`setDynamicTabs`, `dynamicTabs`) so every client
     draws the same sidebar; on iPhone a section's tabs go to More; layouts take `platform` and `style` and say
     whether the user's choices apply (`customizationApplied`) and which tab to select instead of one not shown
-    (`selectionFallback`).
+    (`selectionFallback`). A `ForEach` placed directly in the `TabView` (seed 002) is a schema item of kind
+    `forEach`: its data-driven tabs are top-level tabs (in the sidebar without a header, in the iPhone's bar).
 
     Errors are `application/problem+json` (RFC 9457) with `type` `urn:tabstore:problem:<slug>`; rule
     refusals list `errors` with a JSON pointer, a stable `code` and a sentence. Every response carries
@@ -392,6 +393,18 @@ paths:
                       tabs: []
                     - {kind: section, id: app.section.shared, title: Спільні, expanded: false, dynamicTabs: {idPrefix: app.tab.shared.}, tabs: []}
                     - {id: app.tab.search, role: search}
+              seed002ForEach:
+                summary: 'TabView in iOS 26 - a ForEach directly in the TabView: ForEach(playlists) { p in Tab(p.name, systemImage: "music.note", value: p.id) }'
+                description: |
+                  No TabSection: the playlists are top-level tabs between Library and Settings (in the sidebar without a
+                  header, on iPhone in the bar, counting toward its five items). `id` is what operations name the ForEach
+                  by (`setDynamicTabs`, `setTabOrder`); `p.id` extends `idPrefix`. Its tabs cannot be dragged by default.
+                value:
+                  items:
+                    - {id: home, title: Головна, systemImage: house}
+                    - {id: library, title: Бібліотека, systemImage: books.vertical}
+                    - {kind: forEach, id: playlists, dynamicTabs: {idPrefix: playlist.}}
+                    - {id: settings, title: Налаштування, systemImage: gearshape}
       responses:
         '200':
           description: Identical to the current version (nothing stored), or the dry-run report.
@@ -665,6 +678,16 @@ paths:
                         - {id: com.myApp.playlist.running, title: Running, systemImage: figure.run}
                         - {id: com.myApp.playlist.focus, title: Focus, systemImage: brain.head.profile}
                     - {op: moveTab, section: com.myApp.playlists, tab: com.myApp.playlist.focus, toIndex: 0}
+              forEachPlaylists:
+                summary: 'Store the playlists of seed 002''s top-level ForEach (registerSchema''s seed002ForEach): the section is the forEach''s id'
+                value:
+                  operations:
+                    - op: setDynamicTabs
+                      section: playlists
+                      tabs:
+                        - {id: playlist.morning, title: Ранок, systemImage: music.note}
+                        - {id: playlist.run, title: Біг, systemImage: music.note}
+                        - {id: playlist.focus, title: Фокус, systemImage: music.note}
       responses:
         '200':
           description: The stored customization (or, for a repeated Idempotency-Key, the first answer again).
@@ -758,6 +781,8 @@ paths:
                 compact: {$ref: '#/components/examples/LayoutCompact'}
                 iPadWithPlaylists: {$ref: '#/components/examples/LayoutIPadWithPlaylists'}
                 seed001Compact: {$ref: '#/components/examples/LayoutSeed001Compact'}
+                seed002ForEachCompact: {$ref: '#/components/examples/LayoutSeed002ForEachCompact'}
+                seed002ForEachRegular: {$ref: '#/components/examples/LayoutSeed002ForEachRegular'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadLayoutRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
@@ -1548,11 +1573,50 @@ components:
                           - {type: 'null'}
                           - {type: object, not: {required: [tabBar]}}
                           - {type: object, properties: {tabBar: {enum: [automatic, null]}}}
+    ForEach:
+      type: object
+      additionalProperties: false
+      required: [kind, id, dynamicTabs]
+      description: |
+        A `ForEach` of tabs placed directly in the `TabView`, not inside a `TabSection` (seed 002: "for a dynamic set of
+        tabs TabView accepts ForEach directly inside"). Its tabs come from the app's data, as a dynamic section's do, but
+        they are top-level tabs: in the sidebar among the top-level tabs at the ForEach's position, without a header; in
+        compact in the bar like other top-level tabs (counting toward its five items; the bar's overflow goes to More
+        first); in the tab bar at its position. It has no title, tabs, expansion or section behavior of its own (400
+        `unknown-field`), and it is nothing without `dynamicTabs` (400 `missing-field`); inside a section's `tabs` it is
+        422 `nested-section` (a ForEach inside a TabSection is that section's `dynamicTabs`). Its `id` (SwiftUI gives a
+        ForEach none) is what operations name it by, in the members called `section`: `setDynamicTabs` stores the
+        user's list, `setTabOrder`/`moveTab` order its tabs among themselves (only when its `dynamicTabs` are
+        `reorderable` in the sidebar), `setSectionExpanded` is 422 `customization-disabled` (no header). Its tabs join
+        `tabBarOrder` like other top-level tabs (only when `reorderable` in the tab bar), and hide where their behavior
+        is `automatic`. The id keeps the user's list and choices across versions: a ForEach that becomes a section with
+        the same id and a dynamic `idPrefix` (or back) keeps them. Ids are unique among all items; the prefix follows
+        the dynamic section's rules. Members that are null count as absent.
+      properties:
+        kind: {const: forEach}
+        id: {$ref: '#/components/schemas/Id'}
+        defaultVisibility:
+          allOf:
+            - {$ref: '#/components/schemas/DefaultVisibility'}
+          description: Applies to its tabs (a modifier on the ForEach's Tab), as a section's does to its tabs.
+        hiddenIn: {$ref: '#/components/schemas/HiddenIn'}
+        standIn: {$ref: '#/components/schemas/StandIn'}
+        dynamicTabs:
+          type: object
+          additionalProperties: false
+          required: [idPrefix]
+          description: |
+            Ids that start with `idPrefix` (byte for byte, and longer than it) are this ForEach's tabs. A prefix must not
+            match another item's id or overlap another prefix (422 `dynamic-prefix-conflict`) nor start with `~derived.`
+            (422 `invalid-id`).
+          properties:
+            idPrefix: {$ref: '#/components/schemas/Id'}
+            customizationBehavior: {$ref: '#/components/schemas/BehaviorOfDataTabs'}
     SchemaInput:
       type: object
       additionalProperties: false
       required: [items]
-      description: At most 500 tabs and sections in all, counting the tabs inside sections (422 `too-many-items`).
+      description: At most 500 tabs, sections and forEach items in all, counting the tabs inside sections (422 `too-many-items`).
       properties:
         items:
           type: array
@@ -1561,6 +1625,7 @@ components:
             oneOf:
               - {$ref: '#/components/schemas/Tab'}
               - {$ref: '#/components/schemas/Section'}
+              - {$ref: '#/components/schemas/ForEach'}
         version: {type: [integer, 'null'], description: 'Ignored (accepted so a GET answer can be sent back), but type-checked: an integer in JSON Schema''s sense (`3` or `3.0`, any size); anything else is 400.'}
         createdAt: {type: [string, 'null'], description: Ignored, but type-checked.}
         customizablePlatforms:
@@ -1618,6 +1683,22 @@ components:
             idPrefix: {type: string}
             customizationBehavior: {$ref: '#/components/schemas/StoredBehavior'}
         tabs: {type: array, items: {$ref: '#/components/schemas/StoredTab'}}
+    StoredForEach:
+      type: object
+      required: [kind, id, defaultVisibility, dynamicTabs]
+      description: A top-level ForEach with its defaults written out.
+      properties:
+        kind: {type: string, const: forEach}
+        id: {type: string}
+        defaultVisibility: {$ref: '#/components/schemas/StoredVisibility'}
+        hiddenIn: {type: array, minItems: 1, items: {type: string, enum: [compact, regular]}}
+        standIn: {type: string}
+        dynamicTabs:
+          type: object
+          required: [idPrefix, customizationBehavior]
+          properties:
+            idPrefix: {type: string}
+            customizationBehavior: {$ref: '#/components/schemas/StoredBehavior'}
     StoredSchema:
       type: object
       required: [version, createdAt, items, customizablePlatforms]
@@ -1630,6 +1711,7 @@ components:
             oneOf:
               - {$ref: '#/components/schemas/StoredTab'}
               - {$ref: '#/components/schemas/StoredSection'}
+              - {$ref: '#/components/schemas/StoredForEach'}
         customizablePlatforms: {type: array, items: {$ref: '#/components/schemas/Platform'}}
     DryRunReport:
       type: object
@@ -1724,7 +1806,7 @@ components:
         dynamicTabs:
           type: [object, 'null']
           maxProperties: 500
-          description: The user's data-driven tabs per dynamic section, as `setDynamicTabs` stores them (applied before the choices above, which may name them).
+          description: The user's data-driven tabs per dynamic section or top-level forEach, as `setDynamicTabs` stores them (applied before the choices above, which may name them).
           propertyNames: {$ref: '#/components/schemas/Id'}
           additionalProperties: {$ref: '#/components/schemas/DynamicTabList'}
     DynamicTab:
@@ -1768,12 +1850,14 @@ components:
           additionalProperties: {$ref: '#/components/schemas/TabChoice'}
         sections:
           type: object
+          description: Per section, and per top-level forEach (its tabs' `tabOrder` only; it has no header to expand).
           additionalProperties: {$ref: '#/components/schemas/SectionChoice'}
         tabBarOrder: {type: [array, 'null'], items: {type: string}}
         dynamicTabs:
           type: object
           description: |
-            The user's data-driven tabs per dynamic section; absent while none is stored. Once a section's list is
+            The user's data-driven tabs per dynamic section or top-level forEach (keyed by its id); absent while none is
+            stored. Once a section's list is
             stored, an id of the section that is not in it is 422 `unknown-tab`, and ids dropped from it leave the
             user's choices; before that, any id extending the section's prefix is accepted.
           additionalProperties: {type: array, items: {$ref: '#/components/schemas/StoredDynamicTab'}}
@@ -1810,7 +1894,7 @@ components:
             op: {type: string, const: moveTab}
             section: {$ref: '#/components/schemas/Id'}
             tab: {$ref: '#/components/schemas/Id'}
-            toIndex: {type: integer, description: 'From 0 to the section''s tab count minus 1 (else 422 `invalid-tab-order`). Data-driven tabs move only when their section''s `dynamicTabs` are `reorderable` (else 422 `not-movable`).'}
+            toIndex: {type: integer, description: 'From 0 to the section''s tab count minus 1 (else 422 `invalid-tab-order`). Data-driven tabs move only when their section''s (or forEach''s) `dynamicTabs` are `reorderable` (else 422 `not-movable`). A forEach''s tabs move only among themselves (422 `cross-section-move`).'}
         - type: object
           additionalProperties: false
           required: [op, tabBarOrder]
@@ -1820,6 +1904,7 @@ components:
         - type: object
           additionalProperties: false
           required: [op, section, expanded]
+          description: A top-level forEach has no header to expand or collapse (422 `customization-disabled`).
           properties:
             op: {type: string, const: setSectionExpanded}
             section: {$ref: '#/components/schemas/Id'}
@@ -1828,8 +1913,9 @@ components:
           additionalProperties: false
           required: [op, section, tabs]
           description: |
-            Stores the user's current data-driven tabs of a dynamic section (422 `not-dynamic-section` for another,
-            `unknown-section` for an unknown one), replacing the stored list: layouts show them (in the user's
+            Stores the user's current data-driven tabs of a dynamic section or a top-level forEach, named by `section`
+            (422 `not-dynamic-section` for a static section, `unknown-section` for an unknown id), replacing the stored
+            list: layouts show them (in the user's
             `tabOrder` when the tabs may move and one is set, else in this order) and choices about ids no longer
             listed are dropped in the same write.
           properties:
@@ -1892,7 +1978,7 @@ components:
         customizationApplied: {type: boolean, description: 'Whether the user''s choices shaped this layout; when false, the schema''s defaults did (with the user''s data-driven tabs).'}
         sidebar:
           type: array
-          description: 'Where there is a sidebar (regular, macOS, visionOS): top-level tabs, then sections in effective order, without hidden tabs and never the search tab; empty otherwise.'
+          description: 'Where there is a sidebar (regular, macOS, visionOS): top-level tabs (a top-level forEach''s tabs among them at its position, without a header), then sections in effective order, without hidden tabs and never the search tab; empty otherwise.'
           items:
             oneOf:
               - {$ref: '#/components/schemas/LayoutTab'}
@@ -1902,8 +1988,9 @@ components:
           items: {$ref: '#/components/schemas/LayoutTab'}
           description: |
             With a sidebar, or `tabBarOnly`: every visible tab, top-level or in a section, in `tabBarOrder` or builder order.
-            In compact (iPhone, tvOS): the top-level tabs only; when they and a More item (if `more` is not empty) would be
-            more than five, the first four. A client draws a More item after them when `more` is not empty.
+            In compact (iPhone, tvOS): the top-level tabs only (a top-level forEach's tabs are top-level tabs); when they and
+            a More item (if `more` is not empty) would be more than five, the first four. A client draws a More item after
+            them when `more` is not empty.
         pinned: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}, description: 'Pinned tabs (the search tab), apart at the trailing end of the bar, or in the toolbar beside a sidebar.'}
         more: {type: array, items: {$ref: '#/components/schemas/LayoutTab'}, description: 'Compact only: the bar''s overflow, then every visible tab of the sections, without headers, in each section''s order.'}
         hidden: {type: array, items: {type: string}, description: 'Tabs of this size class the layout leaves out (hidden by the user, or kept out by the schema''s defaults), in builder order.'}
@@ -2155,6 +2242,54 @@ components:
           library.artists: browse
           playlist.all: browse
           playlist.running: browse
+    LayoutSeed002ForEachCompact:
+      summary: 'Seed 002''s top-level ForEach on iPhone (registerSchema''s seed002ForEach, patchCustomization''s forEachPlaylists): the playlists are bar tabs; six items are four and More'
+      value:
+        appId: com.myApp
+        userId: alice
+        sizeClass: compact
+        revision: 1
+        schemaVersion: 1
+        customizationApplied: true
+        sidebar: []
+        tabBar:
+          - {kind: tab, id: home, title: Головна, systemImage: house}
+          - {kind: tab, id: library, title: Бібліотека, systemImage: books.vertical}
+          - {kind: tab, id: playlist.morning, title: Ранок, systemImage: music.note}
+          - {kind: tab, id: playlist.run, title: Біг, systemImage: music.note}
+        pinned: []
+        more:
+          - {kind: tab, id: playlist.focus, title: Фокус, systemImage: music.note}
+          - {kind: tab, id: settings, title: Налаштування, systemImage: gearshape}
+        hidden: []
+        selectionFallback: {}
+    LayoutSeed002ForEachRegular:
+      summary: 'The same on iPad (regular): the playlists in the sidebar among the top-level tabs, at the ForEach''s place, without a header'
+      value:
+        appId: com.myApp
+        userId: alice
+        sizeClass: regular
+        revision: 1
+        schemaVersion: 1
+        customizationApplied: true
+        sidebar:
+          - {kind: tab, id: home, title: Головна, systemImage: house}
+          - {kind: tab, id: library, title: Бібліотека, systemImage: books.vertical}
+          - {kind: tab, id: playlist.morning, title: Ранок, systemImage: music.note}
+          - {kind: tab, id: playlist.run, title: Біг, systemImage: music.note}
+          - {kind: tab, id: playlist.focus, title: Фокус, systemImage: music.note}
+          - {kind: tab, id: settings, title: Налаштування, systemImage: gearshape}
+        tabBar:
+          - {kind: tab, id: home, title: Головна, systemImage: house}
+          - {kind: tab, id: library, title: Бібліотека, systemImage: books.vertical}
+          - {kind: tab, id: playlist.morning, title: Ранок, systemImage: music.note}
+          - {kind: tab, id: playlist.run, title: Біг, systemImage: music.note}
+          - {kind: tab, id: playlist.focus, title: Фокус, systemImage: music.note}
+          - {kind: tab, id: settings, title: Налаштування, systemImage: gearshape}
+        pinned: []
+        more: []
+        hidden: []
+        selectionFallback: {}
     UnknownField:
       summary: A member the server does not know
       value:

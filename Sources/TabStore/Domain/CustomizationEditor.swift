@@ -132,7 +132,7 @@ package struct CustomizationEditor {
     private func resolveTab(_ id: Identifier, at location: ViolationLocation) throws(RuleRefusal) -> SchemaIndex.TabInfo {
         guard let info = rules.tab(id, in: value) else {
             if let section = index.dynamicSection(of: id) {
-                throw refuse(location, .unknownTab, "no tab \"\(id)\" in the stored dynamic tabs of section \"\(section.id)\"")
+                throw refuse(location, .unknownTab, "no tab \"\(id)\" in the stored dynamic tabs of \(section.named)")
             }
             throw refuse(location, .unknownTab, "no tab \"\(id)\" in schema version \(index.version)")
         }
@@ -168,7 +168,8 @@ package struct CustomizationEditor {
             // Ids dropped from the list leave the user's choices now, so later operations see the section as it is.
             rules.normalize(&value)
         case .setSectionExpanded(let sectionId, let expanded):
-            _ = try resolveSection(sectionId, at: step.at(.section))
+            let section = try resolveSection(sectionId, at: step.at(.section))
+            try check(rules.expansionRefusal(of: section), at: step.at(.section))
             value.sections[sectionId, default: .init()].expanded = expanded
         case .resetVisibility(let scope):
             for id in value.tabs.keys {
@@ -218,7 +219,7 @@ package struct CustomizationEditor {
             try check(rules.membershipRefusal(of: info, in: section), at: item)
         }
         if let missing = rules.orderableTabs(of: section, in: value).first(where: { !seen.contains($0.tab.id) }) {
-            throw refuse(whole, .invalidTabOrder, "tabOrder must list all of section \"\(section.id)\"'s tabs; \"\(missing.tab.id)\" is missing")
+            throw refuse(whole, .invalidTabOrder, "tabOrder must list all of \(section.named)'s tabs; \"\(missing.tab.id)\" is missing")
         }
         try check(rules.fixedPositionRefusal(of: order, in: section, customization: value), at: whole)
     }

@@ -56,7 +56,7 @@ extension CustomizationRules {
                 return refuse(position, .id, .invalidId, "an id is 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
             }
             if tab.id.byteCount <= prefix.byteCount || !tab.id.hasBytePrefix(prefix) {
-                return refuse(position, .id, .prefixMismatch, "tab \"\(tab.id)\" does not extend section \"\(section.id)\"'s idPrefix \"\(prefix)\"")
+                return refuse(position, .id, .prefixMismatch, "tab \"\(tab.id)\" does not extend \(section.named)'s idPrefix \"\(prefix)\"")
             }
             if !seen.insert(tab.id).inserted { return refuse(position, .id, .duplicateId, "tab \"\(tab.id)\" appears twice") }
             if tab.title.allSatisfy(\.isWhitespace) { return refuse(position, .title, .emptyTitle, "a title must not be empty") }

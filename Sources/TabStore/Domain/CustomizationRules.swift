@@ -4,6 +4,10 @@ import TabStoreSupport
 /// stand. The editor asks before it accepts a change, the reconciler before it keeps a stored choice under a
 /// new schema, and the layout when it resolves what a device shows, so no rule has a second copy that could drift.
 ///
+/// A top-level `ForEach` (`SchemaSection.Kind.forEach`) is a group like a section to every rule here: its list, its
+/// order and the choices about its tabs follow the same rules; only its expansion differs (`expansionRefusal`), and
+/// where its tabs show is the layout's business.
+///
 /// Orders and positions are in `CustomizationRules+Orders.swift`, a user's data-driven tabs in
 /// `CustomizationRules+DynamicTabs.swift`, where customization applies in `CustomizationRules+Platforms.swift`.
 package struct CustomizationRules: Sendable {
@@ -139,10 +143,18 @@ package struct CustomizationRules: Sendable {
             : Refusal(code: .customizationDisabled, detail: "section \"\(section.id)\" has customization behavior \"disabled\" in the sidebar and cannot be reordered")
     }
 
-    /// Whether a tab may take part in a section's order: in the sidebar tabs reorder only within their section.
+    /// Whether a section may have an expansion of the user's: a top-level ForEach has no header to open or close.
+    package func expansionRefusal(of section: SchemaSection) -> Refusal? {
+        section.isForEach
+            ? Refusal(code: .customizationDisabled, detail: "\(section.named) has no header (its tabs are top-level tabs) and cannot be expanded or collapsed")
+            : nil
+    }
+
+    /// Whether a tab may take part in a section's order: in the sidebar tabs reorder only within their section (a
+    /// top-level ForEach's tabs only among themselves).
     package func membershipRefusal(of info: SchemaIndex.TabInfo, in section: SchemaSection) -> Refusal? {
         info.sectionId == section.id ? nil
-            : Refusal(code: .crossSectionMove, detail: "tab \"\(info.tab.id)\" is not in section \"\(section.id)\"; in the sidebar tabs reorder only within their section")
+            : Refusal(code: .crossSectionMove, detail: "tab \"\(info.tab.id)\" is not in \(section.named); in the sidebar tabs reorder only within their section")
     }
 
     /// Whether a tab of a section may be moved in the sidebar.

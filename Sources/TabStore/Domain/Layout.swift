@@ -63,8 +63,9 @@ package struct Layout: Sendable, Equatable {
             rules.isVisible(info, in: placement, customization: customization)
         }
 
-        // Every tab that exists in this size class: top-level ones, and each section's in its shown order; and the
-        // builder order of the tab bar (a section's static tabs in builder order, its data-driven tabs after them).
+        // Every tab that exists in this size class: top-level ones (a top-level ForEach's among them, at its position
+        // and in its shown order), and each section's in its shown order; and the builder order of the tab bar (a
+        // section's static tabs in builder order, its data-driven tabs after them).
         var topLevel: [SchemaIndex.TabInfo] = []
         var sections: [(SchemaSection, [SchemaIndex.TabInfo])] = []
         var builderTabs: [SchemaIndex.TabInfo] = []
@@ -79,6 +80,12 @@ package struct Layout: Sendable, Equatable {
                 guard present(section.hiddenIn) else { continue }
                 let tabs = rules.shownOrder(of: section, in: customization).compactMap { rules.tab($0, in: customization) }
                     .filter { present($0.tab.hiddenIn) }
+                if section.isForEach {
+                    // Seed 002: "TabView accepts ForEach directly inside": no header; its tabs are top-level tabs.
+                    topLevel += tabs
+                    builderTabs += tabs
+                    continue
+                }
                 sections.append((section, tabs))
                 builderTabs += index.staticTabs(of: section).filter { present($0.tab.hiddenIn) } + tabs.filter(\.isDynamic)
             }
@@ -86,8 +93,8 @@ package struct Layout: Sendable, Equatable {
 
         let shape = request.shape
         if shape == .sidebar {
-            // Sidebar: top-level tabs first, then sections, each in effective order, without hidden tabs; the
-            // search tab is never in it (it moves to the toolbar: `pinned`).
+            // Sidebar: top-level tabs first (a top-level ForEach's at its position), then sections, each in effective
+            // order, without hidden tabs; the search tab is never in it (it moves to the toolbar: `pinned`).
             for info in topLevel where !info.tab.isPinned {
                 if visible(info, .sidebar) { sidebar.append(.tab(Self.shown(info.tab))) }
             }
@@ -125,9 +132,10 @@ package struct Layout: Sendable, Equatable {
         return sidebarTabs + tabBar + more + pinned
     }
 
-    /// Seed 002's iPhone: the bar holds the top-level tabs; every visible tab of a section goes to More, without
-    /// headers, in the section's order. When the bar's tabs and a More item (if More is not empty) would be more
-    /// than five, the bar shows the first four and More starts with the bar's overflow.
+    /// Seed 002's iPhone: the bar holds the top-level tabs (a top-level ForEach's too, counting toward the five);
+    /// every visible tab of a section goes to More, without headers, in the section's order. When the bar's tabs and
+    /// a More item (if More is not empty) would be more than five, the bar shows the first four and More starts with
+    /// the bar's overflow.
     private mutating func layOutCompact(topLevel: [SchemaIndex.TabInfo], sections: [(SchemaSection, [SchemaIndex.TabInfo])],
                                         rules: CustomizationRules, customization: Customization) {
         let visible = { (info: SchemaIndex.TabInfo) in rules.isVisible(info, in: .tabBar, customization: customization) }

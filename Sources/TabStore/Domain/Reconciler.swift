@@ -28,6 +28,8 @@ package enum Reconciler {
             if let order = entry.tabOrder {
                 kept.tabOrder = rules.reorderRefusal(of: section) == nil ? rules.repairedOrder(order, of: section, in: result) : nil
             }
+            // A section that became a top-level ForEach has no header left to open or close.
+            if rules.expansionRefusal(of: section) != nil { kept.expanded = nil }
             result.sections[id] = kept
         }
         rules.normalize(&result)

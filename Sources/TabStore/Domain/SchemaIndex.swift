@@ -76,7 +76,7 @@ package struct SchemaIndex: Sendable {
         section.tabs.map { TabInfo(tab: $0, sectionId: section.id, isDynamic: false) }
     }
 
-    /// Every section in builder order.
+    /// Every section (and top-level ForEach) in builder order.
     package var sections: [SchemaSection] {
         schema.items.compactMap { item in
             if case .section(let section) = item { return section }

@@ -77,8 +77,16 @@ extension TabSchema {
                 problems.append(Violation(pointer: pointer, code: .nestedSection, detail: "a section may hold only tabs, not other sections"))
             }
             return .section(try decodeSection(reader, problems: &problems))
+        case "forEach":
+            if nested {
+                problems.append(Violation(
+                    pointer: pointer, code: .nestedSection,
+                    detail: "a section may hold only tabs; a ForEach inside a section is the section's dynamicTabs"))
+            }
+            return .section(try decodeForEach(reader, problems: &problems))
         default:
-            throw MalformedDocument(pointer: reader.path("kind"), code: .invalidValue, detail: "\"kind\" must be \"tab\" or \"section\"")
+            throw MalformedDocument(
+                pointer: reader.path("kind"), code: .invalidValue, detail: "\"kind\" must be \"tab\", \"section\" or \"forEach\"")
         }
     }
 
@@ -146,12 +154,7 @@ extension TabSchema {
     private static func decodeSection(_ reader: ObjectReader, problems: inout [Violation]) throws(MalformedDocument) -> SchemaSection {
         try reader.rejectUnknown(["kind", "id", "title", "customizationBehavior", "defaultVisibility", "hiddenIn", "standIn", "expanded",
                                   "dynamicTabs", "tabs"])
-        var dynamicTabs: DynamicTabs?
-        if let dynamic = try reader.nested("dynamicTabs") {
-            try dynamic.rejectUnknown(["idPrefix", "customizationBehavior"])
-            dynamicTabs = DynamicTabs(idPrefix: Identifier(try dynamic.requiredString("idPrefix")),
-                                      customizationBehavior: try decodeBehavior(dynamic, problems: &problems))
-        }
+        let dynamicTabs = try decodeDynamicTabs(reader, problems: &problems)
         var tabs: [SchemaTab] = []
         for (index, item) in (try reader.array("tabs") ?? []).enumerated() {
             let pointer = JSONPointer.append(reader.path("tabs"), index)
@@ -170,6 +173,29 @@ extension TabSchema {
             expanded: try reader.bool("expanded") ?? true,
             dynamicTabs: dynamicTabs,
             tabs: tabs)
+    }
+
+    private static func decodeDynamicTabs(_ reader: ObjectReader, problems: inout [Violation]) throws(MalformedDocument) -> DynamicTabs? {
+        guard let dynamic = try reader.nested("dynamicTabs") else { return nil }
+        try dynamic.rejectUnknown(["idPrefix", "customizationBehavior"])
+        return DynamicTabs(idPrefix: Identifier(try dynamic.requiredString("idPrefix")),
+                           customizationBehavior: try decodeBehavior(dynamic, problems: &problems))
+    }
+
+    /// A `ForEach` directly in the `TabView` (seed 002): an id operations name it by, its `dynamicTabs` (required:
+    /// they are all it has), and what a modifier on its tabs or the app's own hiding may say about them. No title,
+    /// tabs or expansion (400 `unknown-field`): it has no header and no tabs of its own.
+    private static func decodeForEach(_ reader: ObjectReader, problems: inout [Violation]) throws(MalformedDocument) -> SchemaSection {
+        try reader.rejectUnknown(["kind", "id", "dynamicTabs", "defaultVisibility", "hiddenIn", "standIn"])
+        guard let dynamicTabs = try decodeDynamicTabs(reader, problems: &problems) else {
+            throw MalformedDocument(pointer: reader.path("dynamicTabs"), code: .missingField, detail: "a forEach needs \"dynamicTabs\"")
+        }
+        return SchemaSection.forEach(
+            id: Identifier(try reader.string("id") ?? ""),
+            dynamicTabs: dynamicTabs,
+            defaultVisibility: try decodeVisibility(reader, problems: &problems),
+            hiddenIn: try decodeList(reader, "hiddenIn", SizeClass.self, problems: &problems),
+            standIn: try optionalId(reader, "standIn"))
     }
 
     /// The schema as served: defaults written out, so a client never guesses them.
@@ -207,19 +233,23 @@ extension SchemaTab {
 }
 
 extension SchemaSection {
+    /// The full schema form: a section's, or a forEach's (no title, behavior, expansion or tabs of its own).
     package func json() -> JSONValue {
-        var object = JSONObject([("kind", "section"), ("id", .string(id.text)), ("title", .string(title))])
-        object["customizationBehavior"] = customizationBehavior.json()
+        var object = JSONObject([("kind", .string(kind.rawValue)), ("id", .string(id.text))])
+        if !isForEach {
+            object["title"] = .string(title)
+            object["customizationBehavior"] = customizationBehavior.json()
+        }
         object["defaultVisibility"] = defaultVisibility.json()
         if !hiddenIn.isEmpty { object["hiddenIn"] = .array(hiddenIn.map { .string($0.rawValue) }) }
         if let standIn { object["standIn"] = .string(standIn.text) }
-        object["expanded"] = .bool(expanded)
+        if !isForEach { object["expanded"] = .bool(expanded) }
         if let dynamicTabs {
             object["dynamicTabs"] = .object(JSONObject([
                 ("idPrefix", .string(dynamicTabs.idPrefix.text)), ("customizationBehavior", dynamicTabs.customizationBehavior.json()),
             ]))
         }
-        object["tabs"] = .array(tabs.map { $0.json() })
+        if !isForEach { object["tabs"] = .array(tabs.map { $0.json() }) }
         return .object(object)
     }
 }

@@ -75,7 +75,8 @@ extension TabSchema {
             case .section(let section):
                 itemCount += 1
                 checkId(section.id, at: pointer, isSection: true)
-                checkTitle(section.title, at: pointer)
+                // A top-level ForEach has no title: it draws no header.
+                if !section.isForEach { checkTitle(section.title, at: pointer) }
                 for (tabIndex, tab) in section.tabs.enumerated() {
                     checkTab(tab, in: section, at: pointer + "/tabs/\(tabIndex)", inheritedTabBar: section.defaultVisibility.tabBar)
                     if tab.role == .search {
@@ -99,7 +100,7 @@ extension TabSchema {
             }
         }
         if itemCount > Self.maxItems {
-            problems.append(Violation(pointer: "/items", code: .tooManyItems, detail: "a schema has at most \(Self.maxItems) tabs and sections"))
+            problems.append(Violation(pointer: "/items", code: .tooManyItems, detail: "a schema has at most \(Self.maxItems) tabs, sections and forEach items"))
         }
         // A dynamic prefix must not claim another item's id, and prefixes must not overlap,
         // or one id would belong to two places.

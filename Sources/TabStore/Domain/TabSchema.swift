@@ -130,8 +130,21 @@ package struct DynamicTabs: Sendable, Equatable {
     package static let maxTabs = 500
 }
 
-/// One `TabSection`: tabs only, never nested sections.
+/// A group of tabs with an id that operations name: a `TabSection` (tabs only, never nested sections), or a
+/// `ForEach` of tabs placed directly in the `TabView` (seed 002: "for a dynamic set of tabs TabView accepts ForEach
+/// directly inside"). The rules treat both alike (a stored list of data-driven tabs, an order of its own); the
+/// layout does not: a ForEach has no header, and its tabs are top-level tabs at its position (`Layout`).
 package struct SchemaSection: Sendable, Equatable {
+    /// What the group is in the app's builder (the schema item's `kind`).
+    package enum Kind: String, Sendable, CaseIterable {
+        /// A `TabSection`: a header (its title) over its tabs in the sidebar; on iPhone its tabs go to More.
+        case section
+        /// A `ForEach` directly in the `TabView`: no title, no header, no tabs of its own, only data-driven tabs
+        /// (`dynamicTabs`), which are top-level tabs.
+        case forEach
+    }
+
+    package var kind: Kind
     package var id: Identifier
     package var title: String
     package var customizationBehavior: PerPlacement<CustomizationBehavior>
@@ -151,6 +164,7 @@ package struct SchemaSection: Sendable, Equatable {
         defaultVisibility: PerPlacement<Visibility> = .init(sidebar: .automatic, tabBar: .automatic),
         hiddenIn: [SizeClass] = [], standIn: Identifier? = nil, expanded: Bool = true, dynamicTabs: DynamicTabs? = nil, tabs: [SchemaTab]
     ) {
+        self.kind = .section
         self.id = id
         self.title = title
         self.customizationBehavior = customizationBehavior
@@ -161,6 +175,25 @@ package struct SchemaSection: Sendable, Equatable {
         self.dynamicTabs = dynamicTabs
         self.tabs = tabs
     }
+
+    /// A top-level `ForEach` of data-driven tabs: what a section without a title, tabs or expansion of its own is.
+    /// `defaultVisibility` applies to its tabs (a modifier on the `ForEach`'s `Tab`), as a section's does.
+    package static func forEach(
+        id: Identifier, dynamicTabs: DynamicTabs,
+        defaultVisibility: PerPlacement<Visibility> = .init(sidebar: .automatic, tabBar: .automatic),
+        hiddenIn: [SizeClass] = [], standIn: Identifier? = nil
+    ) -> SchemaSection {
+        var group = SchemaSection(id: id, title: "", defaultVisibility: defaultVisibility, hiddenIn: hiddenIn, standIn: standIn,
+                                  dynamicTabs: dynamicTabs, tabs: [])
+        group.kind = .forEach
+        return group
+    }
+
+    /// Whether this is a top-level `ForEach` rather than a `TabSection`.
+    package var isForEach: Bool { kind == .forEach }
+
+    /// How refusals name the group: "section \"id\"" or "forEach \"id\"".
+    package var named: String { "\(kind.rawValue) \"\(id)\"" }
 
     /// The prefix of the section's data-driven tab ids, when it has them.
     package var dynamicIdPrefix: Identifier? { dynamicTabs?.idPrefix }
