@@ -106,6 +106,14 @@ struct JSONAndJWTTests {
         #expect(throws: ServiceOptions.Invalid.self) { try ServiceOptions.parse([], environment: ["TAB_SERVER_LOG_LEVEL": "chatty"]) }
     }
 
+    @Test("configuration: a database URL is refused loudly, never ignored for the local file")
+    func databaseURLRefused() throws {
+        #expect(throws: ServiceOptions.Invalid.self) {
+            try ServiceOptions.parse([], environment: ["TAB_SERVER_DATABASE_URL": "postgres://tabstore@db/tabstore"])
+        }
+        #expect(try ServiceOptions.parse([], environment: ["TAB_SERVER_DATABASE_URL": ""]).0.port == ServiceOptions().port)
+    }
+
     @Test("configuration: the body bytes in flight, 64 MiB by default, never below the body limit")
     func bodyBytesInFlightOption() throws {
         #expect(try ServiceOptions.parse([], environment: [:]).0.maxBodyBytesInFlight == 67_108_864)

@@ -132,6 +132,10 @@ public struct ServiceOptions: Sendable {
     /// - Throws: `Invalid` for an unknown flag, a missing value or a bad value.
     public static func parse(_ arguments: [String], environment: [String: String]) throws -> (ServiceOptions, [String]) {
         var options = ServiceOptions()
+        // A deployment that names a database server must not quietly keep its data in a local file instead.
+        if let url = environment["TAB_SERVER_DATABASE_URL"], !url.isEmpty {
+            throw Invalid(description: "TAB_SERVER_DATABASE_URL is set, but this version of tab-server stores data only in its embedded SQLite database; unset it to use the database under --data-dir")
+        }
         for setting in settings {
             if let value = environment[setting.environmentName] {
                 do { try setting.apply(&options, value) } catch let error as Invalid {
