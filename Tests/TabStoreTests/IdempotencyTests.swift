@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreStorage
 @testable import TabStoreSupport
 
 /// `Idempotency-Key` on PUT, PATCH, DELETE and revert (API.md "Exactly-once writes").
@@ -162,6 +163,47 @@ struct IdempotencyTests {
             clock.advance(86_401)
             #expect(await api.send(put("visible")).revision == 4)
         }
+    }
+
+    @Test("an answer names its history row instead of a copy: replayed byte for byte after the retention passed it, gone once expired")
+    func answerOutlivesRetention() async throws {
+        let clock = TestClock()
+        try await withInProcessAPI(configure: { $0.historyRevisions = 2; $0.clock = { clock.now } }) { api in
+            let creds = try await Credentials.register(on: api)
+            let first = TestRequest.patch(creds.customization).bearer(api.admin).header("Idempotency-Key", "first").json(Sync.hide("climate"))
+            let answer = await api.send(first)
+            #expect(answer.status == 200 && answer.revision == 1)
+            // Past two housekeepings (revisions 16 and 32), far past the retention of 2.
+            for index in 2...47 {
+                _ = await api.send(.patch(creds.customization).bearer(api.admin).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
+            }
+            let history = await api.send(.get(creds.customization + "/history").bearer(api.admin))
+            #expect(HistoryTests.revisions(history) == [47, 46])
+            clock.advance(86_400 - 1)
+            let replayed = await api.send(first)
+            #expect(replayed.status == 200 && replayed.body == answer.body && replayed.etag == answer.etag)
+            #expect(replayed.header("Idempotent-Replayed") == "true")
+            // Expired, the answer goes at the next keyed housekeeping (revision 48), and the row it named with it.
+            clock.advance(2)
+            let next = await api.send(.patch(creds.customization).bearer(api.admin).header("Idempotency-Key", "next").json(Sync.hide("bell")))
+            #expect(next.revision == 48)
+            #expect(await api.send(.get("/metrics")).metric("tabstore_history_rows") == 2)
+        }
+    }
+
+    @Test("an answer is stored as its revision's history row only when that row holds its exact bytes")
+    func answerBodyByReference() {
+        let document = Array(#"{"revision":7}"#.utf8)
+        let record = CustomizationRecord(appId: "a", userId: "u", revision: 7, schemaVersion: 1, document: document, updatedAt: "t")
+        let commit = { (body: [UInt8], history: Int, record: CustomizationRecord?) in
+            CustomizationCommit(appId: "a", userId: "u", expectedRevision: 6, record: record, change: .patch, historyRevisions: history,
+                                answer: IdempotentAnswer(key: "k", requestDigest: [1], status: 200, etag: nil, body: body, createdAt: 0))
+        }
+        #expect(SQLiteStore.answerBodyRevision(commit(document, 100, record)) == 7)
+        #expect(SQLiteStore.answerBodyRevision(commit(document, 0, record)) == nil, "no history row is stored")
+        #expect(SQLiteStore.answerBodyRevision(commit(document + [0x20], 100, record)) == nil, "other bytes (reconciled answer)")
+        #expect(SQLiteStore.answerBodyRevision(commit(document, 100, nil)) == nil, "no revision (a keyed write that changes nothing)")
+        #expect(SQLiteStore.answerBodyRevision(commit([], 100, record)) == nil)
     }
 
     @Test("answers per user are bounded: at the user's housekeeping (every 16th revision) the oldest past the cap go")

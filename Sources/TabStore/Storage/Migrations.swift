@@ -79,6 +79,11 @@ package enum Migrations {
                 PRIMARY KEY (app_id, user_id)
             ) WITHOUT ROWID;
             """),
+        // An answer whose body is the document its write stored as a history row keeps the revision instead of a
+        // second copy (`body` NULL then): the history row stays while an answer names it (SQLiteStore+History).
+        Migration(version: 4, name: "idempotent answers name their history row instead of copying the document", sql: """
+            ALTER TABLE idempotent_answers ADD COLUMN body_revision INTEGER;
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

@@ -1,3 +1,4 @@
+import CSQLite
 import TabStoreSupport
 
 /// History, idempotent answers, export and erase on the embedded store. The SQL is plain (no SQLite-only
@@ -17,11 +18,11 @@ extension SQLiteStore {
             guard (current ?? 0) == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current ?? 0) }
             var historyDelta = 0
             do {
-                if let record = commit.record {
-                    try Self.storeRevision(record, db: db)
-                    historyDelta = try Self.storeHistory(commit, record, db: db)
-                }
+                if let record = commit.record { try Self.storeRevision(record, db: db) }
+                // The answer first: its housekeeping decides which answers stay, and the history's retention
+                // keeps the rows those name.
                 if let answer = commit.answer { try Self.storeAnswer(answer, commit, db: db) }
+                if let record = commit.record { historyDelta = try Self.storeHistory(commit, record, db: db) }
             } catch let error as StorageError where error.isConstraintViolation {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
             }
@@ -61,9 +62,14 @@ extension SQLiteStore {
         // Revisions are consecutive (apart from a jump after an erase): the last N are those above revision - N.
         // Rows past it are deleted every `housekeepingEvery` revisions (so at most that many more are stored),
         // and never read: `history` and `historyRecord` list only the last N (`keptAbove`).
+        // A row an idempotent answer names (its body) stays until the answer is gone: a repeat within 24 hours
+        // replays those bytes even after the retention passed the revision.
         if Self.housekeeping(record) {
-            try db.run("DELETE FROM customization_history WHERE app_id = ? AND user_id = ? AND revision <= ?",
-                       [.text(record.appId), .text(record.userId), .integer(record.revision - commit.historyRevisions)])
+            let user: [SQLiteValue] = [.text(record.appId), .text(record.userId)]
+            try db.run("""
+                DELETE FROM customization_history WHERE app_id = ? AND user_id = ? AND revision <= ? AND revision NOT IN (
+                    SELECT body_revision FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND body_revision IS NOT NULL)
+                """, user + [.integer(record.revision - commit.historyRevisions)] + user)
             delta -= db.changes
         }
         return delta
@@ -76,17 +82,29 @@ extension SQLiteStore {
         return record.revision % housekeepingEvery == 0
     }
 
+    /// The revision whose history row holds `commit`'s answer body byte for byte (the write stores that row in
+    /// the same transaction), or nil when the answer keeps its own copy.
+    static func answerBodyRevision(_ commit: CustomizationCommit) -> Int? {
+        guard let answer = commit.answer, let record = commit.record, commit.historyRevisions > 0,
+              !answer.body.isEmpty, answer.body == record.document else { return nil }
+        return record.revision
+    }
+
     /// Stores the answer; an expired one under the same key gives way, a live one means another write won.
+    /// An answer that is the new revision's document names its history row instead of copying the bytes.
     private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, db: SQLiteConnection) throws {
         let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
+        let bodyRevision = Self.answerBodyRevision(commit)
         try db.run("""
-            INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (app_id, user_id, idempotency_key) DO UPDATE SET request_digest = excluded.request_digest,
-                status = excluded.status, etag = excluded.etag, body = excluded.body, created_at = excluded.created_at
+                status = excluded.status, etag = excluded.etag, body = excluded.body, body_revision = excluded.body_revision,
+                created_at = excluded.created_at
             WHERE idempotent_answers.created_at < ?
             """, user + [.text(answer.key), .blob(answer.requestDigest), .integer(answer.status), answer.etag.map { .text($0) } ?? .null,
-                         .blob(answer.body), .integer(answer.createdAt), .integer(commit.answersExpireBefore)])
+                         bodyRevision == nil ? .blob(answer.body) : .null, bodyRevision.map { .integer($0) } ?? .null,
+                         .integer(answer.createdAt), .integer(commit.answersExpireBefore)])
         if db.changes == 0 { throw StoreConflict.answerExists }
         guard Self.housekeeping(commit.record) else { return }
         // Bounded per user: past the cap the oldest answers go (a client retries within minutes, not 1,000 writes
@@ -114,12 +132,20 @@ extension SQLiteStore {
 
     package func idempotentAnswer(appId: String, userId: String, key: String, notBefore: Int) async throws -> IdempotentAnswer? {
         try await readers.read { db in
+            // The body is the answer's own copy, or the document of the history row it names.
             let statement = try db.statement("""
-                SELECT request_digest, status, etag, body, created_at FROM idempotent_answers
-                WHERE app_id = ? AND user_id = ? AND idempotency_key = ? AND created_at >= ?
+                SELECT a.request_digest, a.status, a.etag, CASE WHEN a.body_revision IS NULL THEN a.body ELSE h.document END,
+                    a.created_at, a.body_revision IS NOT NULL AND h.document IS NULL
+                FROM idempotent_answers AS a LEFT JOIN customization_history AS h
+                    ON h.app_id = a.app_id AND h.user_id = a.user_id AND h.revision = a.body_revision
+                WHERE a.app_id = ? AND a.user_id = ? AND a.idempotency_key = ? AND a.created_at >= ?
                 """).bind([.text(appId), .text(userId), .text(key), .integer(notBefore)])
             defer { statement.reset() }
             guard try statement.step() else { return nil }
+            if statement.int(5) != 0 {
+                // Never replay other bytes than the first answer's: the row it names is kept while the answer is.
+                throw StorageError(extendedCode: SQLITE_CORRUPT, message: "the idempotent answer \(key) names a history row that is gone")
+            }
             return IdempotentAnswer(key: key, requestDigest: statement.bytes(0), status: statement.int(1),
                                     etag: statement.isNull(2) ? nil : statement.text(2), body: statement.bytes(3), createdAt: statement.int(4))
         }
