@@ -7,8 +7,10 @@ RUN apt-get update \
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
-# The manifest declares the test target; its folder must exist even though only tab-server is built.
+# The manifest declares the test, fuzz and storage-benchmark targets; their folders must exist even though
+# only tab-server is built.
 COPY Tests ./Tests
+COPY bench/storage ./bench/storage
 RUN swift build -c release --product tab-server --static-swift-stdlib \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/tab-server" /out/tab-server
 
