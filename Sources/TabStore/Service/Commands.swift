@@ -33,15 +33,7 @@ public enum Commands {
         guard Identifier(user).isValidId else {
             throw ConfigurationError(description: "--user must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
         }
-        let store = try TabStoreService.openStore(options, create: false)
-        let record: AppRecord?
-        do {
-            record = try await store.app(app)
-        } catch {
-            await store.close()
-            throw error
-        }
-        await store.close()
+        let record = try await withStore(options, create: false) { try await $0.app(app) }
         guard let record else { throw ConfigurationError(description: "no app \(app) in \(options.resolvedDatabasePath)") }
         let now = Int(Date().timeIntervalSince1970)
         return JWT.sign(subject: Identifier(user), audience: Identifier(app), expiresAt: now + ttl, issuedAt: now, secret: record.signingSecret)
@@ -50,34 +42,32 @@ public enum Commands {
     /// `backup PATH`: a consistent copy of the database while it may be serving.
     /// - Throws: `ConfigurationError` when there is no database, `StorageError`.
     public static func backup(_ options: ServiceOptions, to path: String) async throws {
-        let store = try TabStoreService.openStore(options, create: false)
-        do {
-            try await store.backup(to: path)
-        } catch {
-            await store.close()
-            throw error
-        }
-        await store.close()
+        try await withStore(options, create: false) { try await $0.backup(to: path) }
     }
 
     /// `demo`: creates the demo app with its schema when missing; returns the lines to print (what it made,
     /// and the `token` and `serve` commands for the same database, whatever the working folder is).
     public static func demo(_ options: ServiceOptions) async throws -> [String] {
-        let store = try TabStoreService.openStore(options)
-        let app: AppRecord
-        do {
-            app = try await DemoData.load(into: store)
-        } catch {
-            await store.close()
-            throw error
-        }
-        await store.close()
+        let app = try await withStore(options, create: true) { try await DemoData.load(into: $0) }
         let database = options.databasePath.map { "--database \($0)" } ?? "--data-dir \(options.dataDirectory)"
         return [
             "demo app \(app.id) is ready with schema version \(app.schemaVersion)",
             "mint a token:  tab-server token --app \(app.id) --user alice \(database)",
             "serve it:      tab-server serve \(database)",
         ]
+    }
+
+    /// Runs `body` with the database of `options` open, and closes it afterwards, also when `body` throws.
+    private static func withStore<T>(_ options: ServiceOptions, create: Bool, _ body: (SQLiteStore) async throws -> T) async throws -> T {
+        let store = try TabStoreService.openStore(options, create: create)
+        do {
+            let result = try await body(store)
+            await store.close()
+            return result
+        } catch {
+            await store.close()
+            throw error
+        }
     }
 
     /// `serve`: starts the service, logs where it listens, waits until `waitForSignal` returns a signal
