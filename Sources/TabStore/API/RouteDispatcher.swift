@@ -34,15 +34,15 @@ struct RouteDispatcher: Sendable {
 
     /// A GET whose data is in memory or one point read away, answered without waiting; nil to go through
     /// `respond` (no inline handler, the caller's app not at hand, or the handler would have to wait).
+    /// Refusals (unknown route, 405, 400, 401, 403, 404) are answered here for every GET, inline handler
+    /// or not, since `admit` leaves a GET without a body to this step (see `admit`).
     func respondInline(to request: HTTPRequest, context: inout APIRequestContext) -> HTTPResponse? {
-        guard request.method == "GET" || request.method == "HEAD",
-              case .found(let route, let parameters) = router.match(method: request.method, path: request.head.path),
-              let inline = route.inline
-        else { return nil }
-        context.pattern = route.pattern
-        let routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)
+        guard request.method == "GET" || request.method == "HEAD" else { return nil }
         do {
-            guard try authenticator.authorizeNow(route.access, request.head, routeContext) else { return nil }
+            let (route, parameters) = try route(for: request.head)
+            context.pattern = route.pattern
+            let routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)
+            guard try authenticator.authorizeNow(route.access, request.head, routeContext), let inline = route.inline else { return nil }
             return try inline(request, routeContext)
         } catch {
             return problem(for: error, requestId: context.requestId)
@@ -55,7 +55,12 @@ struct RouteDispatcher: Sendable {
     /// the body the route takes: none announced where it takes none (413, also after access left to
     /// `respond`, so such a body is never read), `application/json` where it takes JSON (415, once access
     /// is granted: a stranger learns nothing from it).
+    ///
+    /// A GET or HEAD that announces no body is whole already: nothing is left to protect by deciding early,
+    /// and `respondInline` (then `respond`) makes the same refusals, so it goes on at once instead of
+    /// routing and authenticating twice.
     func admit(_ head: HTTPRequestHead, context: inout APIRequestContext) -> HTTPResponse? {
+        if head.method == "GET" || head.method == "HEAD", !head.announcesBody { return nil }
         do {
             if head.method == "OPTIONS" {
                 context.pattern = "OPTIONS"
