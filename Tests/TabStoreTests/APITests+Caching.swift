@@ -162,3 +162,53 @@ extension APITests {
         }
     }
 }
+
+/// The read caches (`--cache-bytes`): what they answer is what the store holds, and /metrics shows them.
+extension APITests {
+    private func cacheCounter(_ metrics: String, _ name: String, _ cache: String) -> Int {
+        metrics.split(separator: "\n").first { $0.hasPrefix("\(name){cache=\"\(cache)\"} ") }
+            .flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
+    }
+
+    @Test("a layout is made once per ETag: repeated GETs hit the cache, a write or a new schema makes a new one")
+    func layoutCache() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: Self.withBell)
+            let layout = TestRequest.get(creds.layout("regular")).bearer(creds.userToken)
+            let first = try await live.send(layout)
+            let hitsBefore = cacheCounter(try await live.send(.get("/metrics")).text, "tabstore_cache_hits_total", "representations")
+            let second = try await live.send(layout)
+            let hitsAfter = cacheCounter(try await live.send(.get("/metrics")).text, "tabstore_cache_hits_total", "representations")
+            #expect(second.body == first.body)
+            #expect(second.etag == first.etag)
+            #expect(hitsAfter == hitsBefore + 1)
+            // A write: the next layout is the new revision's, not the kept one.
+            #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Self.hideBellOperation)).status == 200)
+            let written = try await live.send(layout)
+            #expect(written.etag == "\"1.1.regular\"")
+            #expect(written.body != first.body)
+            #expect(written.text.contains("com.myApp.bell"))
+            // A new schema version: a new representation again.
+            #expect(try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(Self.withBellAndNews)).status == 201)
+            let reconciled = try await live.send(layout)
+            #expect(reconciled.etag == "\"1.2.regular\"")
+            #expect(reconciled.text.contains("com.myApp.news"))
+        }
+    }
+
+    @Test("/metrics shows both read caches; a stored customization is read from memory after the write stored it")
+    func cacheMetrics() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: Self.withBell)
+            #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Self.hideBellOperation)).status == 200)
+            let before = cacheCounter(try await live.send(.get("/metrics")).text, "tabstore_cache_hits_total", "customizations")
+            let read = try await live.send(.get(creds.customization).bearer(creds.userToken))
+            #expect(read.etag == "\"1.1\"")
+            let metrics = try await live.send(.get("/metrics")).text
+            #expect(cacheCounter(metrics, "tabstore_cache_hits_total", "customizations") == before + 1)
+            #expect(cacheCounter(metrics, "tabstore_cache_entries", "customizations") >= 1)
+            #expect(cacheCounter(metrics, "tabstore_cache_bytes", "customizations") > 0)
+            #expect(cacheCounter(metrics, "tabstore_cache_misses_total", "representations") >= 0)
+        }
+    }
+}

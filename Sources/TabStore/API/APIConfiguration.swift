@@ -27,6 +27,8 @@ package struct APIConfiguration: Sendable {
     /// Seconds between keep-alive comments on a change-feed stream. API.md asks for one at least every 15 s;
     /// the event loops look at stream deadlines every 200 ms, so 12 leaves room.
     package var feedKeepAliveSeconds = 12.0
+    /// Bytes kept of encoded layouts and reconciled customizations (`APIServices.representations`); 0 keeps none.
+    package var representationCacheBytes = 8 << 20
     /// Seconds since 1970; injectable so token expiry is testable.
     package var clock: @Sendable () -> Int = { Int(Timestamp.unixNow()) }
 

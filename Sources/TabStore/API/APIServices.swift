@@ -21,6 +21,10 @@ struct APIServices: Sendable {
     let userLocks = KeyedLock<UserKey>()
     /// Long polls and change-feed streams, told of each commit.
     let changes: ChangeHub
+    /// Encoded representations computed from a stored customization (layouts, customizations reconciled
+    /// with a newer schema), keyed by app, user and ETag. An ETag names exactly one representation of a
+    /// user's resource, so an entry never goes stale: nothing invalidates it, it only ages out.
+    let representations: ByteBoundedCache<[UInt8]>
 
     init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState, metrics: Metrics, logger: Logger) {
         self.store = store
@@ -31,6 +35,12 @@ struct APIServices: Sendable {
         self.logger = logger
         self.apps = AppCache(store: store)
         self.changes = ChangeHub(maxPerUser: configuration.maxFollowersPerUser, maxLongPolls: configuration.maxLongPolls)
+        self.representations = ByteBoundedCache(budget: configuration.representationCacheBytes)
+    }
+
+    /// `representations`' key: the resource ("layout", "customization"), its app and user, and its ETag.
+    static func representationKey(_ resource: String, _ key: UserKey, _ etag: EntityTag) -> ByteKey {
+        ByteKey(key.appId.text, key.userId.text, resource, etag.opaque)
     }
 
     /// The app named in the path, or 404.

@@ -118,8 +118,12 @@ struct CustomizationRoutes: RouteGroup {
         if let record, record.schemaVersion == schema.version {
             return customizationResponse(document: record.document, etag: etag)
         }
+        // Reconciled with a newer schema (or the empty customization): made once per ETag, then kept.
+        let cacheKey = APIServices.representationKey("customization", key, etag)
+        if let cached = services.representations.value(cacheKey) { return customizationResponse(document: cached, etag: etag) }
         if reconcileLater { return nil }
         let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
+        services.representations.put(cacheKey, current.document, cost: current.document.count + cacheKey.bytes.count + 96)
         return customizationResponse(document: current.document, etag: etag)
     }
 
@@ -167,10 +171,15 @@ struct CustomizationRoutes: RouteGroup {
                                           headers: Preconditions.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
             return early
         }
+        // A layout is a function of what its ETag names (revision, schema version, request) and the ids: made
+        // once, then served from memory until it ages out.
+        let cacheKey = APIServices.representationKey("layout", key, etag)
+        if let cached = services.representations.value(cacheKey) { return customizationResponse(document: cached, etag: etag) }
         if layOutLater { return nil }
         let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
         let layout = Layout(customization: current.value, index: schema, request: layoutRequest)
-        return customizationResponse(document: JSONWriter.bytes(layout.json(appId: key.appId, userId: key.userId, customization: current.value)),
-                                     etag: etag)
+        let document = JSONWriter.bytes(layout.json(appId: key.appId, userId: key.userId, customization: current.value))
+        services.representations.put(cacheKey, document, cost: document.count + cacheKey.bytes.count + 96)
+        return customizationResponse(document: document, etag: etag)
     }
 }

@@ -92,6 +92,8 @@ package final class Metrics: Sendable, ServerObserver {
         package var historyRows = 0
         package var streams = 0
         package var longPolls = 0
+        /// Each read cache by name.
+        package var caches: [(name: String, statistics: CacheStatistics)] = []
 
         package init(customizations: Int = 0, historyRows: Int = 0, streams: Int = 0, longPolls: Int = 0) {
             self.customizations = customizations
@@ -143,6 +145,15 @@ package final class Metrics: Sendable, ServerObserver {
         out += "# TYPE tabstore_feed_events_total counter\ntabstore_feed_events_total \(snapshot.eventsSent)\n"
         out += "# HELP tabstore_long_polls Long polls waiting for a change.\n# TYPE tabstore_long_polls gauge\n"
         out += "tabstore_long_polls \(gauges.longPolls)\n"
+        let caches = gauges.caches
+        out += "# HELP tabstore_cache_entries Entries kept by each read cache.\n# TYPE tabstore_cache_entries gauge\n"
+        for cache in caches { out += "tabstore_cache_entries{cache=\"\(cache.name)\"} \(cache.statistics.entries)\n" }
+        out += "# HELP tabstore_cache_bytes Bytes the entries of each read cache count against its budget (--cache-bytes).\n# TYPE tabstore_cache_bytes gauge\n"
+        for cache in caches { out += "tabstore_cache_bytes{cache=\"\(cache.name)\"} \(cache.statistics.cost)\n" }
+        out += "# HELP tabstore_cache_hits_total Reads each read cache answered.\n# TYPE tabstore_cache_hits_total counter\n"
+        for cache in caches { out += "tabstore_cache_hits_total{cache=\"\(cache.name)\"} \(cache.statistics.hits)\n" }
+        out += "# HELP tabstore_cache_misses_total Reads each read cache could not answer.\n# TYPE tabstore_cache_misses_total counter\n"
+        for cache in caches { out += "tabstore_cache_misses_total{cache=\"\(cache.name)\"} \(cache.statistics.misses)\n" }
         return out
     }
 

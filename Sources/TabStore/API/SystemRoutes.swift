@@ -34,8 +34,11 @@ struct SystemRoutes: RouteGroup {
 
     func metricsText(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let (streams, longPolls) = services.changes.counts
-        let text = services.metrics.render(Metrics.Gauges(customizations: try await services.store.customizationCount(),
-                                                          historyRows: try await services.store.historyCount(), streams: streams, longPolls: longPolls))
+        var gauges = Metrics.Gauges(customizations: try await services.store.customizationCount(),
+                                    historyRows: try await services.store.historyCount(), streams: streams, longPolls: longPolls)
+        if let records = services.store.recordCacheStatistics { gauges.caches.append(("customizations", records)) }
+        gauges.caches.append(("representations", services.representations.statistics))
+        let text = services.metrics.render(gauges)
         return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),
                             body: Array(text.utf8))
     }

@@ -61,6 +61,7 @@ public final class TabStoreService: Sendable {
             apiConfiguration.accessLog = options.accessLog
             apiConfiguration.maxCustomizationBytes = options.maxCustomizationBytes
             apiConfiguration.historyRevisions = options.historyRevisions
+            apiConfiguration.representationCacheBytes = options.layoutCacheBytes
             apiConfiguration.feedKeepAliveSeconds = options.feedKeepAliveSeconds
             apiConfiguration.maxFollowersPerUser = options.maxFollowersPerUser
             let api = APIResponder(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
@@ -130,6 +131,7 @@ public final class TabStoreService: Sendable {
         configuration.groupCommit = options.groupCommit
         // Enough readers that event loops (inline GETs) and the concurrency pool never wait for one.
         configuration.readers = options.threads + System.coreCount + 2
+        configuration.recordCacheBytes = options.recordCacheBytes
         if let onBatch { configuration.onBatch = onBatch }
         return try SQLiteStore(configuration: configuration)
     }

@@ -27,6 +27,8 @@ extension SQLiteStore {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
             }
             return (commit.record != nil && current == nil ? 1 : 0, historyDelta)
+        } afterCommit: { [records] _, _ in
+            if let record = commit.record { records.set(appId: commit.appId, userId: commit.userId, record) }
         }
         adjustCustomizationTotal(added)
         adjustHistoryTotal(historyDelta)
@@ -248,6 +250,8 @@ extension SQLiteStore {
             let historyRows = db.changes
             try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ?", user)
             return (customizations + historyRows + db.changes > 0, customizations, historyRows)
+        } afterCommit: { [records] _, _, _ in
+            records.set(appId: appId, userId: userId, nil)
         }
         adjustCustomizationTotal(-customizations)
         adjustHistoryTotal(-historyRows)

@@ -12,6 +12,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         /// Commit concurrent writes together; off commits each write alone (for comparison).
         package var groupCommit = true
         package var maxBatch = 256
+        /// Bytes of stored customizations kept in memory (`RecordCache`); 0 reads every one from the file.
+        package var recordCacheBytes = 24 << 20
         /// Called after each committed batch with its size and commit time (metrics).
         package var onBatch: @Sendable (Int, Double) -> Void = { _, _ in }
 
@@ -29,6 +31,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     private let customizationTotal: Locked<Int>
     /// Kept history rows (all apps): counted once at start, then kept like `customizationTotal`.
     let historyTotal: Locked<Int>
+    /// Stored customizations (and users without one) read recently, so a read answers without SQLite.
+    package let records: RecordCache
 
     /// Opens or creates the database, checks it, migrates it and starts the writer.
     /// - Throws: `StorageError` for a file that is not a database, a corrupt one, or one from a newer version.
@@ -55,6 +59,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         }
         self.path = configuration.path
         self.readers = ReadPool(connections: connections)
+        self.records = RecordCache(budget: configuration.recordCacheBytes)
         // The one batch observer (metrics, benchmarks, tests), fixed before the writer starts.
         self.writer = WriteQueue(connection: db, maxBatch: configuration.groupCommit ? configuration.maxBatch : 1, health: health,
                                  onBatch: configuration.onBatch)
@@ -164,6 +169,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
                 """, [.text(id)])
             try db.run("DELETE FROM apps WHERE id = ?", [.text(id)])
             return db.changes > 0 ? (true, customizations, historyRows) : (false, 0, 0)
+        } afterCommit: { [records] deleted, _, _ in
+            if deleted { records.removeApp(id) }
         }
         adjustCustomizationTotal(-customizations)
         adjustHistoryTotal(-historyRows)
@@ -219,11 +226,20 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         "SELECT revision, schema_version, document, updated_at FROM customizations WHERE app_id = ? AND user_id = ?"
 
     package func customization(appId: String, userId: String) async throws -> CustomizationRecord? {
-        try await readers.read { db in try Self.customizationRow(db, appId: appId, userId: userId) }
+        let key = RecordCache.key(appId: appId, userId: userId)
+        if let cached = records.value(key) { return cached }
+        let ticket = records.ticket(for: key)
+        let record = try await readers.read { db in try Self.customizationRow(db, appId: appId, userId: userId) }
+        records.fill(key, record, ticket: ticket)
+        return record
     }
 
     package func customizationNow(appId: String, userId: String) throws -> CustomizationRecord? {
+        let key = RecordCache.key(appId: appId, userId: userId)
+        if let cached = records.value(key) { return cached }
+        let ticket = records.ticket(for: key)
         guard let found = try readers.readNow({ db in try Self.customizationRow(db, appId: appId, userId: userId) }) else { throw ReadersBusy() }
+        records.fill(key, found, ticket: ticket)
         return found
     }
 
@@ -257,6 +273,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
             }
             return (next, current == nil ? 1 : 0)
+        } afterCommit: { [records] stored, _ in
+            records.set(appId: appId, userId: userId, stored)
         }
         adjustCustomizationTotal(added)
         return stored
@@ -270,6 +288,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
             }
             try db.run("DELETE FROM customizations WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)])
             return db.changes > 0
+        } afterCommit: { [records] _ in
+            records.set(appId: appId, userId: userId, nil)
         }
         if deleted { adjustCustomizationTotal(-1) }
         return deleted
@@ -313,6 +333,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         }
         return health.current?.error
     }
+
+    package var recordCacheStatistics: CacheStatistics? { records.statistics }
 
     package func backup(to path: String) async throws {
         try await readers.read { db in try db.backup(to: path) }

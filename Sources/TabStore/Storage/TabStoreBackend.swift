@@ -1,3 +1,5 @@
+import TabStoreSupport
+
 /// An app as stored.
 package struct AppRecord: Sendable, Equatable {
     package let id: String
@@ -104,6 +106,8 @@ package protocol TabStoreBackend: Sendable {
     func ping() async -> Bool
     /// Why writes fail now (full, read-only, I/O error, corrupt), nil while they work.
     func writeFailure() async -> StorageError?
+    /// The backend's cache of stored customizations, if it keeps one (`/metrics`).
+    var recordCacheStatistics: CacheStatistics? { get }
     /// Writes a consistent copy of the database to `path`.
     func backup(to path: String) async throws
     /// Finishes queued writes and closes.
@@ -113,6 +117,7 @@ package protocol TabStoreBackend: Sendable {
 extension TabStoreBackend {
     /// Backends that cannot tell report no write failure.
     package func writeFailure() async -> StorageError? { nil }
+    package var recordCacheStatistics: CacheStatistics? { nil }
 }
 
 /// A backend whose point reads never wait (the embedded SQLite store: WAL readers beside the writer),

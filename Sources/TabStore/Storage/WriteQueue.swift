@@ -12,11 +12,15 @@ final class WriteQueue: Sendable {
     final class Job: @unchecked Sendable {
         /// Runs the write; its error when it failed and its savepoint must be rolled back.
         let run: (SQLiteConnection) -> (any Error)?
+        /// Called on the writer thread right after the batch committed, in commit order, before any caller
+        /// of the batch is answered (caches follow the database here).
+        let committed: () -> Void
         /// Called once after the batch's commit (or its failure).
         let complete: (Error?) -> Void
 
-        init(run: @escaping (SQLiteConnection) -> (any Error)?, complete: @escaping (Error?) -> Void) {
+        init(run: @escaping (SQLiteConnection) -> (any Error)?, committed: @escaping () -> Void, complete: @escaping (Error?) -> Void) {
             self.run = run
+            self.committed = committed
             self.complete = complete
         }
     }
@@ -47,8 +51,11 @@ final class WriteQueue: Sendable {
     }
 
     /// Runs `body` in the next batch and returns its result once that batch committed.
+    /// - Parameter afterCommit: given `body`'s result on the writer thread once the batch committed (not when
+    ///   `body` threw or the commit failed), before any write of a later batch and before any caller is answered.
     /// - Throws: what `body` threw, or the batch's commit failure.
-    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
+                            afterCommit: (@Sendable (T) -> Void)? = nil) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
             // Written by the writer thread in `run`, read by it again in `complete`: one thread only.
             nonisolated(unsafe) var result: Result<T, Error>?
@@ -57,6 +64,9 @@ final class WriteQueue: Sendable {
                     result = Result { try body(db) }
                     if case .failure(let error) = result { return error }
                     return nil
+                },
+                committed: {
+                    if let afterCommit, case .success(let value)? = result { afterCommit(value) }
                 },
                 complete: { commitError in
                     switch result {
@@ -133,6 +143,9 @@ final class WriteQueue: Sendable {
             health.record(error)
         } else {
             health.recovered()
+        }
+        if failure == nil {
+            for job in batch { job.committed() }
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         onBatch(batch.count, seconds)

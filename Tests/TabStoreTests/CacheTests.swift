@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+@testable import TabStoreStorage
+@testable import TabStoreSupport
+
+@Suite("Caches bounded by bytes")
+struct CacheTests {
+    @Test("keys are bytes: canonically equivalent spellings and shifted separators are different keys")
+    func byteKeys() {
+        let cache = ByteBoundedCache<Int>(budget: 1 << 20, shards: 4)
+        cache.set(ByteKey("app", "caf\u{E9}"), 1, cost: 10)
+        cache.set(ByteKey("app", "cafe\u{301}"), 2, cost: 10)
+        cache.set(ByteKey("ab", "c"), 3, cost: 10)
+        cache.set(ByteKey("a", "bc"), 4, cost: 10)
+        #expect(cache.value(ByteKey("app", "caf\u{E9}")) == 1)
+        #expect(cache.value(ByteKey("app", "cafe\u{301}")) == 2)
+        #expect(cache.value(ByteKey("ab", "c")) == 3)
+        #expect(cache.value(ByteKey("a", "bc")) == 4)
+        #expect(ByteKey("app", "u").hasFirstPart("app"))
+        #expect(!ByteKey("apple", "u").hasFirstPart("app"))
+        #expect(!ByteKey("app", "u").hasFirstPart("ap"))
+    }
+
+    @Test("what it keeps never costs more than its budget, and an entry over a quarter of a shard is not kept")
+    func bounded() {
+        let cache = ByteBoundedCache<[UInt8]>(budget: 4_000, shards: 1)
+        for index in 0..<1_000 {
+            cache.set(ByteKey("app", "user-\(index)"), Array(repeating: 1, count: 100), cost: 100)
+            #expect(cache.statistics.cost <= 4_000)
+        }
+        #expect(cache.statistics.entries == 40)
+        cache.set(ByteKey("app", "big"), [], cost: 1_001)
+        #expect(cache.value(ByteKey("app", "big")) == nil)
+        #expect(cache.statistics.cost <= 4_000)
+    }
+
+    @Test("eviction gives an entry read since the hand passed a second chance (CLOCK)")
+    func secondChance() {
+        let cache = ByteBoundedCache<Int>(budget: 400, shards: 1)
+        for index in 0..<4 { cache.set(ByteKey("k\(index)"), index, cost: 100) }
+        #expect(cache.value(ByteKey("k0")) == 0)  // referenced: survives the next eviction
+        cache.set(ByteKey("k4"), 4, cost: 100)
+        #expect(cache.value(ByteKey("k0")) == 0)
+        #expect(cache.value(ByteKey("k1")) == nil)
+        #expect(cache.value(ByteKey("k4")) == 4)
+    }
+
+    @Test("a fill that began before a write is dropped; one that began after it is kept")
+    func ticketsOrderFillsAfterWrites() {
+        let cache = ByteBoundedCache<Int>(budget: 1 << 20, shards: 1)
+        let key = ByteKey("app", "alice")
+        let early = cache.ticket(for: key)  // a reader starts, reads revision 1 from the source ...
+        cache.set(key, 2, cost: 10)  // ... the writer commits revision 2 and stores it ...
+        cache.fill(key, 1, cost: 10, ticket: early)  // ... the reader's late fill must not put 1 back
+        #expect(cache.value(key) == 2)
+        cache.remove(key)
+        cache.fill(key, 2, cost: 10, ticket: early)
+        #expect(cache.value(key) == nil)
+        let late = cache.ticket(for: key)
+        cache.fill(key, 2, cost: 10, ticket: late)
+        #expect(cache.value(key) == 2)
+    }
+
+    @Test("removeAll drops exactly the keys it matches, in every shard")
+    func removeApp() {
+        let cache = ByteBoundedCache<Int>(budget: 1 << 20, shards: 8)
+        for index in 0..<100 {
+            cache.set(ByteKey("one", "u\(index)"), index, cost: 10)
+            cache.set(ByteKey("one.more", "u\(index)"), index, cost: 10)
+        }
+        cache.removeAll { $0.hasFirstPart("one") }
+        #expect(cache.statistics.entries == 100)
+        #expect(cache.value(ByteKey("one", "u7")) == nil)
+        #expect(cache.value(ByteKey("one.more", "u7")) == 7)
+        #expect(cache.statistics.cost == 1_000)
+    }
+
+    @Test("a budget of 0 keeps nothing")
+    func disabled() {
+        let cache = ByteBoundedCache<Int>(budget: 0)
+        cache.set(ByteKey("a", "b"), 1, cost: 1)
+        #expect(cache.value(ByteKey("a", "b")) == nil)
+    }
+}
+
+@Suite("The store's record cache")
+struct RecordCacheTests {
+    func openStore(_ dir: TemporaryDirectory, cacheBytes: Int = 1 << 20) throws -> SQLiteStore {
+        var configuration = SQLiteStore.Configuration(path: dir.file("tabstore.sqlite"))
+        configuration.recordCacheBytes = cacheBytes
+        return try SQLiteStore(configuration: configuration)
+    }
+
+    func commit(_ store: SQLiteStore, _ appId: String, _ userId: String, revision: Int) async throws {
+        let record = CustomizationRecord(appId: appId, userId: userId, revision: revision, schemaVersion: 1,
+                                         document: Array("{\"revision\":\(revision)}".utf8), updatedAt: "t")
+        try await store.commitCustomization(CustomizationCommit(appId: appId, userId: userId, expectedRevision: revision - 1,
+                                                                record: record, change: .put, historyRevisions: 0))
+    }
+
+    @Test("a second read is answered from memory; a user without a customization is remembered too")
+    func hits() async throws {
+        let dir = TemporaryDirectory()
+        let store = try openStore(dir)
+        _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
+        try await commit(store, "app", "alice", revision: 1)
+        let before = store.records.statistics
+        #expect(try await store.customization(appId: "app", userId: "alice")?.revision == 1)
+        #expect(try store.customizationNow(appId: "app", userId: "alice")?.revision == 1)
+        #expect(try await store.customization(appId: "app", userId: "nobody") == nil)
+        #expect(try store.customizationNow(appId: "app", userId: "nobody") == nil)
+        let after = store.records.statistics
+        #expect(after.hits - before.hits == 3)  // the commit stored alice's record: every read of her hits
+        #expect(after.misses - before.misses == 1)  // only the first read of nobody goes to the file
+        await store.close()
+    }
+
+    @Test("no read after an acknowledged write returns an older revision, with readers racing the writer")
+    func readsNeverGoBack() async throws {
+        let dir = TemporaryDirectory()
+        let store = try openStore(dir, cacheBytes: 64 << 10)  // small: entries come and go while this runs
+        _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
+        let users = (0..<8).map { "user-\($0)" }
+        let acknowledged = Locked([String: Int]())
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for user in users {
+                group.addTask {
+                    for revision in 1...60 {
+                        try await commit(store, "app", user, revision: revision)
+                        acknowledged.withLock { $0[user] = revision }
+                        // Right after the acknowledgement, from both read paths.
+                        #expect(try await store.customization(appId: "app", userId: user)?.revision == revision)
+                        do {
+                            #expect(try store.customizationNow(appId: "app", userId: user)?.revision == revision)
+                        } catch is ReadersBusy {}  // every reader busy: nothing read, nothing to check
+                    }
+                }
+                group.addTask {
+                    for _ in 0..<300 {
+                        let floor = acknowledged.withLock { $0[user] ?? 0 }
+                        let read = try await store.customization(appId: "app", userId: user)?.revision ?? 0
+                        #expect(read >= floor)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        await store.close()
+    }
+
+    @Test("erasing a user and deleting an app reach the cache: a recreated app's user starts empty")
+    func eraseAndDeleteApp() async throws {
+        let dir = TemporaryDirectory()
+        let store = try openStore(dir)
+        _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
+        try await commit(store, "app", "alice", revision: 1)
+        try await commit(store, "app", "bob", revision: 1)
+        #expect(try await store.customization(appId: "app", userId: "alice") != nil)
+        #expect(try await store.eraseUser(userId: "alice", appId: "app"))
+        #expect(try await store.customization(appId: "app", userId: "alice") == nil)
+        #expect(try await store.customization(appId: "app", userId: "bob")?.revision == 1)
+        #expect(try await store.deleteApp("app"))
+        _ = try await store.createApp(id: "app", name: "Again", signingSecret: "s2", createdAt: "t")
+        #expect(try await store.customization(appId: "app", userId: "bob") == nil)
+        #expect(try store.customizationNow(appId: "app", userId: "bob") == nil)
+        await store.close()
+    }
+}
