@@ -80,7 +80,8 @@ public enum Commands {
         logger.info("listening", [
             ("host", .string(options.host)), ("port", .integer(service.port)), ("database", .string(options.resolvedDatabasePath)),
             ("threads", .integer(options.threads)), ("durability", .string(options.durabilityFull ? "full" : "normal")),
-            ("version", .string(TabStoreVersion.current)),
+            ("groupCommit", .bool(options.groupCommit)), ("historyRevisions", .integer(options.historyRevisions)),
+            ("cacheBytes", .integer(options.cacheBytes)), ("version", .string(TabStoreVersion.current)),
         ])
         let signalNumber = await waitForSignal()
         logger.info("shutdown_started", [("signal", .integer(Int(signalNumber))), ("graceSeconds", .number(options.shutdownGrace))])
