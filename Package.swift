@@ -4,6 +4,7 @@ import PackageDescription
 // The server's layers, each a target so the compiler keeps the graph acyclic (docs/architecture in README):
 //   Support ← Domain ← API
 //   Support ← Storage (CSQLite) ← API
+//   Storage ← Postgres (CPostgres) ← TabStore
 //   Support ← HTTP ← Server (CSystem)
 //   Support ← Auth (CCrypto) ← API
 //   everything ← TabStore (the composition root, Sources/TabStore/Service) ← tab-server
@@ -22,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // OpenSSL's libcrypto for HMAC-SHA256, random bytes and constant-time comparison (Debian: libssl-dev).
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
+        // PostgreSQL's client library libpq (Debian: libpq-dev), for the PostgreSQL backend. modulemap + shim only.
+        .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", providers: [.apt(["libpq-dev"])]),
         // Linux syscalls Glibc's module does not export (epoll, accept4, eventfd), as static inline wrappers.
         .systemLibrary(name: "CSystem", path: "Sources/CSystem"),
 
@@ -31,6 +34,9 @@ let package = Package(
         .target(name: "TabStoreDomain", dependencies: ["TabStoreSupport"], path: "Sources/TabStore/Domain", swiftSettings: swift6),
         // The SQLite backend (one writer, a read pool, migrations).
         .target(name: "TabStoreStorage", dependencies: ["TabStoreSupport", "CSQLite"], path: "Sources/TabStore/Storage", swiftSettings: swift6),
+        // The PostgreSQL backend (TAB_SERVER_DATABASE_URL): a connection pool over libpq, migrations under an advisory lock.
+        .target(name: "TabStorePostgres", dependencies: ["TabStoreStorage", "TabStoreSupport", "CPostgres"], path: "Sources/TabStore/Postgres",
+                swiftSettings: swift6),
         // HTTP/1.1 messages, the request parser, the router, entity tags, the responder protocol.
         .target(name: "TabStoreHTTP", dependencies: ["TabStoreSupport"], path: "Sources/TabStore/HTTP", swiftSettings: swift6),
         // The server on POSIX sockets: event loops, connections, limits, shutdown.
@@ -44,7 +50,7 @@ let package = Package(
         // The composition root: options, data folder, wiring storage, API and server together.
         .target(
             name: "TabStore",
-            dependencies: ["TabStoreAPI", "TabStoreServer", "TabStoreStorage", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport"],
+            dependencies: ["TabStoreAPI", "TabStoreServer", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport"],
             path: "Sources/TabStore/Service",
             swiftSettings: swift6,
             linkerSettings: [.linkedLibrary("m")]
@@ -64,7 +70,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TabStoreTests",
-            dependencies: ["TabStore", "TabStoreAPI", "TabStoreServer", "TabStoreStorage", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth",
+            dependencies: ["TabStore", "TabStoreAPI", "TabStoreServer", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth",
                            "TabStoreSupport"],
             path: "Tests/TabStoreTests",
             swiftSettings: swift6

@@ -6,10 +6,10 @@ import TabStoreSupport
 extension SQLiteStore {
     /// Housekeeping runs once every this many revisions of a user (and for every keyed write that makes no
     /// revision), not on every write: the writer's time per write is what PATCH throughput is made of.
-    static let housekeepingEvery = 16
+    package static let housekeepingEvery = 16
     /// Expired answers removed each time: at least `housekeepingEvery` (one answer per write), so the
     /// cleanup keeps up, never so many that one write pays for a backlog.
-    static let expiredAnswersPerHousekeeping = 64
+    package static let expiredAnswersPerHousekeeping = 64
 
     package func commitCustomization(_ commit: CustomizationCommit) async throws {
         let (added, historyDelta) = try await writer.write { db -> (Int, Int) in
@@ -86,7 +86,7 @@ extension SQLiteStore {
 
     /// The revision whose history row holds `commit`'s answer body byte for byte (the write stores that row in
     /// the same transaction), or nil when the answer keeps its own copy.
-    static func answerBodyRevision(_ commit: CustomizationCommit) -> Int? {
+    package static func answerBodyRevision(_ commit: CustomizationCommit) -> Int? {
         guard let answer = commit.answer, let record = commit.record, commit.historyRevisions > 0,
               !answer.body.isEmpty, answer.body == record.document else { return nil }
         return record.revision

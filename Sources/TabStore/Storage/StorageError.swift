@@ -5,11 +5,32 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
     package let extendedCode: Int32
     package let message: String
     package let sql: String?
+    /// Set by a backend other than SQLite (PostgreSQL) when the database cannot serve now (unreachable,
+    /// restarting, every connection busy): the short condition name, and the error is `isUnavailable`.
+    package let unavailableCondition: String?
 
     package init(extendedCode: Int32, message: String, sql: String? = nil) {
         self.extendedCode = extendedCode
         self.message = message
         self.sql = sql
+        self.unavailableCondition = nil
+    }
+
+    /// A failure of a database server rather than the file: `condition` names it for clients (no host names,
+    /// no SQL), `message` is for the log. `SQLITE_IOERR` keeps `code` meaningful to code that reads it.
+    package init(unavailable condition: String, message: String, sql: String? = nil) {
+        self.extendedCode = SQLITE_IOERR
+        self.message = message
+        self.sql = sql
+        self.unavailableCondition = condition
+    }
+
+    /// A database server's error that says nothing about availability (a bug, a constraint): logged, 500.
+    package init(serverMessage: String, sql: String? = nil) {
+        self.extendedCode = SQLITE_ERROR
+        self.message = serverMessage
+        self.sql = sql
+        self.unavailableCondition = nil
     }
 
     /// The primary result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT`, ...).
@@ -23,7 +44,8 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
     /// -shm file) or corruption (SQLITE_CORRUPT). See https://www.sqlite.org/rescode.html.
     /// The API answers these with 503 and `Retry-After`; `/readyz` reports them.
     package var isUnavailable: Bool {
-        switch code {
+        if unavailableCondition != nil { return true }
+        return switch code {
         case SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_CORRUPT: true
         default: false
         }
@@ -31,7 +53,8 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
 
     /// A short name of the condition for operators and clients (no paths, no SQL).
     package var conditionName: String {
-        switch code {
+        if let unavailableCondition { return unavailableCondition }
+        return switch code {
         case SQLITE_FULL: "database or disk is full"
         case SQLITE_READONLY: "database is read-only"
         case SQLITE_IOERR: "disk I/O error"
@@ -42,7 +65,7 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
     }
 
     package var description: String {
-        var text = "SQLite error \(extendedCode): \(message)"
+        var text = unavailableCondition != nil ? "database unavailable: \(message)" : "SQLite error \(extendedCode): \(message)"
         if let sql { text += " (in \(sql))" }
         return text
     }

@@ -11,6 +11,15 @@ package struct AppRecord: Sendable, Equatable {
     /// Versions up to this one were used by an earlier app with the same id: the next is above both.
     package let schemaVersionFloor: Int
 
+    package init(id: String, name: String, signingSecret: String, createdAt: String, schemaVersion: Int, schemaVersionFloor: Int) {
+        self.id = id
+        self.name = name
+        self.signingSecret = signingSecret
+        self.createdAt = createdAt
+        self.schemaVersion = schemaVersion
+        self.schemaVersionFloor = schemaVersionFloor
+    }
+
     /// The version the next registration gets.
     package var nextSchemaVersion: Int { max(schemaVersion, schemaVersionFloor) + 1 }
 }
@@ -21,6 +30,13 @@ package struct SchemaVersionRecord: Sendable, Equatable {
     package let version: Int
     package let document: [UInt8]
     package let createdAt: String
+
+    package init(appId: String, version: Int, document: [UInt8], createdAt: String) {
+        self.appId = appId
+        self.version = version
+        self.document = document
+        self.createdAt = createdAt
+    }
 }
 
 /// A user's stored customization; `document` is the customization JSON exactly as GET serves it,

@@ -1,0 +1,215 @@
+import CPostgres
+import Glibc
+import TabStoreSupport
+
+/// A value bound to a statement parameter. Text and integers travel in libpq's text format (the server
+/// parses them into the column's type); bytes travel in binary format, so documents are never escaped.
+package enum PostgresValue: Sendable {
+    case text(String)
+    case integer(Int)
+    case bytes([UInt8])
+    case null
+}
+
+/// What a statement failed with: the SQLSTATE (https://www.postgresql.org/docs/current/errcodes-appendix.html),
+/// the server's or libpq's message, and whether the connection is unusable afterwards.
+package struct PostgresFailure: Error, Sendable, CustomStringConvertible {
+    package let sqlState: String
+    package let message: String
+    package let sql: String?
+    package let connectionBroken: Bool
+
+    package var description: String { "PostgreSQL \(sqlState): \(message)" + (sql.map { " (in \($0))" } ?? "") }
+
+    /// Foreign-key violation: a write for an app deleted meanwhile.
+    package var isForeignKeyViolation: Bool { sqlState == "23503" }
+    package var isUniqueViolation: Bool { sqlState == "23505" }
+    /// Serialization failure or deadlock: the transaction may simply run again.
+    package var isRetryable: Bool { sqlState == "40001" || sqlState == "40P01" }
+    /// The database cannot serve now: the connection broke, the server is shutting down or starting
+    /// (57P01-57P03), refuses more connections (53300), or the connection failed (class 08).
+    package var isUnavailable: Bool {
+        connectionBroken || sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState == "53300" || sqlState == "53100"
+    }
+}
+
+/// Rows copied out of a `PGresult` (binary result format), so the result is cleared at once.
+package struct PostgresRows: Sendable {
+    package let columns: Int
+    package let count: Int
+    /// Rows a command changed (`PQcmdTuples`), 0 for a query.
+    package let affected: Int
+    private let cells: [[UInt8]?]
+
+    init(_ result: OpaquePointer) {
+        let rows = Int(PQntuples(result))
+        let columns = Int(PQnfields(result))
+        var cells: [[UInt8]?] = []
+        cells.reserveCapacity(rows * columns)
+        for row in 0..<rows {
+            for column in 0..<columns {
+                if PQgetisnull(result, Int32(row), Int32(column)) != 0 {
+                    cells.append(nil)
+                    continue
+                }
+                let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+                guard length > 0, let value = PQgetvalue(result, Int32(row), Int32(column)) else {
+                    cells.append([])
+                    continue
+                }
+                cells.append(value.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) })
+            }
+        }
+        self.cells = cells
+        self.columns = columns
+        self.count = rows
+        self.affected = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
+    }
+
+    package func isNull(_ row: Int, _ column: Int) -> Bool { cells[row * columns + column] == nil }
+
+    package func bytes(_ row: Int, _ column: Int) -> [UInt8] { cells[row * columns + column] ?? [] }
+
+    package func text(_ row: Int, _ column: Int) -> String { String(decoding: bytes(row, column), as: UTF8.self) }
+
+    /// A binary integer of any width (int2, int4, int8) or a boolean, big-endian as the server sends it.
+    package func int(_ row: Int, _ column: Int) -> Int {
+        let value = bytes(row, column)
+        guard !value.isEmpty else { return 0 }
+        var number: UInt64 = value[0] & 0x80 != 0 && value.count > 1 ? UInt64.max : 0  // sign extension
+        for byte in value.prefix(8) { number = number << 8 | UInt64(byte) }
+        return Int(truncatingIfNeeded: number)
+    }
+
+    /// The first column of the first row as an integer, nil when there is no row or it is NULL.
+    package var scalarInt: Int? { count > 0 && !isNull(0, 0) ? int(0, 0) : nil }
+}
+
+/// One libpq connection. Not thread-safe: the pool hands it to one caller at a time, which is why it is
+/// `@unchecked Sendable`. Statements with parameters are prepared once per connection and reused.
+package final class PostgresConnection: @unchecked Sendable {
+    private let connection: OpaquePointer
+    private var prepared: [String: String] = [:]
+
+    /// Connects with `conninfo` (a `postgres://` URL or `key=value` string in libpq syntax). A timeout for
+    /// connecting and the settings every session needs come first, so the URL may override the timeout.
+    /// - Throws: `PostgresFailure` with libpq's message (never the password: libpq does not print it).
+    package init(conninfo: String, connectTimeoutSeconds: Int = 5) throws(PostgresFailure) {
+        let keywords = ["connect_timeout", "application_name", "dbname", "client_encoding"]
+        let values = [String(connectTimeoutSeconds), "tab-server", conninfo, "UTF8"]
+        let connection = Self.withCStrings(keywords) { keywordPointers in
+            Self.withCStrings(values) { valuePointers in PQconnectdbParams(keywordPointers, valuePointers, 1) }
+        }
+        guard let connection else {
+            throw PostgresFailure(sqlState: "08001", message: "out of memory creating a connection", sql: nil, connectionBroken: true)
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.trimmed(PQerrorMessage(connection))
+            PQfinish(connection)
+            throw PostgresFailure(sqlState: "08001", message: message, sql: nil, connectionBroken: true)
+        }
+        // Notices (e.g. "relation already exists, skipping") are not errors; libpq would print them to stderr.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        self.connection = connection
+    }
+
+    deinit { PQfinish(connection) }
+
+    /// Whether the connection is unusable (the server closed it, the network failed).
+    package var isBroken: Bool { PQstatus(connection) != CONNECTION_OK }
+
+    /// Usable by the next caller: open, and not left inside a transaction.
+    package var isReusable: Bool { PQstatus(connection) == CONNECTION_OK && PQtransactionStatus(connection) == PQTRANS_IDLE }
+
+    /// Reads what the server sent while the connection was idle (libpq's sockets never block here), so a
+    /// connection the server closed (a restart) is noticed before a request is sent on it.
+    package func isAlive() -> Bool {
+        PQconsumeInput(connection) == 1 && PQstatus(connection) == CONNECTION_OK
+    }
+
+    /// Runs SQL without parameters, several statements allowed (BEGIN, COMMIT, migrations).
+    package func execute(_ sql: String) throws(PostgresFailure) {
+        let result = PQexec(connection, sql)
+        defer { PQclear(result) }
+        try check(result, sql: sql)
+    }
+
+    /// Runs one statement with parameters (`$1`, `$2`, …), prepared on first use; results in binary format.
+    @discardableResult
+    package func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresFailure) -> PostgresRows {
+        let name = try statementName(sql)
+        // One buffer holds every value: text NUL-terminated (libpq reads text parameters as C strings),
+        // bytes as they are with their length. A trailing byte keeps the buffer non-empty.
+        var buffer: [UInt8] = []
+        var offsets: [Int?] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        for parameter in parameters {
+            switch parameter {
+            case .null:
+                offsets.append(nil); lengths.append(0); formats.append(0)
+            case .text(let text):
+                offsets.append(buffer.count); buffer.append(contentsOf: text.utf8); buffer.append(0)
+                lengths.append(0); formats.append(0)
+            case .integer(let number):
+                offsets.append(buffer.count); buffer.append(contentsOf: String(number).utf8); buffer.append(0)
+                lengths.append(0); formats.append(0)
+            case .bytes(let bytes):
+                guard bytes.count < Int(Int32.max) else {
+                    throw PostgresFailure(sqlState: "54000", message: "a value is too large", sql: sql, connectionBroken: false)
+                }
+                offsets.append(buffer.count); buffer.append(contentsOf: bytes)
+                lengths.append(Int32(bytes.count)); formats.append(1)
+            }
+        }
+        buffer.append(0)
+        let result = buffer.withUnsafeBufferPointer { raw -> OpaquePointer? in
+            raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) { base in
+                let values: [UnsafePointer<CChar>?] = offsets.map { $0.map { base + $0 } }
+                return PQexecPrepared(connection, name, Int32(parameters.count), values, lengths, formats, 1)
+            }
+        }
+        defer { PQclear(result) }
+        try check(result, sql: sql)
+        return PostgresRows(result!)
+    }
+
+    private func statementName(_ sql: String) throws(PostgresFailure) -> String {
+        if let name = prepared[sql] { return name }
+        let name = "tabstore_\(prepared.count + 1)"
+        let result = PQprepare(connection, name, sql, 0, nil)
+        defer { PQclear(result) }
+        try check(result, sql: sql)
+        prepared[sql] = name
+        return name
+    }
+
+    private func check(_ result: OpaquePointer?, sql: String) throws(PostgresFailure) {
+        guard let result else {
+            throw PostgresFailure(sqlState: "08006", message: Self.trimmed(PQerrorMessage(connection)), sql: sql, connectionBroken: isBroken)
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: return
+        default:
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            let message = Self.trimmed(PQresultErrorMessage(result))
+            throw PostgresFailure(sqlState: state ?? (isBroken ? "08006" : "XX000"), message: message.isEmpty ? Self.trimmed(PQerrorMessage(connection)) : message,
+                                  sql: sql, connectionBroken: isBroken)
+        }
+    }
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else { return "" }
+        var text = String(cString: message)
+        while text.last == "\n" || text.last == " " { text.removeLast() }
+        return text.replacing("\n", with: " ")
+    }
+
+    /// Calls `body` with a NULL-terminated array of C strings that live for the call.
+    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+        let copies = strings.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let pointers = copies.map { UnsafePointer<CChar>($0) } + [nil]
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}

@@ -1,0 +1,111 @@
+import TabStoreSupport
+
+/// The PostgreSQL schema, versioned like the SQLite one (`Migrations`) but with its own numbering: version 1
+/// is the SQLite schema as of its migration 4. Ids are `TEXT COLLATE "C"`, so they compare and sort by their
+/// UTF-8 bytes (never by a locale); documents are `BYTEA`, stored and returned byte for byte.
+///
+/// Replicas may start at once: the whole run holds a session advisory lock, so one migrates and the others
+/// wait and then find nothing left to do. Each migration commits together with its bookkeeping row.
+package enum PostgresMigrations {
+    package struct Migration: Sendable {
+        package let version: Int
+        package let name: String
+        package let sql: String
+    }
+
+    package static let all: [Migration] = [
+        Migration(version: 1, name: "apps, schema versions, customizations, history, idempotent answers, revision floors", sql: """
+            CREATE TABLE apps (
+                id TEXT COLLATE "C" PRIMARY KEY,
+                name TEXT NOT NULL,
+                signing_secret TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                schema_version BIGINT NOT NULL DEFAULT 0,
+                schema_version_floor BIGINT NOT NULL DEFAULT 0
+            );
+            CREATE TABLE retired_apps (
+                id TEXT COLLATE "C" PRIMARY KEY,
+                last_schema_version BIGINT NOT NULL
+            );
+            CREATE TABLE schema_versions (
+                app_id TEXT COLLATE "C" NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+                version BIGINT NOT NULL,
+                document BYTEA NOT NULL,
+                created_at TEXT NOT NULL,
+                PRIMARY KEY (app_id, version)
+            );
+            CREATE TABLE customizations (
+                app_id TEXT COLLATE "C" NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+                user_id TEXT COLLATE "C" NOT NULL,
+                revision BIGINT NOT NULL,
+                schema_version BIGINT NOT NULL,
+                document BYTEA NOT NULL,
+                updated_at TEXT NOT NULL,
+                PRIMARY KEY (app_id, user_id)
+            );
+            CREATE TABLE customization_history (
+                app_id TEXT COLLATE "C" NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+                user_id TEXT COLLATE "C" NOT NULL,
+                revision BIGINT NOT NULL,
+                schema_version BIGINT NOT NULL,
+                change_kind TEXT NOT NULL,
+                operations BYTEA,
+                document BYTEA NOT NULL,
+                updated_at TEXT NOT NULL,
+                PRIMARY KEY (app_id, user_id, revision)
+            );
+            CREATE TABLE idempotent_answers (
+                app_id TEXT COLLATE "C" NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+                user_id TEXT COLLATE "C" NOT NULL,
+                idempotency_key TEXT COLLATE "C" NOT NULL,
+                request_digest BYTEA NOT NULL,
+                status BIGINT NOT NULL,
+                etag TEXT,
+                body BYTEA,
+                body_revision BIGINT,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (app_id, user_id, idempotency_key)
+            );
+            CREATE INDEX idempotent_answers_by_age ON idempotent_answers (created_at);
+            CREATE TABLE revision_floors (
+                app_id TEXT COLLATE "C" NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+                user_id TEXT COLLATE "C" NOT NULL,
+                last_revision BIGINT NOT NULL,
+                PRIMARY KEY (app_id, user_id)
+            );
+            """),
+    ]
+
+    package static var latestVersion: Int { all.last?.version ?? 0 }
+
+    /// The advisory lock's key: "tabstore" in ASCII as a 64-bit number, so other users of advisory locks in
+    /// the same database are unlikely to collide with it.
+    static let lockKey: Int = Array("tabstore".utf8).reduce(0) { $0 << 8 | Int($1) }
+
+    /// Brings the database up to `latestVersion` under the advisory lock; running it again changes nothing.
+    /// - Throws: `ConfigurationError` when the database is newer than this build, `PostgresFailure`.
+    package static func migrate(_ db: PostgresConnection, now: String) throws {
+        try db.query("SELECT pg_advisory_lock($1)", [.integer(lockKey)])
+        defer { _ = try? db.query("SELECT pg_advisory_unlock($1)", [.integer(lockKey)]) }
+        try db.execute("""
+            CREATE TABLE IF NOT EXISTS tabstore_migrations (
+                version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)
+            """)
+        let current = try db.query("SELECT max(version) FROM tabstore_migrations").scalarInt ?? 0
+        if current > latestVersion {
+            throw ConfigurationError(description: "the PostgreSQL database is at schema version \(current), newer than this tab-server understands (\(latestVersion)); upgrade tab-server or restore a backup")
+        }
+        for migration in all where migration.version > current {
+            try db.execute("BEGIN")
+            do {
+                try db.execute(migration.sql)
+                try db.query("INSERT INTO tabstore_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+                             [.integer(migration.version), .text(migration.name), .text(now)])
+                try db.execute("COMMIT")
+            } catch {
+                try? db.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+}

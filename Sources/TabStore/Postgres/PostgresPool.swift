@@ -1,0 +1,162 @@
+import Dispatch
+import TabStoreStorage
+import TabStoreSupport
+
+/// Connections to one database, at most `maxConnections`, opened when needed and reused.
+///
+/// libpq blocks its thread for a whole round trip, so statements never run on an event loop or a thread of
+/// the concurrency pool (two of them on two cores): a caller waits suspended for a connection (up to
+/// `acquireTimeout`), then its work runs on a queue of its own. A connection that broke is discarded; one
+/// the server closed while it was idle (a restart) is replaced before it is used, so after a restart only
+/// requests made while the database was down fail (503).
+package final class PostgresPool: Sendable {
+    package struct Settings: Sendable {
+        package var conninfo: String
+        package var maxConnections = 10
+        /// Seconds a caller waits for a free connection before it gets "every connection is busy" (503).
+        package var acquireTimeout = 5.0
+        package var connectTimeoutSeconds = 5
+
+        package init(conninfo: String) { self.conninfo = conninfo }
+    }
+
+    /// What a waiting caller is given: an open connection, or the right to open one.
+    private enum Grant {
+        case connection(PostgresConnection)
+        case open
+    }
+
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Grant, Error>
+    }
+
+    private struct State {
+        var idle: [PostgresConnection] = []
+        /// Connections that exist or are being opened (idle ones included).
+        var open = 0
+        var waiters: [Waiter] = []
+        var nextWaiter: UInt64 = 0
+        var closed = false
+    }
+
+    package let settings: Settings
+    private let state = Locked(State())
+    private let queue = DispatchQueue(label: "tabstore-postgres", qos: .userInitiated, attributes: .concurrent)
+
+    package init(settings: Settings) {
+        self.settings = settings
+    }
+
+    /// Runs `body` with a connection of its own on the pool's queue.
+    /// - Throws: what `body` throws; `StorageError` (unavailable) when no connection can be had.
+    package func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        let grant = try await acquire()
+        return try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                var connection: PostgresConnection?
+                do {
+                    if case .connection(let idle) = grant, idle.isAlive() {
+                        connection = idle
+                    } else {
+                        connection = try PostgresConnection(conninfo: self.settings.conninfo, connectTimeoutSeconds: self.settings.connectTimeoutSeconds)
+                    }
+                    let value = try body(connection!)
+                    self.release(connection, broken: !connection!.isReusable)
+                    continuation.resume(returning: value)
+                } catch {
+                    self.release(connection, broken: !(connection?.isReusable ?? false))
+                    continuation.resume(throwing: Self.storageError(error))
+                }
+            }
+        }
+    }
+
+    /// A libpq failure that means the database cannot serve becomes the 503 the API maps `StorageError`s
+    /// that are `isUnavailable` to; other failures stay as they are for the caller to interpret.
+    package static func storageError(_ error: any Error) -> any Error {
+        guard let failure = error as? PostgresFailure, failure.isUnavailable else { return error }
+        return StorageError(unavailable: "the database is unreachable", message: failure.message, sql: failure.sql)
+    }
+
+    private func acquire() async throws -> Grant {
+        enum Immediate { case grant(Grant), closed, wait }
+        let immediate = state.withLock { state -> Immediate in
+            if state.closed { return .closed }
+            if let connection = state.idle.popLast() { return .grant(.connection(connection)) }
+            if state.open < settings.maxConnections {
+                state.open += 1
+                return .grant(.open)
+            }
+            return .wait
+        }
+        switch immediate {
+        case .grant(let grant): return grant
+        case .closed: throw StorageError(unavailable: "the store is closed", message: "the PostgreSQL store is closed")
+        case .wait: break
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            let id = state.withLock { state -> UInt64? in
+                // A connection may have come back between the two locks.
+                if let connection = state.idle.popLast() {
+                    continuation.resume(returning: .connection(connection))
+                    return nil
+                }
+                if state.open < settings.maxConnections {
+                    state.open += 1
+                    continuation.resume(returning: .open)
+                    return nil
+                }
+                state.nextWaiter &+= 1
+                state.waiters.append(Waiter(id: state.nextWaiter, continuation: continuation))
+                return state.nextWaiter
+            }
+            guard let id else { return }
+            queue.asyncAfter(deadline: .now() + settings.acquireTimeout) {
+                let expired = self.state.withLock { state -> Waiter? in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return state.waiters.remove(at: index)
+                }
+                expired?.continuation.resume(throwing: StorageError(
+                    unavailable: "every database connection is busy",
+                    message: "no PostgreSQL connection became free within \(self.settings.acquireTimeout) s (\(self.settings.maxConnections) in use)"))
+            }
+        }
+    }
+
+    /// Gives a connection back: to the first waiter, else to the idle list; a broken one (or none, when
+    /// opening failed) frees its place, which a waiter may use to open a new one.
+    private func release(_ connection: PostgresConnection?, broken: Bool) {
+        let (waiter, grant) = state.withLock { state -> (Waiter?, Grant?) in
+            if let connection, !broken, !state.closed {
+                if !state.waiters.isEmpty { return (state.waiters.removeFirst(), .connection(connection)) }
+                state.idle.append(connection)
+                return (nil, nil)
+            }
+            state.open -= 1
+            if !state.closed, !state.waiters.isEmpty {
+                state.open += 1
+                return (state.waiters.removeFirst(), .open)
+            }
+            return (nil, nil)
+        }
+        if let waiter, let grant { waiter.continuation.resume(returning: grant) }
+    }
+
+    /// Closes idle connections; those in use close when they come back. Waiters get "closed".
+    package func close() {
+        let (idle, waiters) = state.withLock { state -> ([PostgresConnection], [Waiter]) in
+            state.closed = true
+            defer {
+                state.open -= state.idle.count
+                state.idle = []
+                state.waiters = []
+            }
+            return (state.idle, state.waiters)
+        }
+        _ = idle  // released here: `deinit` closes each connection
+        for waiter in waiters {
+            waiter.continuation.resume(throwing: StorageError(unavailable: "the store is closed", message: "the PostgreSQL store is closed"))
+        }
+    }
+}

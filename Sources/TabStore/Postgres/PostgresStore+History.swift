@@ -1,0 +1,199 @@
+import TabStoreStorage
+import TabStoreSupport
+
+/// History, idempotent answers, export and erase on PostgreSQL: the statements of `SQLiteStore+History` with
+/// `$n` parameters, the same retention and housekeeping (`SQLiteStore.housekeepingEvery`), in one transaction
+/// per write.
+extension PostgresStore {
+    package func commitCustomization(_ commit: CustomizationCommit) async throws {
+        try await transaction { db in
+            let current = try Self.customizationRow(db, appId: commit.appId, userId: commit.userId, lock: true)?.revision ?? 0
+            guard current == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current) }
+            do {
+                if let record = commit.record { try Self.writeRevision(db, record, expected: current) }
+                // The answer first: its housekeeping decides which answers stay, and the history's retention
+                // keeps the rows those name.
+                if let answer = commit.answer { try Self.storeAnswer(answer, commit, db: db) }
+                if let record = commit.record { try Self.storeHistory(commit, record, db: db) }
+            } catch let failure as PostgresFailure where failure.isForeignKeyViolation {
+                throw StoreConflict.notFound  // the app was deleted meanwhile
+            }
+        }
+    }
+
+    /// Adds the revision's history row and, at the user's housekeeping, removes the rows past the retention
+    /// that no idempotent answer names.
+    private static func storeHistory(_ commit: CustomizationCommit, _ record: CustomizationRecord, db: PostgresConnection) throws {
+        if commit.historyRevisions > 0 {
+            // A row under the same revision can only be left from a restored backup: the newer one wins.
+            try db.query("""
+                INSERT INTO customization_history (app_id, user_id, revision, schema_version, change_kind, operations, document, updated_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                ON CONFLICT (app_id, user_id, revision) DO UPDATE SET schema_version = excluded.schema_version,
+                    change_kind = excluded.change_kind, operations = excluded.operations, document = excluded.document,
+                    updated_at = excluded.updated_at
+                """, [.text(record.appId), .text(record.userId), .integer(record.revision), .integer(record.schemaVersion),
+                      .text(commit.change.rawValue), commit.operations.map { .bytes($0) } ?? .null, .bytes(record.document),
+                      .text(record.updatedAt)])
+        }
+        if housekeeping(record) {
+            try db.query("""
+                DELETE FROM customization_history WHERE app_id = $1 AND user_id = $2 AND revision <= $3 AND revision NOT IN (
+                    SELECT body_revision FROM idempotent_answers WHERE app_id = $1 AND user_id = $2 AND body_revision IS NOT NULL)
+                """, [.text(record.appId), .text(record.userId), .integer(record.revision &- commit.historyRevisions)])
+        }
+    }
+
+    private static func housekeeping(_ record: CustomizationRecord?) -> Bool {
+        guard let record else { return true }
+        return record.revision % SQLiteStore.housekeepingEvery == 0
+    }
+
+    /// Stores the answer; an expired one under the same key gives way, a live one means another write won.
+    private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, db: PostgresConnection) throws {
+        let user: [PostgresValue] = [.text(commit.appId), .text(commit.userId)]
+        let bodyRevision = SQLiteStore.answerBodyRevision(commit)
+        let stored = try db.query("""
+            INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            ON CONFLICT (app_id, user_id, idempotency_key) DO UPDATE SET request_digest = excluded.request_digest,
+                status = excluded.status, etag = excluded.etag, body = excluded.body, body_revision = excluded.body_revision,
+                created_at = excluded.created_at
+            WHERE idempotent_answers.created_at < $10
+            """, user + [.text(answer.key), .bytes(answer.requestDigest), .integer(answer.status), answer.etag.map { .text($0) } ?? .null,
+                         bodyRevision == nil ? .bytes(answer.body) : .null, bodyRevision.map { .integer($0) } ?? .null,
+                         .integer(answer.createdAt), .integer(commit.answersExpireBefore)]).affected
+        if stored == 0 { throw StoreConflict.answerExists }
+        guard housekeeping(commit.record) else { return }
+        let kept = try db.query("SELECT count(*) FROM idempotent_answers WHERE app_id = $1 AND user_id = $2", user).scalarInt ?? 0
+        if kept > commit.maxAnswersPerUser {
+            try db.query("""
+                DELETE FROM idempotent_answers WHERE app_id = $1 AND user_id = $2 AND idempotency_key IN (
+                    SELECT idempotency_key FROM idempotent_answers WHERE app_id = $1 AND user_id = $2
+                    ORDER BY created_at, idempotency_key LIMIT $3)
+                """, user + [.integer(kept - commit.maxAnswersPerUser)])
+        }
+        // Bounded cleanup of expired answers (any user's), oldest first through the created_at index.
+        try db.query("""
+            DELETE FROM idempotent_answers WHERE (app_id, user_id, idempotency_key) IN (
+                SELECT app_id, user_id, idempotency_key FROM idempotent_answers WHERE created_at < $1 ORDER BY created_at LIMIT $2)
+            """, [.integer(commit.answersExpireBefore), .integer(SQLiteStore.expiredAnswersPerHousekeeping)])
+    }
+
+    package func revisionFloor(appId: String, userId: String) async throws -> Int {
+        try await pool.run { db in
+            try db.query("SELECT last_revision FROM revision_floors WHERE app_id = $1 AND user_id = $2", [.text(appId), .text(userId)]).scalarInt ?? 0
+        }
+    }
+
+    package func idempotentAnswer(appId: String, userId: String, key: String, notBefore: Int) async throws -> IdempotentAnswer? {
+        let rows = try await pool.run { db in
+            try db.query("""
+                SELECT a.request_digest, a.status, a.etag, CASE WHEN a.body_revision IS NULL THEN a.body ELSE h.document END,
+                    a.created_at, a.body_revision IS NOT NULL AND h.document IS NULL
+                FROM idempotent_answers AS a LEFT JOIN customization_history AS h
+                    ON h.app_id = a.app_id AND h.user_id = a.user_id AND h.revision = a.body_revision
+                WHERE a.app_id = $1 AND a.user_id = $2 AND a.idempotency_key = $3 AND a.created_at >= $4
+                """, [.text(appId), .text(userId), .text(key), .integer(notBefore)])
+        }
+        guard rows.count > 0 else { return nil }
+        if rows.int(0, 5) != 0 {
+            // Never replay other bytes than the first answer's: the row it names is kept while the answer is.
+            throw StorageError(serverMessage: "the idempotent answer \(key) names a history row that is gone")
+        }
+        return IdempotentAnswer(key: key, requestDigest: rows.bytes(0, 0), status: rows.int(0, 1),
+                                etag: rows.isNull(0, 2) ? nil : rows.text(0, 2), body: rows.bytes(0, 3), createdAt: rows.int(0, 4))
+    }
+
+    private static let historyColumns = "revision, schema_version, change_kind, operations, document, updated_at"
+
+    private static func historyRows(_ rows: PostgresRows) -> [HistoryRecord] {
+        (0..<rows.count).map { row in
+            HistoryRecord(revision: rows.int(row, 0), schemaVersion: rows.int(row, 1), change: rows.text(row, 2),
+                          operations: rows.isNull(row, 3) ? nil : rows.bytes(row, 3), document: rows.bytes(row, 4), updatedAt: rows.text(row, 5))
+        }
+    }
+
+    /// Rows above this revision are the last `keep` ($3); older ones wait for the user's next housekeeping.
+    private static let keptAbove = "(SELECT max(revision) FROM customization_history WHERE app_id = $1 AND user_id = $2) - $3"
+
+    private static func history(_ db: PostgresConnection, appId: String, userId: String, before: Int?, limit: Int, keep: Int) throws -> [HistoryRecord] {
+        try historyRows(db.query("""
+            SELECT \(historyColumns) FROM customization_history
+            WHERE app_id = $1 AND user_id = $2 AND revision < $4 AND revision > \(keptAbove) ORDER BY revision DESC LIMIT $5
+            """, [.text(appId), .text(userId), .integer(max(0, keep)), .integer(before ?? Int.max), .integer(max(0, limit))]))
+    }
+
+    package func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int) async throws -> [HistoryRecord] {
+        try await pool.run { db in try Self.history(db, appId: appId, userId: userId, before: before, limit: limit, keep: keep) }
+    }
+
+    package func historyRecord(appId: String, userId: String, revision: Int, keep: Int) async throws -> HistoryRecord? {
+        let sql = """
+            SELECT \(Self.historyColumns) FROM customization_history
+            WHERE app_id = $1 AND user_id = $2 AND revision = $4 AND revision > \(Self.keptAbove)
+            """
+        return try await pool.run { db in
+            try Self.historyRows(db.query(sql, [.text(appId), .text(userId), .integer(max(0, keep)), .integer(revision)])).first
+        }
+    }
+
+    package func userData(userId: String, appId: String?, keep: Int) async throws -> [UserData] {
+        // One snapshot for every app's rows.
+        try await transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { db in
+            let apps: [String]
+            if let appId {
+                apps = [appId]
+            } else {
+                let rows = try db.query("SELECT id FROM apps ORDER BY id")
+                apps = (0..<rows.count).map { rows.text($0, 0) }
+            }
+            var found: [UserData] = []
+            for app in apps {
+                let record = try Self.customizationRow(db, appId: app, userId: userId)
+                let history = try Self.history(db, appId: app, userId: userId, before: nil, limit: Int.max, keep: keep)
+                let rows = try db.query("""
+                    SELECT idempotency_key, status, created_at FROM idempotent_answers WHERE app_id = $1 AND user_id = $2
+                    ORDER BY created_at DESC, idempotency_key
+                    """, [.text(app), .text(userId)])
+                let answers = (0..<rows.count).map { (key: rows.text($0, 0), status: rows.int($0, 1), createdAt: rows.int($0, 2)) }
+                guard record != nil || !history.isEmpty || !answers.isEmpty else { continue }
+                found.append(UserData(appId: app, customization: record, history: history, answers: answers))
+            }
+            return found
+        }
+    }
+
+    package func appsHoldingUser(userId: String) async throws -> [String] {
+        let rows = try await pool.run { db in
+            try db.query("""
+                SELECT id FROM apps AS a WHERE
+                    EXISTS (SELECT 1 FROM customizations WHERE app_id = a.id AND user_id = $1)
+                    OR EXISTS (SELECT 1 FROM customization_history WHERE app_id = a.id AND user_id = $1)
+                    OR EXISTS (SELECT 1 FROM idempotent_answers WHERE app_id = a.id AND user_id = $1)
+                ORDER BY id
+                """, [.text(userId)])
+        }
+        return (0..<rows.count).map { rows.text($0, 0) }
+    }
+
+    package func eraseUser(userId: String, appId: String) async throws -> Bool {
+        let user: [PostgresValue] = [.text(appId), .text(userId)]
+        return try await transaction { db in
+            let current = try Self.customizationRow(db, appId: appId, userId: userId, lock: true)?.revision ?? 0
+            let newest = try db.query("SELECT max(revision) FROM customization_history WHERE app_id = $1 AND user_id = $2", user).scalarInt ?? 0
+            let floor = try db.query("SELECT last_revision FROM revision_floors WHERE app_id = $1 AND user_id = $2", user).scalarInt ?? 0
+            // Only the counter stays: the next revision is above every one this user ever had here.
+            if max(current, newest) > floor {
+                try db.query("""
+                    INSERT INTO revision_floors (app_id, user_id, last_revision) VALUES ($1, $2, $3)
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET last_revision = GREATEST(revision_floors.last_revision, excluded.last_revision)
+                    """, user + [.integer(max(current, newest))])
+            }
+            let customizations = try db.query("DELETE FROM customizations WHERE app_id = $1 AND user_id = $2", user).affected
+            let historyRows = try db.query("DELETE FROM customization_history WHERE app_id = $1 AND user_id = $2", user).affected
+            let answers = try db.query("DELETE FROM idempotent_answers WHERE app_id = $1 AND user_id = $2", user).affected
+            return customizations + historyRows + answers > 0
+        }
+    }
+}

@@ -1,0 +1,267 @@
+import CPostgres
+import TabStoreStorage
+import TabStoreSupport
+
+/// The store on PostgreSQL (`TAB_SERVER_DATABASE_URL`), for several replicas sharing one database.
+///
+/// Every guarantee of `SQLiteStore` holds across processes: a write commits before it is acknowledged;
+/// compare-and-set is a row lock (`SELECT … FOR UPDATE`) plus a conditional write (`UPDATE … WHERE revision =`,
+/// `INSERT … ON CONFLICT DO NOTHING`), so two replicas never both win; the history row and the idempotent
+/// answer commit in the write's transaction. It keeps no cache of customizations (another replica may change
+/// any row), so it does not offer `SynchronousPointReads`: every read goes through the pool, off the event loops.
+package final class PostgresStore: TabStoreBackend {
+    package struct Configuration: Sendable {
+        /// A `postgres://` or `postgresql://` URL, or a libpq `key=value` string.
+        package var url: String
+        package var maxConnections = 10
+        package var acquireTimeout = 5.0
+        package var connectTimeoutSeconds = 5
+
+        package init(url: String) { self.url = url }
+    }
+
+    let pool: PostgresPool
+
+    /// Connects once to check the database (reachable, credentials, exists, UTF-8), migrates it under the
+    /// advisory lock, then keeps a pool that opens connections as requests need them.
+    /// - Throws: `ConfigurationError` that says what is wrong without printing the password.
+    package init(configuration: Configuration) throws {
+        let target = Self.describe(configuration.url)
+        let db: PostgresConnection
+        do {
+            db = try PostgresConnection(conninfo: configuration.url, connectTimeoutSeconds: configuration.connectTimeoutSeconds)
+        } catch {
+            throw ConfigurationError(description: "cannot connect to PostgreSQL (TAB_SERVER_DATABASE_URL: \(target)): \(error.message)")
+        }
+        do {
+            let encoding = try db.query("SELECT current_setting('server_encoding')").text(0, 0)
+            guard encoding == "UTF8" else {
+                throw ConfigurationError(description: "the PostgreSQL database (\(target)) uses the encoding \(encoding); TabStore needs UTF8 (CREATE DATABASE … ENCODING 'UTF8' TEMPLATE template0)")
+            }
+            try PostgresMigrations.migrate(db, now: Timestamp.now())
+        } catch let error as PostgresFailure {
+            throw ConfigurationError(description: "cannot prepare the PostgreSQL database (\(target)): \(error.message)")
+        }
+        var settings = PostgresPool.Settings(conninfo: configuration.url)
+        settings.maxConnections = max(1, configuration.maxConnections)
+        settings.acquireTimeout = configuration.acquireTimeout
+        settings.connectTimeoutSeconds = configuration.connectTimeoutSeconds
+        pool = PostgresPool(settings: settings)
+    }
+
+    /// Where a connection string points (host, port, database, user), never its password.
+    package static func describe(_ conninfo: String) -> String {
+        guard let options = PQconninfoParse(conninfo, nil) else { return "an unparsable connection string" }
+        defer { PQconninfoFree(options) }
+        var found: [String: String] = [:]
+        var index = 0
+        while let keyword = options[index].keyword {
+            if let value = options[index].val { found[String(cString: keyword)] = String(cString: value) }
+            index += 1
+        }
+        let host = found["host"] ?? found["hostaddr"] ?? "the default socket"
+        return "host \(host), port \(found["port"] ?? "5432"), database \(found["dbname"] ?? found["user"] ?? "(default)"), user \(found["user"] ?? "(default)")"
+    }
+
+    /// Runs `body` in one transaction, again (up to 5 times) when it lost a race the database reported as a
+    /// serialization failure or deadlock, or that a conditional write found (`LostRace`).
+    func transaction<T: Sendable>(begin: String = "BEGIN", _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        try await pool.run { db in
+            var attempt = 0
+            while true {
+                try db.execute(begin)
+                do {
+                    let value = try body(db)
+                    try db.execute("COMMIT")
+                    return value
+                } catch {
+                    if !db.isBroken { try? db.execute("ROLLBACK") }
+                    let retry = (error as? PostgresFailure)?.isRetryable == true || error is LostRace
+                    guard retry, attempt < 5 else { throw error }
+                    attempt += 1
+                }
+            }
+        }
+    }
+
+    /// A conditional write matched no row: another writer committed first; the transaction runs again.
+    struct LostRace: Error {}
+
+    package func close() async { pool.close() }
+
+    /// Closes without waiting (start-up failures); connections in use close when they come back.
+    package func closeNow() { pool.close() }
+
+    // MARK: - Apps
+
+    private static let appColumns = "id, name, signing_secret, created_at, schema_version, schema_version_floor"
+
+    private static func appRow(_ rows: PostgresRows, _ row: Int) -> AppRecord {
+        AppRecord(id: rows.text(row, 0), name: rows.text(row, 1), signingSecret: rows.text(row, 2), createdAt: rows.text(row, 3),
+                  schemaVersion: rows.int(row, 4), schemaVersionFloor: rows.int(row, 5))
+    }
+
+    package func createApp(id: String, name: String, signingSecret: String, createdAt: String) async throws -> AppRecord {
+        // An earlier app with this id used versions up to its floor: this one never reuses them.
+        let rows = try await pool.run { db in
+            try db.query("""
+                INSERT INTO apps (id, name, signing_secret, created_at, schema_version, schema_version_floor)
+                SELECT $1, $2, $3, $4, 0, COALESCE((SELECT last_schema_version FROM retired_apps WHERE id = $1), 0)
+                ON CONFLICT (id) DO NOTHING RETURNING schema_version_floor
+                """, [.text(id), .text(name), .text(signingSecret), .text(createdAt)])
+        }
+        guard rows.count == 1 else { throw StoreConflict.alreadyExists }
+        return AppRecord(id: id, name: name, signingSecret: signingSecret, createdAt: createdAt, schemaVersion: 0, schemaVersionFloor: rows.int(0, 0))
+    }
+
+    package func app(_ id: String) async throws -> AppRecord? {
+        let rows = try await pool.run { db in try db.query("SELECT \(Self.appColumns) FROM apps WHERE id = $1", [.text(id)]) }
+        return rows.count > 0 ? Self.appRow(rows, 0) : nil
+    }
+
+    package func listApps(after cursor: String?, limit: Int) async throws -> [AppRecord] {
+        let rows = try await pool.run { db in
+            try db.query("SELECT \(Self.appColumns) FROM apps WHERE id > $1 ORDER BY id LIMIT $2", [.text(cursor ?? ""), .integer(max(0, limit))])
+        }
+        return (0..<rows.count).map { Self.appRow(rows, $0) }
+    }
+
+    package func deleteApp(_ id: String) async throws -> Bool {
+        try await transaction { db in
+            // The id keeps its last schema version, in the same transaction as the delete (see PostgresMigrations).
+            try db.query("""
+                INSERT INTO retired_apps (id, last_schema_version)
+                SELECT id, GREATEST(schema_version, schema_version_floor) FROM apps WHERE id = $1
+                ON CONFLICT (id) DO UPDATE SET last_schema_version = GREATEST(retired_apps.last_schema_version, excluded.last_schema_version)
+                """, [.text(id)])
+            return try db.query("DELETE FROM apps WHERE id = $1", [.text(id)]).affected > 0
+        }
+    }
+
+    package func rotateSecret(appId: String, signingSecret: String) async throws {
+        let changed = try await pool.run { db in
+            try db.query("UPDATE apps SET signing_secret = $1 WHERE id = $2", [.text(signingSecret), .text(appId)]).affected
+        }
+        if changed == 0 { throw StoreConflict.notFound }
+    }
+
+    // MARK: - Schemas
+
+    package func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord {
+        try await transaction { db in
+            let app = try db.query("SELECT schema_version, schema_version_floor FROM apps WHERE id = $1 FOR UPDATE", [.text(appId)])
+            guard app.count == 1 else { throw StoreConflict.notFound }
+            let (current, floor) = (app.int(0, 0), app.int(0, 1))
+            guard current == expectedCurrent else { throw StoreConflict.revisionMismatch(current: current) }
+            let version = max(current, floor) &+ 1
+            let document = makeDocument(version)
+            try db.query("INSERT INTO schema_versions (app_id, version, document, created_at) VALUES ($1, $2, $3, $4)",
+                         [.text(appId), .integer(version), .bytes(document), .text(createdAt)])
+            try db.query("UPDATE apps SET schema_version = $1 WHERE id = $2", [.integer(version), .text(appId)])
+            return SchemaVersionRecord(appId: appId, version: version, document: document, createdAt: createdAt)
+        }
+    }
+
+    package func schemaVersion(appId: String, version: Int) async throws -> SchemaVersionRecord? {
+        let rows = try await pool.run { db in
+            try db.query("SELECT document, created_at FROM schema_versions WHERE app_id = $1 AND version = $2", [.text(appId), .integer(version)])
+        }
+        return rows.count > 0 ? SchemaVersionRecord(appId: appId, version: version, document: rows.bytes(0, 0), createdAt: rows.text(0, 1)) : nil
+    }
+
+    // MARK: - Customizations
+
+    static let selectCustomization =
+        "SELECT revision, schema_version, document, updated_at FROM customizations WHERE app_id = $1 AND user_id = $2"
+
+    /// The user's row; `lock` takes its row lock until the transaction ends (compare-and-set).
+    static func customizationRow(_ db: PostgresConnection, appId: String, userId: String, lock: Bool = false) throws -> CustomizationRecord? {
+        let rows = try db.query(selectCustomization + (lock ? " FOR UPDATE" : ""), [.text(appId), .text(userId)])
+        guard rows.count > 0 else { return nil }
+        return CustomizationRecord(appId: appId, userId: userId, revision: rows.int(0, 0), schemaVersion: rows.int(0, 1),
+                                   document: rows.bytes(0, 2), updatedAt: rows.text(0, 3))
+    }
+
+    package func customization(appId: String, userId: String) async throws -> CustomizationRecord? {
+        try await pool.run { db in try Self.customizationRow(db, appId: appId, userId: userId) }
+    }
+
+    /// Stores `next` only if the row is still at `expected` (0: there is none): the conditional write that,
+    /// beside the row lock, makes sure no replica's concurrent write is overwritten.
+    /// - Throws: `LostRace` when another write committed first, `StoreConflict.notFound` when the app is gone.
+    static func writeRevision(_ db: PostgresConnection, _ next: CustomizationRecord, expected: Int) throws {
+        do {
+            let changed: Int
+            if expected == 0 {
+                changed = try db.query("""
+                    INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at)
+                    VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (app_id, user_id) DO NOTHING
+                    """, [.text(next.appId), .text(next.userId), .integer(next.revision), .integer(next.schemaVersion),
+                          .bytes(next.document), .text(next.updatedAt)]).affected
+            } else {
+                changed = try db.query("""
+                    UPDATE customizations SET revision = $3, schema_version = $4, document = $5, updated_at = $6
+                    WHERE app_id = $1 AND user_id = $2 AND revision = $7
+                    """, [.text(next.appId), .text(next.userId), .integer(next.revision), .integer(next.schemaVersion),
+                          .bytes(next.document), .text(next.updatedAt), .integer(expected)]).affected
+            }
+            if changed != 1 { throw LostRace() }
+        } catch let failure as PostgresFailure where failure.isForeignKeyViolation {
+            throw StoreConflict.notFound  // the app was deleted meanwhile
+        }
+    }
+
+    package func updateCustomization(
+        appId: String, userId: String, expectedRevision: Int?,
+        change: @escaping @Sendable (CustomizationRecord?) throws -> CustomizationRecord?
+    ) async throws -> CustomizationRecord? {
+        try await transaction { db in
+            let current = try Self.customizationRow(db, appId: appId, userId: userId, lock: true)
+            if let expectedRevision, expectedRevision != (current?.revision ?? 0) {
+                throw StoreConflict.revisionMismatch(current: current?.revision ?? 0)
+            }
+            guard let next = try change(current) else { return current }
+            try Self.writeRevision(db, next, expected: current?.revision ?? 0)
+            return next
+        }
+    }
+
+    package func deleteCustomization(appId: String, userId: String, expectedRevision: Int?) async throws -> Bool {
+        try await transaction { db in
+            if let expectedRevision {
+                let current = try Self.customizationRow(db, appId: appId, userId: userId, lock: true)?.revision ?? 0
+                if current != expectedRevision { throw StoreConflict.revisionMismatch(current: current) }
+            }
+            return try db.query("DELETE FROM customizations WHERE app_id = $1 AND user_id = $2", [.text(appId), .text(userId)]).affected > 0
+        }
+    }
+
+    /// The rows are read in one statement (one snapshot) and handed to `body` after the connection is back.
+    package func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws {
+        let rows = try await pool.run { db in
+            try db.query("SELECT revision, schema_version, document, updated_at, user_id FROM customizations WHERE app_id = $1 ORDER BY user_id",
+                         [.text(appId)])
+        }
+        for row in 0..<rows.count {
+            try body(CustomizationRecord(appId: appId, userId: rows.text(row, 4), revision: rows.int(row, 0), schemaVersion: rows.int(row, 1),
+                                         document: rows.bytes(row, 2), updatedAt: rows.text(row, 3)))
+        }
+    }
+
+    /// Counted by the database (other replicas write too); `/metrics` calls it once per scrape.
+    package func customizationCount() async throws -> Int {
+        try await pool.run { db in try db.query("SELECT count(*) FROM customizations").scalarInt ?? 0 }
+    }
+
+    package func historyCount() async throws -> Int {
+        try await pool.run { db in try db.query("SELECT count(*) FROM customization_history").scalarInt ?? 0 }
+    }
+
+    package func ping() async -> Bool {
+        (try? await pool.run { db in try db.query("SELECT 1").scalarInt }) == 1
+    }
+
+    package func backup(to path: String) async throws {
+        throw ConfigurationError(description: "the database is PostgreSQL (TAB_SERVER_DATABASE_URL): back it up with pg_dump, e.g. pg_dump --format=custom --file=tabstore.dump \"$TAB_SERVER_DATABASE_URL\" (or your provider's point-in-time recovery); tab-server backup copies only the embedded SQLite database")
+    }
+}
