@@ -16,7 +16,7 @@ struct OperationsTests {
     /// https://www.sqlite.org/pragma.html#pragma_max_page_count) and writes until a write is refused.
     /// - Returns: the refusal; nil when 500 writes all succeeded.
     static func writeUntilFull(_ live: LiveService, _ creds: Credentials) async throws -> TestResponse? {
-        try await live.service.store.executeOnWriter("PRAGMA max_page_count = 1")
+        try await live.service.sqlite!.executeOnWriter("PRAGMA max_page_count = 1")
         for user in 0..<500 {
             let response = try await live.send(.put(creds.app.userPath("u\(user)") + "/customization").bearer(creds.app.token(for: "u\(user)"))
                 .json(APITests.hideBell))
@@ -33,7 +33,7 @@ struct OperationsTests {
             #expect(refused.header("Retry-After") == String(SQLiteStore.retryAfterSeconds))
             #expect(refused.header("Content-Type") == "application/problem+json")
             #expect(refused.problemType == "urn:tabstore:problem:storage-unavailable")
-            #expect(live.service.store.health.current?.error.code == 13)  // SQLITE_FULL
+            #expect(live.service.sqlite!.health.current?.error.code == 13)  // SQLITE_FULL
         }
     }
 
@@ -47,7 +47,7 @@ struct OperationsTests {
             #expect(notReady.status == 503)
             #expect(notReady.problemType == "urn:tabstore:problem:storage-unavailable")
 
-            try await live.service.store.executeOnWriter("PRAGMA max_page_count = 1073741823")
+            try await live.service.sqlite!.executeOnWriter("PRAGMA max_page_count = 1073741823")
             let recovered = try await live.send(.put(creds.app.userPath("after") + "/customization").bearer(creds.app.token(for: "after"))
                 .json(APITests.hideBell))
             #expect(recovered.status == 200)

@@ -84,12 +84,12 @@ struct StorageDurabilityTests {
     /// `PRAGMA synchronous` of the service's writer connection, read through the writer hook
     /// (`executeOnWriter`) into a table every connection can read.
     static func writerSynchronous(_ live: LiveService) async throws -> Int? {
-        try await live.service.store.executeOnWriter("""
+        try await live.service.sqlite!.executeOnWriter("""
             CREATE TABLE IF NOT EXISTS probe_pragma (value INTEGER);
             DELETE FROM probe_pragma;
             INSERT INTO probe_pragma SELECT synchronous FROM pragma_synchronous
             """)
-        return try read(live.service.store.path, "SELECT value FROM probe_pragma")
+        return try read(live.service.sqlite!.path, "SELECT value FROM probe_pragma")
     }
 
     @Test("the service's writer uses synchronous=FULL by default")

@@ -34,7 +34,7 @@ public enum Commands {
             throw ConfigurationError(description: "--user must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
         }
         let record = try await withStore(options, create: false) { try await $0.app(app) }
-        guard let record else { throw ConfigurationError(description: "no app \(app) in \(options.resolvedDatabasePath)") }
+        guard let record else { throw ConfigurationError(description: "no app \(app) in \(options.databaseDescription)") }
         let now = Int(Date().timeIntervalSince1970)
         return JWT.sign(subject: Identifier(user), audience: Identifier(app), expiresAt: now + ttl, issuedAt: now, secret: record.signingSecret)
     }
@@ -42,6 +42,9 @@ public enum Commands {
     /// `backup PATH`: a consistent copy of the database while it may be serving.
     /// - Throws: `ConfigurationError` when there is no database, `StorageError`.
     public static func backup(_ options: ServiceOptions, to path: String) async throws {
+        if options.databaseURL != nil {
+            throw ConfigurationError(description: "the database is PostgreSQL (TAB_SERVER_DATABASE_URL): back it up with pg_dump, e.g. pg_dump --format=custom --file=tabstore.dump \"$TAB_SERVER_DATABASE_URL\" (or your provider's point-in-time recovery); tab-server backup copies only the embedded SQLite database")
+        }
         try await withStore(options, create: false) { try await $0.backup(to: path) }
     }
 
@@ -58,7 +61,7 @@ public enum Commands {
     }
 
     /// Runs `body` with the database of `options` open, and closes it afterwards, also when `body` throws.
-    private static func withStore<T>(_ options: ServiceOptions, create: Bool, _ body: (SQLiteStore) async throws -> T) async throws -> T {
+    private static func withStore<T>(_ options: ServiceOptions, create: Bool, _ body: (any TabStoreBackend) async throws -> T) async throws -> T {
         let store = try TabStoreService.openStore(options, create: create)
         do {
             let result = try await body(store)
@@ -78,7 +81,7 @@ public enum Commands {
         let logger = Logger(minimum: options.logLevel)
         let service = try TabStoreService.start(options: options, logger: logger)
         logger.info("listening", [
-            ("host", .string(options.host)), ("port", .integer(service.port)), ("database", .string(options.resolvedDatabasePath)),
+            ("host", .string(options.host)), ("port", .integer(service.port)), ("database", .string(options.databaseDescription)),
             ("threads", .integer(options.threads)), ("durability", .string(options.durabilityFull ? "full" : "normal")),
             ("groupCommit", .bool(options.groupCommit)), ("historyRevisions", .integer(options.historyRevisions)),
             ("cacheBytes", .integer(options.cacheBytes)), ("version", .string(TabStoreVersion.current)),

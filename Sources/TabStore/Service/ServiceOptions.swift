@@ -10,6 +10,10 @@ public struct ServiceOptions: Sendable {
     public var port = 8080
     public var dataDirectory = "./data"
     public var databasePath: String?
+    /// PostgreSQL instead of the SQLite file: a `postgres://` or `postgresql://` URL in libpq syntax.
+    public var databaseURL: String?
+    /// Connections each server keeps to PostgreSQL at most.
+    public var databaseConnections = 10
     public var adminToken: String?
     public var adminTokenFile: String?
     public var threads = System.coreCount
@@ -43,6 +47,11 @@ public struct ServiceOptions: Sendable {
     /// The share of `cacheBytes` for stored customizations; the rest is for layouts.
     package var recordCacheBytes: Int { cacheBytes / 4 * 3 }
     package var layoutCacheBytes: Int { cacheBytes - recordCacheBytes }
+
+    /// A short description of where the data lives, for logs (never a password).
+    package var databaseDescription: String {
+        databaseURL == nil ? resolvedDatabasePath : "PostgreSQL (TAB_SERVER_DATABASE_URL)"
+    }
 
     /// The SQLite file: `--database`, else `tabstore.sqlite` in the data directory.
     public var resolvedDatabasePath: String { databasePath ?? (dataDirectory as NSString).appendingPathComponent("tabstore.sqlite") }
@@ -97,6 +106,16 @@ public struct ServiceOptions: Sendable {
         Setting(flag: "port", help: "TCP port (default 8080; 0 picks a free one)") { $0.port = try integer("port", 0...65535, $1) },
         Setting(flag: "data-dir", help: "folder for the database and the generated admin token (default ./data)") { $0.dataDirectory = $1 },
         Setting(flag: "database", help: "SQLite file (default <data-dir>/tabstore.sqlite)") { $0.databasePath = $1 },
+        Setting(flag: "database-url", help: "PostgreSQL instead of the SQLite file: postgres://user:password@host:port/database (libpq syntax and parameters)") { options, value in
+            guard !value.isEmpty else { return }
+            guard value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") else {
+                throw Invalid(description: "--database-url must be a postgres:// or postgresql:// URL")
+            }
+            options.databaseURL = value
+        },
+        Setting(flag: "database-connections", help: "PostgreSQL connections per server at most (default 10)") {
+            $0.databaseConnections = try integer("database-connections", 1...1000, $1)
+        },
         Setting(flag: "admin-token", help: "the operator's bearer token") { $0.adminToken = $1 },
         Setting(flag: "admin-token-file", help: "file holding the operator's bearer token") { $0.adminTokenFile = $1 },
         Setting(flag: "threads", help: "event-loop threads (default: one per core)") { $0.threads = try integer("threads", 1...256, $1) },
@@ -142,10 +161,6 @@ public struct ServiceOptions: Sendable {
     /// - Throws: `Invalid` for an unknown flag, a missing value or a bad value.
     public static func parse(_ arguments: [String], environment: [String: String]) throws -> (ServiceOptions, [String]) {
         var options = ServiceOptions()
-        // A deployment that names a database server must not quietly keep its data in a local file instead.
-        if let url = environment["TAB_SERVER_DATABASE_URL"], !url.isEmpty {
-            throw Invalid(description: "TAB_SERVER_DATABASE_URL is set, but this version of tab-server stores data only in its embedded SQLite database; unset it to use the database under --data-dir")
-        }
         for setting in settings {
             if let value = environment[setting.environmentName] {
                 do { try setting.apply(&options, value) } catch let error as Invalid {

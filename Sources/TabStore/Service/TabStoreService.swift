@@ -2,6 +2,7 @@ import Foundation
 import TabStoreAPI
 import TabStoreAuth
 import TabStoreHTTP
+import TabStorePostgres
 import TabStoreServer
 import TabStoreStorage
 import TabStoreSupport
@@ -9,12 +10,16 @@ import TabStoreSupport
 /// The whole service: store, API and HTTP server, built the same way by `tab-server` and the tests.
 public final class TabStoreService: Sendable {
     public let options: ServiceOptions
-    package let store: SQLiteStore
+    package let store: any TabStoreBackend
     package let api: APIResponder
     package let server: HTTPServer
     public let adminToken: String
-    /// Held while serving: a second server on the same database refuses to start.
-    let lock: DatabaseLock
+    /// Held while serving on SQLite: a second server on the same file refuses to start. None on PostgreSQL,
+    /// where replicas share the database on purpose.
+    let lock: DatabaseLock?
+
+    /// The embedded store when it is the one serving (SQLite-only operations and tests).
+    package var sqlite: SQLiteStore? { store as? SQLiteStore }
 
     /// Checks the options, listens, then opens the database, resolves the admin token and serves.
     ///
@@ -46,10 +51,10 @@ public final class TabStoreService: Sendable {
             throw ServiceOptions.Invalid(description: "cannot listen on \(options.host):\(options.port): \(String(cString: strerror(error.errno)))")
         }
         var lock: DatabaseLock?
-        var store: SQLiteStore?
+        var store: (any TabStoreBackend)?
         var ownsListener = true
         do {
-            lock = try lockDatabase(options)
+            if options.databaseURL == nil { lock = try lockDatabase(options) }
             let metrics = Metrics()
             let opened = try openStore(options) { size, seconds in metrics.recordBatch(size: size, seconds: seconds) }
             store = opened
@@ -67,16 +72,16 @@ public final class TabStoreService: Sendable {
             let api = APIResponder(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
             ownsListener = false  // from here HTTPServer.start owns it (and closes it when it throws)
             let http = try HTTPServer.start(configuration: server, listener: listener, responder: api, state: state, observer: metrics, logger: logger)
-            return TabStoreService(options: options, store: opened, lock: lock!, api: api, server: http, adminToken: adminToken)
+            return TabStoreService(options: options, store: opened, lock: lock, api: api, server: http, adminToken: adminToken)
         } catch {
             if ownsListener { listener.close() }
-            if let store { store.closeNow() }
+            if let store { closeNow(store) }
             lock?.release()
             throw error
         }
     }
 
-    private init(options: ServiceOptions, store: SQLiteStore, lock: DatabaseLock, api: APIResponder, server: HTTPServer, adminToken: String) {
+    private init(options: ServiceOptions, store: any TabStoreBackend, lock: DatabaseLock?, api: APIResponder, server: HTTPServer, adminToken: String) {
         self.options = options
         self.store = store
         self.lock = lock
@@ -107,13 +112,29 @@ public final class TabStoreService: Sendable {
         api.startDraining()
         await server.shutdown(grace: options.shutdownGrace)
         await store.close()
-        lock.release()
+        lock?.release()
     }
 
-    /// Opens the configured database; with `create` (serve, demo) it creates the database and its folder
+    /// Closes a store that has not served (start-up failed after it opened).
+    static func closeNow(_ store: any TabStoreBackend) {
+        if let sqlite = store as? SQLiteStore { sqlite.closeNow() }
+        if let postgres = store as? PostgresStore { postgres.closeNow() }
+    }
+
+    /// Opens the configured database: PostgreSQL when `databaseURL` is set, else the SQLite file.
+    package static func openStore(_ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)? = nil) throws -> any TabStoreBackend {
+        if let url = options.databaseURL {
+            var configuration = PostgresStore.Configuration(url: url)
+            configuration.maxConnections = options.databaseConnections
+            return try PostgresStore(configuration: configuration)
+        }
+        return try openSQLite(options, create: create, onBatch: onBatch)
+    }
+
+    /// Opens the SQLite database; with `create` (serve, demo) it creates the database and its folder
     /// when missing, without it (token, backup) a missing database is refused instead of created empty.
     /// - Throws: `ServiceOptions.Invalid` for a missing database or an unusable folder, `StorageError`.
-    package static func openStore(_ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)? = nil) throws -> SQLiteStore {
+    package static func openSQLite(_ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)? = nil) throws -> SQLiteStore {
         let path = options.resolvedDatabasePath
         if create {
             try prepareFolder(of: options)
