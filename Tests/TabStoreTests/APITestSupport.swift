@@ -15,8 +15,14 @@ final class LiveService: TestClient, @unchecked Sendable {
     var port: Int { service.port }
     let admin = "test-admin-token-0123456789"
 
-    init(adjust: (inout ServiceOptions) -> Void = { _ in }) throws {
+    /// - Parameter backend: `.postgres` serves from a fresh database of the shared test cluster.
+    init(backend: TestBackend = .sqlite, adjust: (inout ServiceOptions) -> Void = { _ in }) throws {
         var options = ServiceOptions()
+        if backend == .postgres {
+            guard let cluster = PostgresTestCluster.shared else { throw PostgresTestCluster.Failure("no PostgreSQL") }
+            options.databaseURL = try cluster.freshDatabase()
+            options.databaseConnections = 6
+        }
         options.port = 0
         options.threads = 2
         options.dataDirectory = directory.path
@@ -60,10 +66,11 @@ final class LiveService: TestClient, @unchecked Sendable {
 /// Runs `body` with a live service on 127.0.0.1 port 0 and always stops it, also when `body` throws.
 /// `body` may stop the service itself (e.g. to reopen its folder); stopping twice is harmless.
 func withLiveService<T>(
+    backend: TestBackend = .sqlite,
     adjust: (inout ServiceOptions) -> Void = { _ in },
     _ body: (LiveService) async throws -> T
 ) async throws -> T {
-    let live = try LiveService(adjust: adjust)
+    let live = try LiveService(backend: backend, adjust: adjust)
     let result: T
     do {
         result = try await body(live)

@@ -9,7 +9,7 @@ import Testing
 @testable import TabStoreStorage
 @testable import TabStoreSupport
 
-@Suite("SQLite storage")
+@Suite("Storage (SQLite, and PostgreSQL for the conformance tests)")
 struct StorageTests {
     func openStore(_ dir: TemporaryDirectory, groupCommit: Bool = true) throws -> SQLiteStore {
         var configuration = SQLiteStore.Configuration(path: dir.file("tabstore.sqlite"))
@@ -60,10 +60,10 @@ struct StorageTests {
         }
     }
 
-    @Test("apps: create, conflict, list with paging, rotate, delete cascades")
-    func apps() async throws {
+    @Test("apps: create, conflict, list with paging, rotate, delete cascades", arguments: PostgresTestCluster.backends)
+    func apps(_ backend: TestBackend) async throws {
         let dir = TemporaryDirectory()
-        let store = try openStore(dir)
+        let store = try backend.openStore(dir)
         for id in ["b", "a", "c"] {
             _ = try await store.createApp(id: id, name: "App \(id)", signingSecret: "s-\(id)", createdAt: "t")
         }
@@ -94,10 +94,10 @@ struct StorageTests {
         await store.close()
     }
 
-    @Test("compare-and-set by revision")
-    func compareAndSet() async throws {
+    @Test("compare-and-set by revision", arguments: PostgresTestCluster.backends)
+    func compareAndSet(_ backend: TestBackend) async throws {
         let dir = TemporaryDirectory()
-        let store = try openStore(dir)
+        let store = try backend.openStore(dir)
         _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
         _ = try await store.updateCustomization(appId: "app", userId: "u", expectedRevision: 0) { _ in record("app", "u", revision: 1) }
         await #expect(throws: StoreConflict.revisionMismatch(current: 1)) {
@@ -114,10 +114,10 @@ struct StorageTests {
         await store.close()
     }
 
-    @Test("8 concurrent writers × 500 changes on one user end at exactly revision 4000, nothing lost")
-    func concurrentWriters() async throws {
+    @Test("8 concurrent writers × 500 changes on one user end at exactly revision 4000, nothing lost", arguments: PostgresTestCluster.backends)
+    func concurrentWriters(_ backend: TestBackend) async throws {
         let dir = TemporaryDirectory()
-        let store = try openStore(dir)
+        let store = try backend.openStore(dir)
         _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
         try await withThrowingTaskGroup(of: Void.self) { group in
             for writer in 0..<8 {
@@ -143,11 +143,11 @@ struct StorageTests {
         await store.close()
     }
 
-    @Test("one caller's refused change does not affect another's in the same batch")
-    func isolation() async throws {
+    @Test("one caller's refused change does not affect another's in the same batch", arguments: PostgresTestCluster.backends)
+    func isolation(_ backend: TestBackend) async throws {
         struct Refused: Error {}
         let dir = TemporaryDirectory()
-        let store = try openStore(dir)
+        let store = try backend.openStore(dir)
         _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
         let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
             for user in 0..<64 {
@@ -173,10 +173,10 @@ struct StorageTests {
         await store.close()
     }
 
-    @Test("readers see only committed revisions, increasing")
-    func readersSeeCommitted() async throws {
+    @Test("readers see only committed revisions, increasing", arguments: PostgresTestCluster.backends)
+    func readersSeeCommitted(_ backend: TestBackend) async throws {
         let dir = TemporaryDirectory()
-        let store = try openStore(dir)
+        let store = try backend.openStore(dir)
         _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
         let writes = Task {
             for revision in 1...300 {
