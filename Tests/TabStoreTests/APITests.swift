@@ -29,9 +29,9 @@ struct APITests {
         }
     }
 
-    @Test("seed 000: hide and move in one PATCH, the layout in both size classes shows them, a reset clears them")
-    func seedWalkthrough() async throws {
-        try await withLiveService { live in
+    @Test("seed 000: hide and move in one PATCH, the layout in both size classes shows them, a reset clears them", arguments: PostgresTestCluster.backends)
+    func seedWalkthrough(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live, schema: Seeds.apiExample)
             let hidden = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Self.hideClimateAndMoveLights))
             #expect(hidden.status == 200)
@@ -55,9 +55,9 @@ struct APITests {
         }
     }
 
-    @Test("hiding a tab whose sidebar behaviour is disabled is 422 not-hideable, as a problem document")
-    func disabledTabNotHideable() async throws {
-        try await withLiveService { live in
+    @Test("hiding a tab whose sidebar behaviour is disabled is 422 not-hideable, as a problem document", arguments: PostgresTestCluster.backends)
+    func disabledTabNotHideable(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live, schema: Seeds.apiExample)
             let refused = try await live.send(.patch(creds.customization).bearer(creds.userToken).json("""
                 {"operations": [{"op": "setSidebarVisibility", "tab": "com.myApp.home", "visibility": "hidden"}]}
@@ -68,9 +68,9 @@ struct APITests {
         }
     }
 
-    @Test("a layout for an unknown size class is 400")
-    func unknownSizeClass() async throws {
-        try await withLiveService { live in
+    @Test("a layout for an unknown size class is 400", arguments: PostgresTestCluster.backends)
+    func unknownSizeClass(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live, schema: Seeds.apiExample)
             let badSize = try await live.send(.get(creds.layout("huge")).bearer(creds.userToken))
             #expect(badSize.status == 400)
@@ -79,9 +79,9 @@ struct APITests {
 
     // MARK: Authorization
 
-    @Test("every kind of caller reading a user's customization gets the right status; 401s challenge and leak nothing")
-    func authorizationMatrix() async throws {
-        try await withLiveService { live in
+    @Test("every kind of caller reading a user's customization gets the right status; 401s challenge and leak nothing", arguments: PostgresTestCluster.backends)
+    func authorizationMatrix(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             let expected: [Caller: Int] = [.otherUser: 403, .otherApp: 403, .user: 200, .operator: 200]
             for caller in Caller.allCases {
@@ -96,9 +96,9 @@ struct APITests {
         }
     }
 
-    @Test("a user token never reaches operator endpoints")
-    func userTokenNotOperator() async throws {
-        try await withLiveService { live in
+    @Test("a user token never reaches operator endpoints", arguments: PostgresTestCluster.backends)
+    func userTokenNotOperator(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             for request in [TestRequest.get("/v1/apps"), .get("/v1/apps/app.one"), .delete("/v1/apps/app.one"),
                             .post("/v1/apps/app.one/signing-secret"), .get("/v1/apps/app.one/stats")] {
@@ -107,18 +107,18 @@ struct APITests {
         }
     }
 
-    @Test("users read their own app's schema, not another app's")
-    func schemaReadersOfTheirApp() async throws {
-        try await withLiveService { live in
+    @Test("users read their own app's schema, not another app's", arguments: PostgresTestCluster.backends)
+    func schemaReadersOfTheirApp(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             #expect(try await live.send(.get("/v1/apps/app.one/schema").bearer(creds.userToken)).status == 200)
             #expect(try await live.send(.get("/v1/apps/app.two/schema").bearer(creds.userToken)).status == 403)
         }
     }
 
-    @Test("rotating the signing secret retires tokens signed with the old one")
-    func rotationRetiresTokens() async throws {
-        try await withLiveService { live in
+    @Test("rotating the signing secret retires tokens signed with the old one", arguments: PostgresTestCluster.backends)
+    func rotationRetiresTokens(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).status == 200)
             #expect(try await live.send(.post("/v1/apps/app.one/signing-secret").bearer(live.admin)).status == 200)
@@ -128,9 +128,9 @@ struct APITests {
 
     // MARK: Concurrency and schema evolution
 
-    @Test("two clients patching concurrently lose nothing")
-    func concurrentPatches() async throws {
-        try await withLiveService { live in
+    @Test("two clients patching concurrently lose nothing", arguments: PostgresTestCluster.backends)
+    func concurrentPatches(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let items = (0..<40).map { #"{"id": "t\#($0)", "title": "T\#($0)"}"# }.joined(separator: ",")
             let creds = try await Credentials.register(on: live, schema: #"{"items": [{"id": "keep", "title": "Keep"}, \#(items)]}"#)
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -166,9 +166,9 @@ struct APITests {
         return creds
     }
 
-    @Test("registering the identical schema again is 200 and keeps version 1")
-    func identicalSchemaKeepsVersion() async throws {
-        try await withLiveService { live in
+    @Test("registering the identical schema again is 200 and keeps version 1", arguments: PostgresTestCluster.backends)
+    func identicalSchemaKeepsVersion(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             _ = try await Self.threeCustomizationsOnV1(live)
             let identical = try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(ReconcilerTests.v1))
             #expect(identical.status == 200)
@@ -176,9 +176,9 @@ struct APITests {
         }
     }
 
-    @Test("a dry run counts the customizations a new schema affects and what it removes, and registers nothing")
-    func schemaDryRun() async throws {
-        try await withLiveService { live in
+    @Test("a dry run counts the customizations a new schema affects and what it removes, and registers nothing", arguments: PostgresTestCluster.backends)
+    func schemaDryRun(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             _ = try await Self.threeCustomizationsOnV1(live)
             let dryRun = try await live.send(.put("/v1/apps/app.one/schema?dryRun=true").bearer(live.admin).json(ReconcilerTests.v2))
             #expect(dryRun.status == 200)
@@ -190,9 +190,9 @@ struct APITests {
         }
     }
 
-    @Test("a changed schema is registered as the next version: 201 with its Location")
-    func schemaNextVersion() async throws {
-        try await withLiveService { live in
+    @Test("a changed schema is registered as the next version: 201 with its Location", arguments: PostgresTestCluster.backends)
+    func schemaNextVersion(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             _ = try await Self.threeCustomizationsOnV1(live)
             let v2 = try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(ReconcilerTests.v2))
             #expect(v2.status == 201)
@@ -200,9 +200,9 @@ struct APITests {
         }
     }
 
-    @Test("a stored customization is read under the new schema version: dropped tabs gone, revision unchanged")
-    func storedCustomizationReconciled() async throws {
-        try await withLiveService { live in
+    @Test("a stored customization is read under the new schema version: dropped tabs gone, revision unchanged", arguments: PostgresTestCluster.backends)
+    func storedCustomizationReconciled(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Self.threeCustomizationsOnV1(live)
             #expect(try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(ReconcilerTests.v2)).status == 201)
             let read = try await live.send(.get(creds.app.userPath("a") + "/customization").bearer(creds.app.token(for: "a")))
@@ -212,9 +212,9 @@ struct APITests {
         }
     }
 
-    @Test("earlier schema versions stay readable; a version never registered is 404")
-    func schemaVersionsReadable() async throws {
-        try await withLiveService { live in
+    @Test("earlier schema versions stay readable; a version never registered is 404", arguments: PostgresTestCluster.backends)
+    func schemaVersionsReadable(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Self.threeCustomizationsOnV1(live)
             #expect(try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(ReconcilerTests.v2)).status == 201)
             let token = creds.app.token(for: "a")
@@ -223,9 +223,9 @@ struct APITests {
         }
     }
 
-    @Test("stats count the users whose customization still says something after a schema change")
-    func statsAfterSchemaChange() async throws {
-        try await withLiveService { live in
+    @Test("stats count the users whose customization still says something after a schema change", arguments: PostgresTestCluster.backends)
+    func statsAfterSchemaChange(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             _ = try await Self.threeCustomizationsOnV1(live)
             #expect(try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(ReconcilerTests.v2)).status == 201)
             let stats = try await live.send(.get("/v1/apps/app.one/stats").bearer(live.admin))

@@ -10,9 +10,9 @@ struct HistoryTests {
     /// The history page's revisions, newest first.
     static func revisions(_ page: TestResponse) -> [Int] { page.field("items")?.items.compactMap { $0["revision"]?.integer } ?? [] }
 
-    @Test("every revision is kept with its change kind, a PATCH's operations and the document; newest first")
-    func everyRevisionKept() async throws {
-        try await withLiveService { live in
+    @Test("every revision is kept with its change kind, a PATCH's operations and the document; newest first", arguments: PostgresTestCluster.backends)
+    func everyRevisionKept(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             let user = creds.userToken
             _ = try await live.send(.put(creds.customization).bearer(user).json(#"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#))
@@ -80,9 +80,9 @@ struct HistoryTests {
         }
     }
 
-    @Test("retention keeps the last N revisions; an older one is 404 revision-not-found; /metrics counts the rows stored")
-    func retention() async throws {
-        try await withLiveService(adjust: { $0.historyRevisions = 3 }) { live in
+    @Test("retention keeps the last N revisions; an older one is 404 revision-not-found; /metrics counts the rows stored", arguments: PostgresTestCluster.backends)
+    func retention(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend, adjust: { $0.historyRevisions = 3 }) { live in
             let creds = try await Credentials.register(on: live)
             for index in 0..<5 {
                 _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
@@ -113,9 +113,9 @@ struct HistoryTests {
         }
     }
 
-    @Test("revert makes a new revision with the old choices, and reverting the revert undoes it")
-    func revertAndUndo() async throws {
-        try await withLiveService { live in
+    @Test("revert makes a new revision with the old choices, and reverting the revert undoes it", arguments: PostgresTestCluster.backends)
+    func revertAndUndo(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             let user = creds.userToken
             let revert = TestRequest.post(creds.customization + "/revert").bearer(user)
@@ -146,9 +146,9 @@ struct HistoryTests {
         }
     }
 
-    @Test("revert reconciles with the current schema: choices for tabs it removed are gone")
-    func revertReconciles() async throws {
-        try await withLiveService { live in
+    @Test("revert reconciles with the current schema: choices for tabs it removed are gone", arguments: PostgresTestCluster.backends)
+    func revertReconciles(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
             _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell")))
@@ -168,9 +168,9 @@ struct HistoryTests {
         }
     }
 
-    @Test("another user is refused history and revert (403); the operator may read both")
-    func anotherUserRefused() async throws {
-        try await withLiveService { live in
+    @Test("another user is refused history and revert (403); the operator may read both", arguments: PostgresTestCluster.backends)
+    func anotherUserRefused(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
             for token in [creds.otherUserToken, creds.otherAppToken] {

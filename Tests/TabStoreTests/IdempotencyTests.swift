@@ -8,9 +8,9 @@ import Testing
 /// `Idempotency-Key` on PUT, PATCH, DELETE and revert (API.md "Exactly-once writes").
 @Suite("Exactly-once writes with Idempotency-Key", .serialized)
 struct IdempotencyTests {
-    @Test("a sequential retry gets the first answer again with Idempotent-Replayed: true and changes nothing")
-    func sequentialRetry() async throws {
-        try await withLiveService { live in
+    @Test("a sequential retry gets the first answer again with Idempotent-Replayed: true and changes nothing", arguments: PostgresTestCluster.backends)
+    func sequentialRetry(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             let patch = TestRequest.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "offline-1").json(Sync.hide("climate"))
             let first = try await live.send(patch)
@@ -29,9 +29,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("the same key with another method, path or body is 422 idempotency-key-reused and changes nothing")
-    func reusedKey() async throws {
-        try await withLiveService { live in
+    @Test("the same key with another method, path or body is 422 idempotency-key-reused and changes nothing", arguments: PostgresTestCluster.backends)
+    func reusedKey(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             let key = ("Idempotency-Key", "k-1")
             #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).headers([key]).json(Sync.hide("climate"))).status == 200)
@@ -49,9 +49,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("keys are scoped to app and user: another user's identical key is a new request")
-    func keysAreScopedPerUser() async throws {
-        try await withLiveService { live in
+    @Test("keys are scoped to app and user: another user's identical key is a new request", arguments: PostgresTestCluster.backends)
+    func keysAreScopedPerUser(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             let key = ("Idempotency-Key", "same")
             #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).headers([key]).json(Sync.hide("climate"))).revision == 1)
@@ -84,9 +84,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("concurrent retries with one key apply once; every answer is the first")
-    func concurrentRetries() async throws {
-        try await withLiveService { live in
+    @Test("concurrent retries with one key apply once; every answer is the first", arguments: PostgresTestCluster.backends)
+    func concurrentRetries(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             let patch = TestRequest.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "burst").json(Sync.hide("lights"))
             let answers = try await withThrowingTaskGroup(of: TestResponse.self) { group in

@@ -16,9 +16,9 @@ struct UserDataTests {
         }
     }
 
-    @Test("the export of one app holds the customization as served, every kept revision and the keys")
-    func exportOneApp() async throws {
-        try await withLiveService { live in
+    @Test("the export of one app holds the customization as served, every kept revision and the keys", arguments: PostgresTestCluster.backends)
+    func exportOneApp(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             try await Self.aliceEverywhere(live, creds)
             let export = try await live.send(.get(creds.app.userPath(Credentials.user) + "/export").bearer(live.admin))
@@ -45,9 +45,9 @@ struct UserDataTests {
         }
     }
 
-    @Test("erasing in one app removes customization, history and keys there only; revisions continue above the old ones")
-    func eraseOneApp() async throws {
-        try await withLiveService { live in
+    @Test("erasing in one app removes customization, history and keys there only; revisions continue above the old ones", arguments: PostgresTestCluster.backends)
+    func eraseOneApp(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             try await Self.aliceEverywhere(live, creds)
             #expect(try await live.send(.delete(creds.app.userPath(Credentials.user)).bearer(live.admin)).status == 204)
@@ -64,9 +64,9 @@ struct UserDataTests {
         }
     }
 
-    @Test("export and erase across apps: one call each, every app, revisions continue in each")
-    func acrossApps() async throws {
-        try await withLiveService { live in
+    @Test("export and erase across apps: one call each, every app, revisions continue in each", arguments: PostgresTestCluster.backends)
+    func acrossApps(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             try await Self.aliceEverywhere(live, creds)
             _ = try await live.send(.patch(creds.app.userPath(Credentials.otherUser) + "/customization").bearer(creds.otherUserToken).json(Sync.hide("bell")))
@@ -103,9 +103,9 @@ struct UserDataTests {
         }
     }
 
-    @Test("deleting an app takes its history and keys with it; the counts in /metrics follow")
-    func deleteAppCounts() async throws {
-        try await withLiveService { live in
+    @Test("deleting an app takes its history and keys with it; the counts in /metrics follow", arguments: PostgresTestCluster.backends)
+    func deleteAppCounts(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             try await Self.aliceEverywhere(live, creds)
             #expect(try await live.send(.get("/metrics")).metric("tabstore_history_rows") == 4)
