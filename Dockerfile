@@ -2,7 +2,7 @@
 # Build: Swift toolchain image; the binary links the Swift runtime statically.
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-dev libssl-dev \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-dev libssl-dev libpq-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -14,10 +14,10 @@ COPY bench/storage ./bench/storage
 RUN swift build -c release --product tab-server --static-swift-stdlib \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/tab-server" /out/tab-server
 
-# Run: slim Debian with only the shared libraries the binary needs (SQLite, libcrypto, C++ runtime).
+# Run: slim Debian with only the shared libraries the binary needs (SQLite, libcrypto, libpq, C++ runtime).
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 libssl3 libstdc++6 ca-certificates tzdata \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 libssl3 libpq5 libstdc++6 ca-certificates tzdata \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 tabstore \
     && useradd --system --uid 10001 --gid 10001 --home-dir /data --shell /usr/sbin/nologin tabstore \
