@@ -202,7 +202,7 @@ package final class PostgresConnection: @unchecked Sendable {
         guard let message else { return "" }
         var text = String(cString: message)
         while text.last == "\n" || text.last == " " { text.removeLast() }
-        return text.replacing("\n", with: " ")
+        return text.replacing("\n", with: " ").replacing("\t", with: "")
     }
 
     /// Calls `body` with a NULL-terminated array of C strings that live for the call.
