@@ -79,4 +79,59 @@ struct ReplicaTests {
             #expect(read.status == 200 && read.field("revision") == put.field("revision"))
         }
     }
+
+    /// Polls `check` every 20 ms for up to `seconds`; whether it became true.
+    func within(_ seconds: Double, _ check: () async throws -> Bool) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try await check() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await check()
+    }
+
+    @Test("a change-feed stream on one replica sees the PATCHes made through another, in order")
+    func feedAcrossReplicas() async throws {
+        try await withReplicas(2) { replicas in
+            let creds = try await Credentials.register(on: replicas[0])
+            let stream = try await replicas[0].follow(.get(FeedTests.events(creds)).bearer(creds.userToken))
+            #expect(try await FeedTests.next(stream)?.id == "0.1")
+            for (index, tab) in ["climate", "bell", "lights"].enumerated() {
+                let write = try await replicas[1].send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide(tab)))
+                #expect(write.status == 200)
+                let event = try await FeedTests.next(stream)
+                #expect(event?.id == "\(index + 1).1" && event?.data == write.text)
+            }
+        }
+    }
+
+    @Test("a secret rotated on one replica stops old tokens on the others within a second")
+    func rotationAcrossReplicas() async throws {
+        try await withReplicas(3) { replicas in
+            let creds = try await Credentials.register(on: replicas[0])
+            for replica in replicas {  // every replica has verified (and cached) the token
+                #expect(try await replica.send(.get(creds.customization).bearer(creds.userToken)).status == 200)
+            }
+            #expect(try await replicas[0].send(.post("/v1/apps/app.one/signing-secret").bearer(replicas[0].admin)).status == 200)
+            for replica in replicas[1...] {
+                let refused = try await within(1) { try await replica.send(.get(creds.customization).bearer(creds.userToken)).status == 401 }
+                #expect(refused)
+            }
+        }
+    }
+
+    @Test("a schema registered on one replica serves on the others at once; a deleted app is gone on all")
+    func schemaAndDeletionAcrossReplicas() async throws {
+        try await withReplicas(2) { replicas in
+            let creds = try await Credentials.register(on: replicas[0])
+            let path = "/v1/apps/app.one/schema"
+            #expect(try await replicas[1].send(.get(path).bearer(creds.userToken)).field("version") == .integer(1))
+            #expect(try await replicas[0].send(.put(path).bearer(replicas[0].admin).json(Seeds.apiExample)).status == 201)
+            let served = try await within(1) { try await replicas[1].send(.get(path).bearer(creds.userToken)).field("version") == .integer(2) }
+            #expect(served)
+            #expect(try await replicas[0].send(.delete("/v1/apps/app.one").bearer(replicas[0].admin)).status == 204)
+            let gone = try await within(1) { try await replicas[1].send(.get(path).bearer(replicas[1].admin)).status == 404 }
+            #expect(gone)
+        }
+    }
 }

@@ -23,10 +23,15 @@ extension APIServices {
     /// (its ETag names the new version). Runs in the background, one user's write turn at a time, so the
     /// registration answers at once and no publication crosses a write's.
     func republish(appId: Identifier) {
-        let users = changes.followedUsers(of: appId)
+        republish(changes.followedUsers(of: appId))
+    }
+
+    /// Publishes each user's current customization (read again) to their followers, one write turn at a time.
+    func republish(_ users: [UserKey]) {
         guard !users.isEmpty else { return }
         Task {
             for key in users {
+                let appId = key.appId
                 do {
                     try await userLocks.withLock(key) { () async throws -> Void in
                         guard let schema = try await apps.entry(appId)?.schema else { return }

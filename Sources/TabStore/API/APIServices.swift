@@ -36,6 +36,7 @@ struct APIServices: Sendable {
         self.apps = AppCache(store: store)
         self.changes = ChangeHub(maxPerUser: configuration.maxFollowersPerUser, maxLongPolls: configuration.maxLongPolls)
         self.representations = ByteBoundedCache(budget: configuration.representationCacheBytes)
+        observeReplicas()
     }
 
     /// `representations`' key: the resource ("layout", "customization"), its app and user, and its ETag.

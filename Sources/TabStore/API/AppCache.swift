@@ -53,6 +53,14 @@ final class AppCache: Sendable {
         }
     }
 
+    /// Forgets every app (changes made elsewhere may have been missed).
+    func invalidateAll() {
+        state.withLock { state in
+            state.generation += 1
+            state.entries.removeAll()
+        }
+    }
+
     /// A stored schema document (validated when it was registered).
     static func decodeStored(_ record: SchemaVersionRecord) throws -> TabSchema {
         var problems: [Violation] = []

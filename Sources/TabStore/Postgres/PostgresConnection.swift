@@ -88,7 +88,8 @@ package struct PostgresRows: Sendable {
 /// One libpq connection. Not thread-safe: the pool hands it to one caller at a time, which is why it is
 /// `@unchecked Sendable`. Statements with parameters are prepared once per connection and reused.
 package final class PostgresConnection: @unchecked Sendable {
-    private let connection: OpaquePointer
+    /// The libpq connection (`PostgresListener` waits on its socket).
+    let connection: OpaquePointer
     private var prepared: [String: String] = [:]
 
     /// Connects with `conninfo` (a `postgres://` URL or `key=value` string in libpq syntax). A timeout for

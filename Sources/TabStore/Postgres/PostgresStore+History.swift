@@ -14,7 +14,10 @@ extension PostgresStore {
                 // The answer first: its housekeeping decides which answers stay, and the history's retention
                 // keeps the rows those name.
                 if let answer = commit.answer { try Self.storeAnswer(answer, commit, db: db) }
-                if let record = commit.record { try Self.storeHistory(commit, record, db: db) }
+                if let record = commit.record {
+                    try Self.storeHistory(commit, record, db: db)
+                    try self.notify(db, .customization(appId: commit.appId, userId: commit.userId))
+                }
             } catch let failure as PostgresFailure where failure.isForeignKeyViolation {
                 throw StoreConflict.notFound  // the app was deleted meanwhile
             }
@@ -193,7 +196,9 @@ extension PostgresStore {
             let customizations = try db.query("DELETE FROM customizations WHERE app_id = $1 AND user_id = $2", user).affected
             let historyRows = try db.query("DELETE FROM customization_history WHERE app_id = $1 AND user_id = $2", user).affected
             let answers = try db.query("DELETE FROM idempotent_answers WHERE app_id = $1 AND user_id = $2", user).affected
-            return customizations + historyRows + answers > 0
+            let erased = customizations + historyRows + answers > 0
+            if erased { try self.notify(db, .customization(appId: appId, userId: userId)) }
+            return erased
         }
     }
 }

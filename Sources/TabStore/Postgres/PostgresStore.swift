@@ -1,4 +1,5 @@
 import CPostgres
+import Foundation
 import TabStoreStorage
 import TabStoreSupport
 
@@ -21,6 +22,9 @@ package final class PostgresStore: TabStoreBackend {
     }
 
     let pool: PostgresPool
+    /// This process's id in change notifications, so it skips its own.
+    let sender = UUID().uuidString
+    let listener: PostgresListener
 
     /// Connects once to check the database (reachable, credentials, exists, UTF-8), migrates it under the
     /// advisory lock, then keeps a pool that opens connections as requests need them.
@@ -47,6 +51,17 @@ package final class PostgresStore: TabStoreBackend {
         settings.acquireTimeout = configuration.acquireTimeout
         settings.connectTimeoutSeconds = configuration.connectTimeoutSeconds
         pool = PostgresPool(settings: settings)
+        listener = PostgresListener(conninfo: configuration.url, sender: sender)
+    }
+
+    /// Other replicas' commits, from a connection that `LISTEN`s (see `PostgresNotifications`).
+    package func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void) {
+        listener.add(handler)
+    }
+
+    /// Tells the other replicas about `change` when the transaction on `db` commits.
+    func notify(_ db: PostgresConnection, _ change: StoreChange) throws {
+        try PostgresNotifications.notify(db, change, sender: sender)
     }
 
     /// Where a connection string points (host, port, database, user), never its password.
@@ -87,10 +102,13 @@ package final class PostgresStore: TabStoreBackend {
     /// A conditional write matched no row: another writer committed first; the transaction runs again.
     struct LostRace: Error {}
 
-    package func close() async { pool.close() }
+    package func close() async { closeNow() }
 
     /// Closes without waiting (start-up failures); connections in use close when they come back.
-    package func closeNow() { pool.close() }
+    package func closeNow() {
+        listener.stop()
+        pool.close()
+    }
 
     // MARK: - Apps
 
@@ -103,12 +121,14 @@ package final class PostgresStore: TabStoreBackend {
 
     package func createApp(id: String, name: String, signingSecret: String, createdAt: String) async throws -> AppRecord {
         // An earlier app with this id used versions up to its floor: this one never reuses them.
-        let rows = try await pool.run { db in
-            try db.query("""
+        let rows = try await transaction { db in
+            let rows = try db.query("""
                 INSERT INTO apps (id, name, signing_secret, created_at, schema_version, schema_version_floor)
                 SELECT $1, $2, $3, $4, 0, COALESCE((SELECT last_schema_version FROM retired_apps WHERE id = $1), 0)
                 ON CONFLICT (id) DO NOTHING RETURNING schema_version_floor
                 """, [.text(id), .text(name), .text(signingSecret), .text(createdAt)])
+            if rows.count == 1 { try self.notify(db, .app(appId: id)) }
+            return rows
         }
         guard rows.count == 1 else { throw StoreConflict.alreadyExists }
         return AppRecord(id: id, name: name, signingSecret: signingSecret, createdAt: createdAt, schemaVersion: 0, schemaVersionFloor: rows.int(0, 0))
@@ -134,13 +154,17 @@ package final class PostgresStore: TabStoreBackend {
                 SELECT id, GREATEST(schema_version, schema_version_floor) FROM apps WHERE id = $1
                 ON CONFLICT (id) DO UPDATE SET last_schema_version = GREATEST(retired_apps.last_schema_version, excluded.last_schema_version)
                 """, [.text(id)])
-            return try db.query("DELETE FROM apps WHERE id = $1", [.text(id)]).affected > 0
+            let deleted = try db.query("DELETE FROM apps WHERE id = $1", [.text(id)]).affected > 0
+            if deleted { try self.notify(db, .appDeleted(appId: id)) }
+            return deleted
         }
     }
 
     package func rotateSecret(appId: String, signingSecret: String) async throws {
-        let changed = try await pool.run { db in
-            try db.query("UPDATE apps SET signing_secret = $1 WHERE id = $2", [.text(signingSecret), .text(appId)]).affected
+        let changed = try await transaction { db in
+            let changed = try db.query("UPDATE apps SET signing_secret = $1 WHERE id = $2", [.text(signingSecret), .text(appId)]).affected
+            if changed > 0 { try self.notify(db, .app(appId: appId)) }
+            return changed
         }
         if changed == 0 { throw StoreConflict.notFound }
     }
@@ -158,6 +182,7 @@ package final class PostgresStore: TabStoreBackend {
             try db.query("INSERT INTO schema_versions (app_id, version, document, created_at) VALUES ($1, $2, $3, $4)",
                          [.text(appId), .integer(version), .bytes(document), .text(createdAt)])
             try db.query("UPDATE apps SET schema_version = $1 WHERE id = $2", [.integer(version), .text(appId)])
+            try self.notify(db, .schema(appId: appId))
             return SchemaVersionRecord(appId: appId, version: version, document: document, createdAt: createdAt)
         }
     }
@@ -222,6 +247,7 @@ package final class PostgresStore: TabStoreBackend {
             }
             guard let next = try change(current) else { return current }
             try Self.writeRevision(db, next, expected: current?.revision ?? 0)
+            try self.notify(db, .customization(appId: appId, userId: userId))
             return next
         }
     }
@@ -232,7 +258,9 @@ package final class PostgresStore: TabStoreBackend {
                 let current = try Self.customizationRow(db, appId: appId, userId: userId, lock: true)?.revision ?? 0
                 if current != expectedRevision { throw StoreConflict.revisionMismatch(current: current) }
             }
-            return try db.query("DELETE FROM customizations WHERE app_id = $1 AND user_id = $2", [.text(appId), .text(userId)]).affected > 0
+            let deleted = try db.query("DELETE FROM customizations WHERE app_id = $1 AND user_id = $2", [.text(appId), .text(userId)]).affected > 0
+            if deleted { try self.notify(db, .customization(appId: appId, userId: userId)) }
+            return deleted
         }
     }
 

@@ -128,9 +128,28 @@ package protocol TabStoreBackend: Sendable {
     func backup(to path: String) async throws
     /// Finishes queued writes and closes.
     func close() async
+    /// Calls `handler` (on a thread of the backend's) for every change another process committed to a shared
+    /// database (replicas), after its commit. Backends whose database no other process writes never call it.
+    func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void)
+}
+
+/// A change another replica committed, as far as caches and change-feed followers care.
+package enum StoreChange: Sendable, Equatable {
+    /// A user's customization, history or answers changed (a write, a delete, an erase).
+    case customization(appId: String, userId: String)
+    /// The app record changed (created, signing secret rotated).
+    case app(appId: String)
+    /// A new schema version became current.
+    case schema(appId: String)
+    case appDeleted(appId: String)
+    /// Changes may have been missed (the listener lost its connection): forget every cached app.
+    case unknown
 }
 
 extension TabStoreBackend {
+    /// Only this process writes the database: nothing to observe.
+    package func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void) {}
+
     /// Backends that cannot tell report no write failure.
     package func writeFailure() async -> StorageError? { nil }
     package var recordCacheStatistics: CacheStatistics? { nil }
