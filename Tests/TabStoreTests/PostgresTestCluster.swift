@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import TabStorePostgres
 @testable import TabStoreStorage
+@testable import TabStoreSupport
 
 /// A throwaway PostgreSQL cluster for the whole test run: `initdb` and `pg_ctl` in a temporary folder on a
 /// free loopback port (as `nobody` when the tests run as root: PostgreSQL refuses to run as root), password
@@ -49,6 +50,12 @@ final class PostgresTestCluster: Sendable {
             }
         }
         return nil
+    }
+
+    /// A cluster of its own (tests that stop and start the server), removed at exit like the shared one.
+    static func dedicated() throws -> PostgresTestCluster {
+        guard let binaries = findBinaries() else { throw Failure("no PostgreSQL binaries") }
+        return try PostgresTestCluster(binaries: binaries)
     }
 
     private init(binaries: String) throws {
@@ -149,20 +156,25 @@ final class PostgresTestCluster: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Where the cluster lives, for the exit handler (a C function cannot capture).
-    nonisolated(unsafe) private static var toStop: (data: String, root: String)?
+    /// Where the clusters live, for the exit handler (a C function cannot capture).
+    private static let toStop = Locked<[(data: String, root: String)]>([])
 
-    /// At exit: an immediate shutdown of the postmaster (SIGQUIT; nothing in it is worth keeping), then the folder goes.
+    /// At exit: an immediate shutdown of each postmaster (SIGQUIT; nothing in it is worth keeping), then its folder goes.
     private static func stopAtExit(dataDirectory: String, root: String) {
-        toStop = (dataDirectory, root)
+        let first = toStop.withLock { clusters -> Bool in
+            clusters.append((dataDirectory, root))
+            return clusters.count == 1
+        }
+        guard first else { return }
         atexit {
-            guard let (data, root) = PostgresTestCluster.toStop else { return }
-            if let pidText = try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8),
-               let line = pidText.split(separator: "\n").first, let pid = pid_t(line) {
-                kill(pid, SIGQUIT)
-                for _ in 0..<100 where kill(pid, 0) == 0 { usleep(20_000) }
+            for (data, root) in PostgresTestCluster.toStop.withLock({ $0 }) {
+                if let pidText = try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8),
+                   let line = pidText.split(separator: "\n").first, let pid = pid_t(line) {
+                    kill(pid, SIGQUIT)
+                    for _ in 0..<100 where kill(pid, 0) == 0 { usleep(20_000) }
+                }
+                try? FileManager.default.removeItem(atPath: root)
             }
-            try? FileManager.default.removeItem(atPath: root)
         }
     }
 }
