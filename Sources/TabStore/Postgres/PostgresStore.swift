@@ -92,7 +92,11 @@ package final class PostgresStore: TabStoreBackend {
                 } catch {
                     if !db.isBroken { try? db.execute("ROLLBACK") }
                     let retry = (error as? PostgresFailure)?.isRetryable == true || error is LostRace
-                    guard retry, attempt < 5 else { throw error }
+                    guard retry, attempt < 5 else {
+                        // Still losing after five runs: the client may retry later (503), never a 500.
+                        if retry { throw StorageError(unavailable: "write contention", message: "a write lost to concurrent writes 6 times") }
+                        throw error
+                    }
                     attempt += 1
                 }
             }
