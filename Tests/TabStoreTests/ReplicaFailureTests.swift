@@ -29,9 +29,9 @@ struct ReplicaFailureTests {
 
     static func hide(_ tab: Int) -> String { #"{"operations": [{"op": "setSidebarVisibility", "tab": "t\#(tab)", "visibility": "hidden"}]}"# }
 
-    /// Each user's writer hides its tabs one by one through the clients in turn until `stop`; what was
-    /// acknowledged (200) is returned per user, with every status seen.
-    static func load(_ clients: [any TestClient], _ creds: Credentials.App, users: [String], until stop: Locked<Bool>)
+    /// Each user's writer hides its tabs one by one through the clients in turn until `stop` or the last tab;
+    /// what was acknowledged (200) is returned per user, with every status seen.
+    static func load(_ clients: [any TestClient], _ creds: Credentials.App, users: [String], until stop: Locked<Bool>, count: Locked<Int>)
         async throws -> (acknowledged: [String: [Int]], statuses: [Int: Int]) {
         try await withThrowingTaskGroup(of: (String, [Int], [Int: Int]).self) { group in
             for (number, user) in users.enumerated() {
@@ -39,15 +39,21 @@ struct ReplicaFailureTests {
                     var acknowledged: [Int] = []
                     var statuses: [Int: Int] = [:]
                     var turn = number
-                    for tab in 0..<tabs where !stop.withLock({ $0 }) {
+                    var tab = 0
+                    // A tab is retried (through the next client) until a 200 acknowledges it.
+                    while tab < tabs, !stop.withLock({ $0 }) {
                         turn += 1
                         let request = TestRequest.patch(creds.userPath(user) + "/customization").bearer(creds.token(for: user)).json(hide(tab))
-                        guard let response = try? await clients[turn % clients.count].send(request) else {
+                        if let response = try? await clients[turn % clients.count].send(request) {
+                            statuses[response.status, default: 0] += 1
+                            if response.status == 200 {
+                                acknowledged.append(tab)
+                                count.withLock { $0 += 1 }
+                                tab += 1
+                            }
+                        } else {
                             statuses[0, default: 0] += 1  // no answer (the replica is gone): not acknowledged
-                            continue
                         }
-                        statuses[response.status, default: 0] += 1
-                        if response.status == 200 { acknowledged.append(tab) }
                         try await Task.sleep(for: .milliseconds(10))
                     }
                     return (user, acknowledged, statuses)
@@ -61,6 +67,12 @@ struct ReplicaFailureTests {
             }
             return (acknowledged, statuses)
         }
+    }
+
+    /// Waits (up to 30 s, however loaded the machine is) until `count` reached `target`.
+    static func waitFor(_ count: Locked<Int>, atLeast target: Int) async throws {
+        let deadline = Date().addingTimeInterval(30)
+        while count.withLock({ $0 }) < target, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
     }
 
     /// Every acknowledged tab is hidden, and the revisions are contiguous (the history has each once).
@@ -96,14 +108,16 @@ struct ReplicaFailureTests {
         let clients: [any TestClient] = servers.map { PortClient(port: $0.port, admin: admin) }
         let creds = try await Credentials.App.register(on: clients[0], id: "app.crash", schema: Self.schema)
         let stop = Locked(false)
+        let count = Locked(0)
         let users = (0..<6).map { "user\($0)" }
-        async let outcome = Self.load(clients, creds, users: users, until: stop)
-        try await Task.sleep(for: .milliseconds(400))
+        async let outcome = Self.load(clients, creds, users: users, until: stop, count: count)
+        try await Self.waitFor(count, atLeast: 20)
         kill(servers[1].process.processIdentifier, SIGKILL)
-        try await Task.sleep(for: .milliseconds(600))
+        let atKill = count.withLock { $0 }
+        try await Self.waitFor(count, atLeast: atKill + 20)
         stop.withLock { $0 = true }
         let (acknowledged, statuses) = try await outcome
-        #expect(acknowledged.values.map(\.count).reduce(0, +) > 30, "\(statuses)")
+        #expect(acknowledged.values.map(\.count).reduce(0, +) >= atKill + 20, "\(statuses)")
         #expect(Set(statuses.keys).isSubset(of: [0, 200]), "\(statuses)")
         try await Self.verify(clients[2], creds, acknowledged)
         _ = try await servers[1].waitForExit(within: 5)
@@ -119,13 +133,16 @@ struct ReplicaFailureTests {
         do {
             let creds = try await Credentials.App.register(on: replicas[0], id: "app.restart", schema: Self.schema)
             let stop = Locked(false)
-            async let outcome = Self.load(replicas, creds, users: (0..<4).map { "user\($0)" }, until: stop)
-            try await Task.sleep(for: .milliseconds(300))
+            let count = Locked(0)
+            async let outcome = Self.load(replicas, creds, users: (0..<4).map { "user\($0)" }, until: stop, count: count)
+            try await Self.waitFor(count, atLeast: 10)
             try cluster.pgCtl(["-m", "fast", "-w", "stop"])
             try await Task.sleep(for: .milliseconds(400))
             #expect(try await replicas[0].send(.get("/readyz")).status == 503)
             try cluster.start()
-            try await Task.sleep(for: .milliseconds(700))
+            let atStart = count.withLock { $0 }
+            try await Self.waitFor(count, atLeast: atStart + 10)
+            #expect(count.withLock { $0 } >= atStart + 10, "writes succeed again after the restart")
             stop.withLock { $0 = true }
             let (acknowledged, statuses) = try await outcome
             #expect((statuses[503] ?? 0) > 0 && (statuses[200] ?? 0) > 0, "\(statuses)")
