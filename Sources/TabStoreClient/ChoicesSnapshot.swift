@@ -22,8 +22,8 @@ public struct ChoicesSnapshot: Sendable, Hashable {
 
     /// The operations that turn these choices into `new`, tabs and sections in id order so that the same edit
     /// always gives the same list: a visibility per placement that changed, and a section order that changed.
-    public func operations(to new: ChoicesSnapshot) -> [Operation] {
-        var operations: [Operation] = []
+    public func operations(to new: ChoicesSnapshot) -> [TabOperation] {
+        var operations: [TabOperation] = []
         for id in Set(tabs.keys).union(new.tabs.keys).sorted(by: Self.byteOrder) {
             let before = tabs[id] ?? TabChoice()
             let after = new.tabs[id] ?? TabChoice()

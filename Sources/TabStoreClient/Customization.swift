@@ -1,16 +1,16 @@
 import Foundation
 
 /// A tab's visibility in one placement; `automatic` means not customized (the schema's default applies).
-public enum Visibility: String, Codable, Sendable, Hashable, CaseIterable {
+public enum TabVisibility: String, Codable, Sendable, Hashable, CaseIterable {
     case automatic, visible, hidden
 }
 
 /// What a person chose for one tab (openapi.yaml `TabChoice`).
 public struct TabChoice: Codable, Sendable, Hashable {
-    public var sidebarVisibility: Visibility
-    public var tabBarVisibility: Visibility
+    public var sidebarVisibility: TabVisibility
+    public var tabBarVisibility: TabVisibility
 
-    public init(sidebarVisibility: Visibility = .automatic, tabBarVisibility: Visibility = .automatic) {
+    public init(sidebarVisibility: TabVisibility = .automatic, tabBarVisibility: TabVisibility = .automatic) {
         self.sidebarVisibility = sidebarVisibility
         self.tabBarVisibility = tabBarVisibility
     }

@@ -11,11 +11,11 @@ public struct HistoryItem: Codable, Sendable, Hashable {
     public var updatedAt: String
     public var change: Change
     /// A PATCH's operations as sent (nil for other changes, or when the list was too large to keep).
-    public var operations: [Operation]?
+    public var operations: [TabOperation]?
     /// The whole customization at this revision; nil when the server could not read it back.
     public var customization: Customization?
 
-    public init(revision: Int, updatedAt: String, change: Change, operations: [Operation]? = nil, customization: Customization?) {
+    public init(revision: Int, updatedAt: String, change: Change, operations: [TabOperation]? = nil, customization: Customization?) {
         self.revision = revision
         self.updatedAt = updatedAt
         self.change = change

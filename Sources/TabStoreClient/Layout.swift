@@ -16,7 +16,7 @@ public enum LayoutStyle: String, Codable, Sendable, Hashable, CaseIterable {
 }
 
 /// A tab's role; the search tab's label is the system's.
-public enum TabRole: String, Codable, Sendable, Hashable, CaseIterable {
+public enum LayoutTabRole: String, Codable, Sendable, Hashable, CaseIterable {
     case search
 }
 
@@ -28,9 +28,9 @@ public struct LayoutTab: Codable, Sendable, Hashable, Identifiable {
     public var titleKey: String?
     public var systemImage: String?
     public var image: String?
-    public var role: TabRole?
+    public var role: LayoutTabRole?
 
-    public init(id: String, title: String, titleKey: String? = nil, systemImage: String? = nil, image: String? = nil, role: TabRole? = nil) {
+    public init(id: String, title: String, titleKey: String? = nil, systemImage: String? = nil, image: String? = nil, role: LayoutTabRole? = nil) {
         self.id = id
         self.title = title
         self.titleKey = titleKey
@@ -48,7 +48,7 @@ public struct LayoutTab: Codable, Sendable, Hashable, Identifiable {
         titleKey = try container.decodeIfPresent(String.self, forKey: .titleKey)
         systemImage = try container.decodeIfPresent(String.self, forKey: .systemImage)
         image = try container.decodeIfPresent(String.self, forKey: .image)
-        role = try container.decodeIfPresent(TabRole.self, forKey: .role)
+        role = try container.decodeIfPresent(LayoutTabRole.self, forKey: .role)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -130,7 +130,7 @@ public enum SidebarItem: Codable, Sendable, Hashable, Identifiable {
 }
 
 /// What a `TabView` shows for one person, size class, platform and style (openapi.yaml `Layout`).
-public struct Layout: Codable, Sendable, Hashable {
+public struct TabLayout: Codable, Sendable, Hashable {
     public var appId: String
     public var userId: String
     public var sizeClass: SizeClass

@@ -5,7 +5,7 @@ public struct PendingWrite: Sendable, Hashable, Identifiable {
     /// Chosen when the write was queued and kept with it, so every attempt sends the same one and the server
     /// applies the write once, also when an answer was lost (it keeps keys at least 24 hours).
     public let idempotencyKey: String
-    public let operations: [Operation]
+    public let operations: [TabOperation]
     public let enqueuedAt: Date
     /// The `PATCH` body exactly as first encoded: a repeat must be byte for byte the same request.
     let body: String
@@ -77,7 +77,7 @@ public actor OfflineQueue {
     /// the server) and stores the queue before returning; replays at once when started.
     /// - Throws: when the file cannot be written (the write is not queued then).
     @discardableResult
-    public func enqueue(_ operations: [Operation]) throws -> PendingWrite {
+    public func enqueue(_ operations: [TabOperation]) throws -> PendingWrite {
         let body = String(decoding: try TabStoreClient.encoder.encode(PatchRequest(operations: operations)), as: UTF8.self)
         let write = PendingWrite(idempotencyKey: UUID().uuidString, operations: operations, enqueuedAt: Date(), body: body)
         try QueueFile.save(entries + [write], to: file, appId: client.appId, userId: client.userId)

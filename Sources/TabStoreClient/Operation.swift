@@ -6,9 +6,9 @@ public enum ResetPlacement: String, Codable, Sendable, Hashable, CaseIterable {
 }
 
 /// One change a `PATCH` applies (openapi.yaml `Operation`); a list of them applies atomically, in order.
-public enum Operation: Sendable, Hashable {
-    case setSidebarVisibility(tab: String, visibility: Visibility)
-    case setTabBarVisibility(tab: String, visibility: Visibility)
+public enum TabOperation: Sendable, Hashable {
+    case setSidebarVisibility(tab: String, visibility: TabVisibility)
+    case setTabBarVisibility(tab: String, visibility: TabVisibility)
     /// `tabOrder` names all the section's tabs.
     case setTabOrder(section: String, tabOrder: [String])
     /// `toIndex`: the tab's position within the section after the move.
@@ -45,7 +45,7 @@ public enum Operation: Sendable, Hashable {
     }
 }
 
-extension Operation: Codable {
+extension TabOperation: Codable {
     enum CodingKeys: String, CodingKey {
         case op, tab, visibility, section, tabOrder, toIndex, tabBarOrder, expanded, tabs, placement
     }
@@ -55,10 +55,10 @@ extension Operation: Codable {
         switch try container.decode(Kind.self, forKey: .op) {
         case .setSidebarVisibility:
             self = .setSidebarVisibility(tab: try container.decode(String.self, forKey: .tab),
-                                         visibility: try container.decode(Visibility.self, forKey: .visibility))
+                                         visibility: try container.decode(TabVisibility.self, forKey: .visibility))
         case .setTabBarVisibility:
             self = .setTabBarVisibility(tab: try container.decode(String.self, forKey: .tab),
-                                        visibility: try container.decode(Visibility.self, forKey: .visibility))
+                                        visibility: try container.decode(TabVisibility.self, forKey: .visibility))
         case .setTabOrder:
             self = .setTabOrder(section: try container.decode(String.self, forKey: .section),
                                 tabOrder: try container.decode([String].self, forKey: .tabOrder))
@@ -116,7 +116,7 @@ extension Operation: Codable {
 
 /// The body of a `PATCH` (openapi.yaml `PatchRequest`).
 struct PatchRequest: Codable, Sendable {
-    let operations: [Operation]
+    let operations: [TabOperation]
 }
 
 /// The body of `POST …/revert` (openapi.yaml `RevertRequest`).

@@ -60,18 +60,18 @@ public final class TabStoreClient: Sendable {
     ///   - platform: the client's platform; the person's choices apply where Apple applies them (iPadOS with
     ///     `sidebarAdaptable`) unless the schema opts more platforms in. nil: as API v1.0 (choices always apply).
     ///   - style: the client's `TabViewStyle` (nil with a platform: `sidebarAdaptable`).
-    public func layout(sizeClass: SizeClass, platform: Platform? = nil, style: LayoutStyle? = nil) async throws -> Layout {
+    public func layout(sizeClass: SizeClass, platform: Platform? = nil, style: LayoutStyle? = nil) async throws -> TabLayout {
         var query = [("sizeClass", sizeClass.rawValue)]
         if let platform { query.append(("platform", platform.rawValue)) }
         if let style { query.append(("style", style.rawValue)) }
-        return try decode(Layout.self, try await read(resource("layout", query: query)))
+        return try decode(TabLayout.self, try await read(resource("layout", query: query)))
     }
 
     /// Applies `operations` atomically, in order. Without `ifMatch` they apply to the latest revision (changes
     /// from several devices merge); with it only while `ifMatch` is still current, else `TabStoreError.conflict`.
     /// - Throws: `TabStoreError.refused` with the rule codes when the schema's rules refuse one.
     @discardableResult
-    public func apply(_ operations: [Operation], ifMatch: Customization? = nil) async throws -> Customization {
+    public func apply(_ operations: [TabOperation], ifMatch: Customization? = nil) async throws -> Customization {
         let body = try Self.encoder.encode(PatchRequest(operations: operations))
         return try await writeCustomization("PATCH", resource("customization"), body: body, ifMatch: ifMatch, idempotencyKey: nil)
     }
