@@ -131,6 +131,7 @@ struct TestApp: Sendable {
 struct Exchange: Sendable {
     let method: String
     let path: String
+    /// Lowercased names (URLRequest may canonicalize their case).
     let requestHeaders: [String: String]
     let status: Int?
     let responseHeaders: [String: String]
@@ -153,7 +154,7 @@ final class RecordingTransport: TabStoreTransport, @unchecked Sendable {
 
     private func record(_ request: URLRequest, status: Int?, headers: [String: String], streamed: Bool) {
         let exchange = Exchange(method: request.httpMethod ?? "GET", path: request.url?.path ?? "",
-                                requestHeaders: request.allHTTPHeaderFields ?? [:], status: status, responseHeaders: headers, streamed: streamed)
+                                requestHeaders: Dictionary((request.allHTTPHeaderFields ?? [:]).map { ($0.key.lowercased(), $0.value) }) { first, _ in first }, status: status, responseHeaders: headers, streamed: streamed)
         lock.withLock { log.append(exchange) }
     }
 

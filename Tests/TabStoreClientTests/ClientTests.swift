@@ -16,7 +16,7 @@ struct ClientTests {
             #expect(empty.revision == 0 && empty.tabs.isEmpty && empty.userId == "alice" && empty.etag == "\"0.1\"")
             #expect(try await client.customization() == empty)
             #expect(transport.statuses == [200, 304])
-            #expect(transport.exchanges.last?.requestHeaders["If-None-Match"] == "\"0.1\"")
+            #expect(transport.exchanges.last?.requestHeaders["if-none-match"] == "\"0.1\"")
 
             let written = try await client.apply([.setSidebarVisibility(tab: bell, visibility: .hidden)])
             #expect(written.revision == 1 && written[tab: bell].sidebarVisibility == .hidden)

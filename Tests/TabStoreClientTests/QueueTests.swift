@@ -74,7 +74,7 @@ struct QueueTests {
             }
             #expect(applied.idempotencyKey == write.idempotencyKey && customization?.revision == 1)
             let exchange = try #require(transport.exchanges.last)
-            #expect(exchange.requestHeaders["Idempotency-Key"] == write.idempotencyKey)
+            #expect(exchange.requestHeaders["idempotency-key"] == write.idempotencyKey)
             #expect(exchange.responseHeaders["idempotent-replayed"] == "true")
             #expect(try await observer.customization().revision == 1)
             #expect(try await observer.history().items.count == 1)
