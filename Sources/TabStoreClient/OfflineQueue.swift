@@ -123,7 +123,10 @@ public actor OfflineQueue {
         while !Task.isCancelled {
             let result = await replay()
             guard !entries.isEmpty else { break }
-            guard result.stoppedBy == nil || (result.stoppedBy as? TabStoreError)?.isTransient == true else { break }
+            // A refusal of the credentials (401 with a fresh token) waits for the next start or enqueue; no answer,
+            // a passing server state or a failing token provider (offline too) are retried.
+            if let error = result.stoppedBy as? TabStoreError, !error.isTransient { break }
+            if result.stoppedBy is CancellationError { break }
             do {
                 try await client.configuration.queueBackoff.sleep(attempt: attempt)
             } catch {

@@ -67,6 +67,24 @@ struct UpdatesTests {
         }
     }
 
+    @Test("a token provider that fails (its backend offline) is retried with backoff, not the end of the feed")
+    func failingProvider() async throws {
+        try await withServer { server in
+            let app = try await server.makeApp()
+            let calls = Inbox<Bool>()
+            let client = app.client(server) { refresh in
+                await calls.push(refresh)
+                guard await calls.values.count > 2 else { throw TestFailure(description: "backend offline") }
+                return app.token(for: "alice")
+            }
+            let inbox = Inbox<Customization>()
+            let follower = Self.follow(client, into: inbox)
+            defer { follower.cancel() }
+            #expect(try await inbox.wait { !$0.isEmpty }.map(\.revision) == [0])
+            #expect(await calls.values.count == 3)
+        }
+    }
+
     @Test("a feed refused for good ends the sequence with the error")
     func refusedFeed() async throws {
         try await withServer { server in
