@@ -1299,7 +1299,7 @@ components:
             status: 422
             detail: give either systemImage or image, not both; id "a" is already used at /items/0
             errors:
-              - {pointer: /items/0/image, code: conflicting-image, detail: give either systemImage or image, not both}
+              - {pointer: /items/0/image, code: conflicting-image, detail: "give either systemImage or image, not both"}
               - {pointer: /items/1/id, code: duplicate-id, detail: id "a" is already used at /items/0}
     CustomizationRefused:
       description: |
