@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import TabStoreAuth
 @testable import TabStoreStorage
 @testable import TabStoreSupport
 
@@ -164,5 +165,22 @@ struct RecordCacheTests {
         #expect(try await store.customization(appId: "app", userId: "bob") == nil)
         #expect(try store.customizationNow(appId: "app", userId: "bob") == nil)
         await store.close()
+    }
+}
+
+@Suite("The verified-token cache")
+struct TokenCacheTests {
+    @Test("bounded by bytes: thousands of tokens never hold more than the budget, recent ones stay")
+    func bounded() {
+        let cache = TabStoreAuth.TokenCache(budget: 64 << 10)
+        for index in 0..<5_000 {
+            let token = "header.payload-\(index)-" + String(repeating: "x", count: 150) + ".signature"
+            cache.store(token, .init(appId: "app", audience: ["app"], userId: Identifier("user-\(index)"), secret: "s", expiresAt: 1, notBefore: nil))
+            #expect(cache.statistics.cost <= 64 << 10)
+        }
+        let last = "header.payload-4999-" + String(repeating: "x", count: 150) + ".signature"
+        #expect(cache.lookup(last)?.userId == Identifier("user-4999"))
+        #expect(cache.lookup("header.payload-0-" + String(repeating: "x", count: 150) + ".signature") == nil)
+        #expect(cache.statistics.entries > 50)
     }
 }

@@ -22,7 +22,7 @@ struct Authenticator: Sendable {
     let apps: AppCache
     let pointReads: (any SynchronousPointReads)?
     /// Verified user tokens (see `TokenCache`); guards its own state.
-    private let tokens = TokenCache()
+    private let tokens: TokenCache
     /// Verifies tokens that name an unknown app, so they cost what a known app's do (see `verifyUser`).
     private let unknownAppSecret = Crypto.newSecret()
     private let adminTokenDigest: [UInt8]?
@@ -31,6 +31,7 @@ struct Authenticator: Sendable {
         configuration = services.configuration
         apps = services.apps
         pointReads = services.pointReads
+        tokens = services.tokens
         adminTokenDigest = services.configuration.adminToken.map { Crypto.sha256(Array($0.utf8)) }
     }
 

@@ -29,8 +29,8 @@ public struct ServiceOptions: Sendable {
     public var accessLog = true
     /// Revisions kept per user in the history; 0 keeps none.
     public var historyRevisions = 100
-    /// Bytes of memory for the read caches: three quarters for stored customizations, one quarter for
-    /// encoded layouts; 0 turns both off.
+    /// Bytes of memory for the caches: half for stored customizations, a quarter for encoded layouts and
+    /// reconciled customizations, a quarter for verified tokens; 0 turns them all off.
     public var cacheBytes = 32 << 20
     /// Seconds between keep-alive comments on change-feed streams (tests shorten it; not a flag).
     package var feedKeepAliveSeconds = 12.0
@@ -40,9 +40,10 @@ public struct ServiceOptions: Sendable {
 
     public init() {}
 
-    /// The share of `cacheBytes` for stored customizations; the rest is for layouts.
-    package var recordCacheBytes: Int { cacheBytes / 4 * 3 }
-    package var layoutCacheBytes: Int { cacheBytes - recordCacheBytes }
+    /// The shares of `cacheBytes`.
+    package var recordCacheBytes: Int { cacheBytes / 2 }
+    package var layoutCacheBytes: Int { cacheBytes / 4 }
+    package var tokenCacheBytes: Int { cacheBytes - recordCacheBytes - layoutCacheBytes }
 
     /// The SQLite file: `--database`, else `tabstore.sqlite` in the data directory.
     public var resolvedDatabasePath: String { databasePath ?? (dataDirectory as NSString).appendingPathComponent("tabstore.sqlite") }
@@ -129,7 +130,7 @@ public struct ServiceOptions: Sendable {
         Setting(flag: "history-revisions", help: "revisions kept per user for history and revert (default 100; 0 keeps none)") {
             $0.historyRevisions = try integer("history-revisions", 0...10_000, $1)
         },
-        Setting(flag: "cache-bytes", help: "memory for the read caches of customizations and layouts, in bytes (default 33554432; 0 turns them off)") {
+        Setting(flag: "cache-bytes", help: "memory for the caches of customizations, layouts and verified tokens, in bytes (default 33554432; 0 turns them off)") {
             $0.cacheBytes = try integer("cache-bytes", 0...(1 << 40), $1)
         },
         Setting(flag: "log-level", help: "debug, info, warning or error (default info)") { options, value in

@@ -62,6 +62,7 @@ public final class TabStoreService: Sendable {
             apiConfiguration.maxCustomizationBytes = options.maxCustomizationBytes
             apiConfiguration.historyRevisions = options.historyRevisions
             apiConfiguration.representationCacheBytes = options.layoutCacheBytes
+            apiConfiguration.tokenCacheBytes = options.tokenCacheBytes
             apiConfiguration.feedKeepAliveSeconds = options.feedKeepAliveSeconds
             apiConfiguration.maxFollowersPerUser = options.maxFollowersPerUser
             let api = APIResponder(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
