@@ -225,4 +225,30 @@ struct IdempotencyTests {
             #expect(await exportKeys() == ["key-13", "key-14", "key-15"])
         }
     }
+
+    @Test("past the cap the oldest-inserted answers go, whatever their keys sort as: a burst within one second keeps its recent keys")
+    func evictsOldestInserted() async throws {
+        let clock = TestClock()  // never advanced: the whole burst shares one created_at second
+        try await withInProcessAPI(configure: { $0.maxIdempotentAnswersPerUser = 3; $0.clock = { clock.now } }) { api in
+            let creds = try await Credentials.register(on: api)
+            // `0-B` is the 15th of 16 keys, recent, and sorts before every other key.
+            let keys = (0..<16).map { $0 == 14 ? "0-B" : "k-\($0)" }
+            var answers: [String: TestResponse] = [:]
+            var bellHidden = false
+            for (index, key) in keys.enumerated() {
+                if key != "0-B" { bellHidden.toggle() }
+                let body = key == "0-B" ? Sync.hide("climate") : Sync.visibility("bell", bellHidden ? "hidden" : "visible")
+                answers[key] = await api.send(.patch(creds.customization).bearer(api.admin).header("Idempotency-Key", key).json(body))
+                #expect(answers[key]?.revision == index + 1)
+            }
+            let export = await api.send(.get(creds.app.userPath(Credentials.user) + "/export").bearer(api.admin))
+            let kept = export.field("idempotencyKeys")?.items.compactMap { if case .string(let key)? = $0["key"] { key } else { nil } }
+            #expect(kept == ["k-15", "0-B", "k-13"], "the last three inserted, newest first")
+            // Another device shows the climate tab again; the retry of `0-B` (hide it) must not hide it a second time.
+            #expect(await api.send(.patch(creds.customization).bearer(api.admin).json(Sync.visibility("climate", "visible"))).revision == 17)
+            let retry = await api.send(.patch(creds.customization).bearer(api.admin).header("Idempotency-Key", "0-B").json(Sync.hide("climate")))
+            #expect(retry.status == 200 && retry.header("Idempotent-Replayed") == "true" && retry.body == answers["0-B"]?.body)
+            #expect(await api.send(.get(creds.customization).bearer(api.admin)).revision == 17)
+        }
+    }
 }

@@ -1085,7 +1085,7 @@ components:
       description: |
         Makes the write exactly-once: 1-255 visible ASCII characters, chosen by the client (a UUID, say) and
         scoped to the app and user of the path. The first successful answer is stored in the same transaction
-        as the change and kept at least 24 hours (at most 1,000 keys per user: past that the oldest goes first);
+        as the change and kept at least 24 hours (at most 1,000 keys per user: past that the earliest stored goes first);
         a repeat with the same key, method, path and body gets it again with `Idempotent-Replayed: true` and
         changes nothing, even when retried concurrently or after a restart. The same key with another request is
         422 `idempotency-key-reused`; a malformed key 400 `invalid-idempotency-key`. Refusals (4xx) are not
