@@ -49,6 +49,9 @@ package struct APIError: Error, Sendable {
         return error
     }
 
+    /// 401 for a follower whose token the app's previous signing secret verified.
+    static let credentialsRevoked = unauthorized("the token is no longer valid: the app's signing secret was rotated; get a fresh token")
+
     package static func forbidden(_ detail: String) -> APIError {
         APIError(status: 403, slug: .forbidden, title: "Forbidden", detail: detail)
     }

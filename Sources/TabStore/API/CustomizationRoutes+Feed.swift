@@ -27,11 +27,17 @@ extension CustomizationRoutes {
             let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
             let state = CustomizationState(revision: record?.revision ?? 0, schemaVersion: schema.version, document: current.document)
             if lastEventId.map({ Identifier($0) }) != Identifier(state.etag.opaque) { stream.queue(state) }
-            switch services.changes.follow(key, stream, kind: .stream) {
+            switch services.changes.follow(key, stream, kind: .stream, signedByApp: context.credentialsKey != nil) {
             case .followed: break
             case .userLimit: throw Self.tooManyFollowers(services.configuration.maxFollowersPerUser)
             case .draining, .serverLimit:
                 throw APIError(status: 503, slug: .draining, title: "Service unavailable", detail: "the server is shutting down; reconnect in a moment")
+            }
+            do {
+                try await services.requireCredentialsCurrent(context, key.appId)
+            } catch {
+                services.changes.unfollow(key, stream)
+                throw error
             }
         }
         return HTTPResponse(status: 200, headers: Self.feedHeaders, stream: stream)

@@ -36,9 +36,10 @@ extension CustomizationRoutes {
     /// Registers a `LongPoll` with the user's followers first, then reads: a commit before the registration
     /// is in the read, and one after it is published to the poll, so no change falls in between.
     /// - Throws: `APIError` 429 when the user has too many followers, 503 when too many long polls wait.
-    func longPoll(_ longPoll: LongPollRequest, _ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry) async throws -> HTTPResponse {
+    func longPoll(_ longPoll: LongPollRequest, _ request: HTTPRequest, _ context: RouteContext, _ key: UserKey,
+                  entry: AppCache.Entry) async throws -> HTTPResponse {
         let poll = LongPoll { state in longPoll.clientHas(revision: state.revision, schemaVersion: state.schemaVersion) }
-        let admission = services.changes.follow(key, poll, kind: .longPoll)
+        let admission = services.changes.follow(key, poll, kind: .longPoll, signedByApp: context.credentialsKey != nil)
         defer { if admission == .followed { services.changes.unfollow(key, poll) } }
         switch admission {
         case .followed, .draining: break  // draining: answered at once below
@@ -48,6 +49,7 @@ extension CustomizationRoutes {
             error.headers.add("Retry-After", "1")
             throw error
         }
+        if admission == .followed { try await services.requireCredentialsCurrent(context, key.appId) }
         let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
         let schema = try entry.requireSchema()
         let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schema.version)
@@ -59,6 +61,8 @@ extension CustomizationRoutes {
             return customizationResponse(document: state.document, etag: state.etag)
         case .ended(.appDeleted):
             throw APIError.notFound(.appNotFound, "no app \"\(key.appId)\"")
+        case .ended(.credentialsRevoked):
+            throw APIError.credentialsRevoked
         case .timedOut, .ended(.draining):
             return HTTPResponse(status: 304, headers: Preconditions.validatorHeaders(etag, cacheControl: Self.userCacheControl))
         }

@@ -287,7 +287,10 @@ paths:
       tags: [apps]
       operationId: rotateSigningSecret
       summary: Rotate the signing secret
-      description: Tokens signed with the previous secret stop working at once.
+      description: |
+        Tokens signed with the previous secret stop working at once, also where they were accepted before: the
+        change-feed streams they opened get `event: token-expired` and end, and the long polls they wait in
+        answer 401.
       responses:
         '200':
           description: The new secret, shown once.
@@ -553,7 +556,8 @@ paths:
         Long poll: with `waitSeconds` and `If-None-Match` naming what the client has (its ETag, or just the
         revision as `"3"`), the answer waits until a revision (or a schema change, or an erase) makes the
         customization differ, then 200 with it; after `waitSeconds` with no change, 304. It is answered right
-        after the commit (never before it is durable), and at once while the server shuts down. Without
+        after the commit (never before it is durable), at once while the server shuts down, and with 401 when
+        the app's signing secret is rotated while it waits (the token no longer verifies). Without
         `If-None-Match`, or when the client is already behind, it answers at once. A user may have at most 32
         long polls and change-feed streams at once (429), the server at most 10,000 waiting long polls (503).
       security: [{adminToken: []}, {userToken: []}]
@@ -842,8 +846,8 @@ paths:
         customization on one line. Each event carries the whole document, so when several revisions commit
         quickly a client may get only the latest and still converge; a new schema version and an erase send
         one too. An event is sent after its revision committed, never before. A comment (`: keep-alive`)
-        comes at least every 15 seconds. When the token's `exp` passes: `event: token-expired` and the stream
-        ends (reconnect with a fresh token); when the server shuts down: `event: shutdown` and the stream ends
+        comes at least every 15 seconds. When the token's `exp` passes, or the app's signing secret is rotated:
+        `event: token-expired` and the stream ends (reconnect with a fresh token); when the server shuts down: `event: shutdown` and the stream ends
         (reconnect; `Last-Event-ID` resumes without sending what the client has); when the app is deleted the
         stream ends. A stream is a connection: it counts against `--max-connections`; a user may have at most
         32 streams and long polls at once (429).
