@@ -29,7 +29,8 @@ struct FollowerAuthorizationTests {
             #expect(answer.header("WWW-Authenticate")?.contains("invalid_token") == true)
             let ended = try await FeedTests.next(userStream)
             #expect(ended?.event == "token-expired" && ended?.data?.contains("signing secret") == true)
-            #expect(try await offPool { userStream.endsWithin(3) })
+            // API.md: "sends event: token-expired and closes": the connection too, not only the stream.
+            #expect(try await offPool { userStream.closesWithin(3) })
             #expect(Self.seconds(since: start) < 4, "after \(Self.seconds(since: start)) s")
             try await waitUntil { live.service.api.followers.streams == 1 && live.service.api.followers.longPolls == 0 }
             // The operator's token does not depend on the app's secret.

@@ -95,15 +95,20 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
                 bytes += FeedEvent.opening
             }
             var ended = false
+            // The caller's authorization ended: the server closes the connection too (API.md), so nothing
+            // pipelined behind the stream is served on the strength of the request before it.
+            var closes = false
             if state.expiry != 0, now >= state.expiry {
                 // Nothing more for an expired token, not even a change that is waiting.
                 bytes += FeedEvent.tokenExpired
                 events += 1
                 ended = true
+                closes = true
             } else if state.revoked {
                 bytes += FeedEvent.credentialsRevoked
                 events += 1
                 ended = true
+                closes = true
             } else if state.appDeleted {
                 ended = true
             } else if let pending = state.pending {
@@ -121,7 +126,7 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
                 deadline = state.lastWrite + keepAlive
                 if state.expiry != 0 { deadline = min(deadline, state.expiry) }
             }
-            return (HTTPStreamStep(bytes: bytes, ended: ended, deadline: deadline), events)
+            return (HTTPStreamStep(bytes: bytes, ended: ended, deadline: deadline, closesConnection: closes), events)
         }
         if events > 0 { metrics.recordEventsSent(events) }
         return step

@@ -847,7 +847,8 @@ paths:
         quickly a client may get only the latest and still converge; a new schema version and an erase send
         one too. An event is sent after its revision committed, never before. A comment (`: keep-alive`)
         comes at least every 15 seconds. When the token's `exp` passes, or the app's signing secret is rotated:
-        `event: token-expired` and the stream ends (reconnect with a fresh token); when the server shuts down: `event: shutdown` and the stream ends
+        `event: token-expired`, the stream ends and the server closes the connection (reconnect with a fresh
+        token); when the server shuts down: `event: shutdown` and the stream ends
         (reconnect; `Last-Event-ID` resumes without sending what the client has); when the app is deleted the
         stream ends. A stream is a connection: it counts against `--max-connections`; a user may have at most
         32 streams and long polls at once (429).
