@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Glibc
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
@@ -75,6 +76,29 @@ struct LongPollTests {
             let other = TestRequest.get(creds.app.userPath(Credentials.otherUser) + "/customization?waitSeconds=1").bearer(creds.otherUserToken)
             #expect(await api.send(other.ifNoneMatch("\"0.1\"")).status == 304)
             for task in waiting { #expect(await task.value.status == 304) }
+        }
+    }
+
+    @Test("a client that goes away gives its poll's place back at once, not after waitSeconds", arguments: [false, true])
+    func clientGone(_ reset: Bool) async throws {
+        try await withLiveService(adjust: { $0.maxFollowersPerUser = 2 }) { live in
+            let creds = try await Credentials.register(on: live)
+            let poll = TestRequest.get(creds.customization + "?waitSeconds=60").bearer(creds.userToken).ifNoneMatch("\"0.1\"")
+            let port = live.port
+            let clients = try await offPool { try (0..<2).map { _ in try RawClient(port: port) } }
+            for client in clients { client.send(poll.wire) }
+            try await waitUntil { live.service.api.followers.longPolls == 2 }
+            #expect(try await live.send(poll).status == 429)
+            for client in clients {
+                if reset {
+                    client.abort()  // a reset (RST), as when the device's process dies
+                } else {
+                    shutdown(client.fd, Int32(SHUT_RDWR))  // an orderly close (FIN), as when the app is closed
+                }
+            }
+            try await waitUntil { live.service.api.followers.longPolls == 0 }
+            let again = try await live.send(.get(creds.customization + "?waitSeconds=1").bearer(creds.userToken).ifNoneMatch("\"0.1\""))
+            #expect(again.status == 304)
         }
     }
 

@@ -63,7 +63,7 @@ extension CustomizationRoutes {
             throw APIError.notFound(.appNotFound, "no app \"\(key.appId)\"")
         case .ended(.credentialsRevoked):
             throw APIError.credentialsRevoked
-        case .timedOut, .ended(.draining):
+        case .timedOut, .ended(.draining), .cancelled:
             return HTTPResponse(status: 304, headers: Preconditions.validatorHeaders(etag, cacheControl: Self.userCacheControl))
         }
     }

@@ -9,6 +9,8 @@ final class LongPoll: ChangeFollower {
         case changed(CustomizationState)
         case timedOut
         case ended(FollowEnd)
+        /// The waiting task was cancelled: the client went away.
+        case cancelled
     }
 
     private struct State {
@@ -41,20 +43,24 @@ final class LongPoll: ChangeFollower {
         waiting?.resume(returning: outcome)
     }
 
-    /// Waits for the first outcome, at most `seconds`.
+    /// Waits for the first outcome, at most `seconds`; cancelling the calling task (the client left) ends it.
     func wait(seconds: Int) async -> Outcome {
         let timer = Task { [self] in
             try? await Task.sleep(for: .seconds(seconds))
             finish(.timedOut)  // a no-op once another outcome won (also when cancelled below)
         }
         defer { timer.cancel() }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            let ready = state.withLock { state -> Outcome? in
-                if let outcome = state.outcome { return outcome }
-                state.continuation = continuation
-                return nil
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let ready = state.withLock { state -> Outcome? in
+                    if let outcome = state.outcome { return outcome }
+                    state.continuation = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
             }
-            if let ready { continuation.resume(returning: ready) }
+        } onCancel: {
+            finish(.cancelled)  // also when already cancelled before the wait began
         }
     }
 }

@@ -559,7 +559,8 @@ paths:
         after the commit (never before it is durable), at once while the server shuts down, and with 401 when
         the app's signing secret is rotated while it waits (the token no longer verifies). Without
         `If-None-Match`, or when the client is already behind, it answers at once. A user may have at most 32
-        long polls and change-feed streams at once (429), the server at most 10,000 waiting long polls (503).
+        long polls and change-feed streams at once (429), the server at most 10,000 waiting long polls (503); a
+        long poll whose client closes the connection stops waiting at once and gives its place back.
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfNoneMatch'
