@@ -4,6 +4,7 @@ import Glibc
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreHTTP
 @testable import TabStoreSupport
 
 /// `GET …/customization?waitSeconds=N` with `If-None-Match` (API.md "Change feed", long poll).
@@ -41,6 +42,44 @@ struct LongPollTests {
             #expect(live.service.api.followers.longPolls == 0)
         }
     }
+
+    @Test("a new schema version wakes a poll, whatever form its If-None-Match has", arguments: ["\"1.1\"", "\"1\"", "W/\"1.1\"", "*"])
+    func wokenBySchemaChange(_ has: String) async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
+            let poll = Task { try await live.send(.get(creds.customization + "?waitSeconds=20").bearer(creds.userToken).ifNoneMatch(has)) }
+            try await waitUntil { live.service.api.followers.longPolls == 1 }
+            #expect(try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(Self.withoutClimate)).status == 201)
+            let answer = try await poll.value
+            #expect(answer.status == 200 && answer.etag == "\"1.2\"" && Sync.hidden(answer) == [])
+            #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).body == answer.body)
+        }
+    }
+
+    @Test("at the timeout the answer is what is current then: 304 with the current ETag, or 200 for a change nobody announced",
+          arguments: ["\"1\"", "\"1.1\""])
+    func timeoutAnswersCurrent(_ has: String) async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            let patch = { (tab: String) in TestRequest.patch(creds.customization).bearer(api.admin).json(Sync.hide(tab)) }
+            _ = await api.send(patch("climate"))
+            let poll = TestRequest.get(creds.customization + "?waitSeconds=1").bearer(api.admin).ifNoneMatch(has)
+            let unchanged = await api.send(poll)
+            #expect(unchanged.status == 304 && unchanged.etag == "\"1.1\"")
+            // Another process on the same database (its own followers): no publication reaches this one's polls.
+            let other = APIResponder(store: api.store, configuration: APIConfiguration(adminToken: api.admin))
+            let waiting = Task { await api.send(poll) }
+            try await waitUntil { api.api.followers.longPolls == 1 }
+            let written = await other.respond(to: patch("bell").httpRequest, context: RequestContext(requestId: "other", receivedAt: 0))
+            #expect(written.status == 200 && written.headers["ETag"] == "\"2.1\"")
+            let answer = await waiting.value
+            #expect(answer.status == 200 && answer.etag == "\"2.1\"" && answer.body == written.body)
+        }
+    }
+
+    /// The fixture schema without the climate tab (a user who hid it sees it gone under version 2).
+    static let withoutClimate = Seeds.behaviorAllAutomatic.replacing(#"{"kind": "tab", "id": "com.myApp.climate", "title": "Climate", "systemImage": "fan"},"#, with: "")
 
     @Test("with nothing committed it answers 304 with the current ETag after waitSeconds")
     func timesOut() async throws {
