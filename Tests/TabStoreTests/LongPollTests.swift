@@ -93,6 +93,23 @@ struct LongPollTests {
         }
     }
 
+    @Test("a stale If-Match is 412 at once, as for a plain GET; a current one lets the poll wait", arguments: ["\"1.1\"", "\"1\""])
+    func ifMatch(_ has: String) async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            _ = await api.send(.patch(creds.customization).bearer(api.admin).json(Sync.hide("climate")))
+            let poll = TestRequest.get(creds.customization + "?waitSeconds=1").bearer(api.admin).ifNoneMatch(has)
+            let start = DispatchTime.now().uptimeNanoseconds
+            for stale in ["\"0.1\"", "\"1.2\"", "\"1\""] {
+                let refused = await api.send(poll.ifMatch(stale))
+                #expect(refused.status == 412 && refused.problemType == "urn:tabstore:problem:revision-mismatch" && refused.etag == "\"1.1\"", "\(stale)")
+            }
+            #expect(Self.seconds(since: start) < 0.9, "answered without waiting")
+            let waited = await api.send(poll.ifMatch("\"1.1\""))
+            #expect(waited.status == 304 && waited.etag == "\"1.1\"" && Self.seconds(since: start) >= 0.9)
+        }
+    }
+
     @Test("bad waitSeconds are 400 invalid-parameter", arguments: ["0", "61", "x", "", "-1", "1.5"])
     func badWait(_ value: String) async throws {
         try await withInProcessAPI { api in

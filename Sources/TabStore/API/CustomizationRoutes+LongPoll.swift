@@ -8,6 +8,8 @@ struct LongPollRequest: Sendable {
     let seconds: Int
     /// The client's `If-None-Match`.
     let has: EntityTagCondition
+    /// The client's `If-Match`, evaluated first (RFC 9110 §13.2.2), as for a plain GET.
+    let ifMatch: EntityTagCondition?
 
     /// The long poll a GET asks for; nil for a plain GET (no `waitSeconds`), and for one without
     /// `If-None-Match` (nothing to wait for: it is answered at once).
@@ -16,9 +18,11 @@ struct LongPollRequest: Sendable {
         guard let seconds = try CustomizationRoutes.integerParameter(request, "waitSeconds", in: 1...APIConfiguration.maxWaitSeconds) else {
             return nil
         }
-        guard let has = try Preconditions(request).ifNoneMatch else { return nil }
+        let preconditions = try Preconditions(request)
+        guard let has = preconditions.ifNoneMatch else { return nil }
         self.seconds = seconds
         self.has = has
+        ifMatch = preconditions.ifMatch
     }
 
     /// Whether the client has this revision: `If-None-Match` names its ETag (`"3.2"`), or only its revision
@@ -63,6 +67,10 @@ extension CustomizationRoutes {
                 let (entry, record) = try await read(key)
                 let schemaVersion = try entry.requireSchema().version
                 let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schemaVersion)
+                // A stale If-Match is 412 before anything waits, as a plain GET answers it.
+                if let ifMatch = longPoll.ifMatch, !ifMatch.matchesStrongly(etag, exists: (record?.revision ?? 0) > 0) {
+                    throw APIError.preconditionFailed(current: etag, detail: "If-Match does not name the current representation")
+                }
                 let clientHas = longPoll.clientHas(revision: record?.revision ?? 0, schemaVersion: schemaVersion)
                 guard admission == .followed, clientHas else {
                     if admission == .followed { services.changes.unfollow(key, poll) }

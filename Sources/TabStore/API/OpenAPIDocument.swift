@@ -556,7 +556,8 @@ paths:
         Long poll: with `waitSeconds` and `If-None-Match` naming what the client has (its ETag, or just the
         revision as `"3"`), the answer waits until a revision (or a schema change, or an erase) makes the
         customization differ (its ETag would differ, whatever form the client named it in), then 200 with it;
-        after `waitSeconds` with no change, 304 with the current ETag. It is answered right
+        after `waitSeconds` with no change, 304 with the current ETag. `If-Match` is checked first, as for a
+        plain GET: a stale one is 412 at once. It is answered right
         after the commit (never before it is durable), at once while the server shuts down, and with 401 when
         the app's signing secret is rotated while it waits (the token no longer verifies). Without
         `If-None-Match`, or when the client is already behind, it answers at once. A user may have at most 32
