@@ -66,4 +66,37 @@ struct FollowerAuthorizationTests {
         try await services.requireCredentialsCurrent(context, appId)
         await store.close()
     }
+
+    @Test("a token already past exp (accepted within the 30 s leeway) opens no stream and no waiting poll: 401, so the client refreshes")
+    func expiredWithinLeeway() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let expired = creds.app.token(for: Credentials.user, expiresIn: -10)
+            // Still a valid request otherwise: a plain GET, and a poll that is answered at once, get their answer.
+            #expect(try await live.send(.get(creds.customization).bearer(expired)).status == 200)
+            #expect(try await live.send(.get(creds.customization + "?waitSeconds=5").bearer(expired).ifNoneMatch("\"9.9\"")).status == 200)
+            let stream = try await live.follow(.get(creds.customization + "/events").bearer(expired))
+            #expect(stream.status == 401 && stream.headers["Content-Type"] == "application/problem+json")
+            #expect(stream.headers["WWW-Authenticate"]?.contains("invalid_token") == true)
+            let start = DispatchTime.now().uptimeNanoseconds
+            let poll = try await live.send(.get(creds.customization + "?waitSeconds=5").bearer(expired).ifNoneMatch("\"0.1\""))
+            #expect(poll.status == 401 && poll.header("Content-Type") == "application/problem+json" && Self.seconds(since: start) < 2)
+            #expect(live.service.api.followers.streams == 0 && live.service.api.followers.longPolls == 0)
+        }
+    }
+
+    @Test("a long poll whose token expires while it waits ends then with 401, not after waitSeconds")
+    func pollOutlivesToken() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            let shortLived = creds.app.token(for: Credentials.user, expiresIn: 2)
+            let start = DispatchTime.now().uptimeNanoseconds
+            let answer = try await live.send(.get(creds.customization + "?waitSeconds=8").bearer(shortLived).ifNoneMatch("\"0.1\""))
+            let waited = Self.seconds(since: start)
+            #expect(answer.status == 401 && answer.header("Content-Type") == "application/problem+json")
+            #expect(answer.header("WWW-Authenticate")?.contains("invalid_token") == true)
+            #expect(waited > 0.5 && waited < 4, "after \(waited) s")
+            #expect(live.service.api.followers.longPolls == 0)
+        }
+    }
 }

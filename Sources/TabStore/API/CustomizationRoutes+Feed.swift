@@ -19,6 +19,9 @@ extension CustomizationRoutes {
         let entry = try await services.requireApp(context)
         let schema = try entry.requireSchema()
         let key = try userKey(context)
+        // Past `exp` (accepted within the leeway) the stream would send token-expired at once, and an EventSource
+        // would reconnect every second until the leeway ran out: 401 now, so the client refreshes its token.
+        if let expiresAt = context.credentialsExpireAt, services.configuration.clock() >= expiresAt { throw APIError.tokenExpired }
         // The id of the event the client has (a reconnecting EventSource sends the header).
         let lastEventId = request.headers["Last-Event-ID"] ?? request.queryParameter("lastEventId")
         let stream = FeedStream(key: key, services: services, expiresAt: context.credentialsExpireAt)

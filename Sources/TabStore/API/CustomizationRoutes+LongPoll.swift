@@ -40,8 +40,9 @@ extension CustomizationRoutes {
     /// How a long poll begins: answered at once, or waiting for a change from the ETag the client has.
     private enum Start {
         case answer(HTTPResponse)
-        /// The client has the current representation, whose ETag is this.
-        case wait(has: EntityTag)
+        /// The client has the current representation, whose ETag is this; wait at most `seconds`, `expires`:
+        /// the token's `exp` comes first.
+        case wait(has: EntityTag, seconds: Int, expires: Bool)
     }
 
     /// In the user's write turn, where every publication for the user happens (so none falls between them):
@@ -78,19 +79,28 @@ extension CustomizationRoutes {
                     if clientHas { return .answer(notModified(etag)) }
                     return .answer(try customizationAnswer(request, key, entry: entry, record: record)!)
                 }
+                // The token's `exp` bounds the wait: past it (accepted within the leeway) nothing waits, and a
+                // poll still waiting when it passes ends then, with 401, as a stream ends with token-expired.
+                var seconds = longPoll.seconds
+                var expires = false
+                if let expiresAt = context.credentialsExpireAt {
+                    let left = expiresAt - services.configuration.clock()  // claims are bounded: no overflow
+                    if left <= 0 { throw APIError.tokenExpired }
+                    if left < seconds { (seconds, expires) = (left, true) }
+                }
                 poll.waitForChange(from: etag)
-                return .wait(has: etag)
+                return .wait(has: etag, seconds: seconds, expires: expires)
             } catch {
                 if admission == .followed { services.changes.unfollow(key, poll) }
                 throw error
             }
         }
-        let has: EntityTag
+        let (has, seconds, expires): (EntityTag, Int, Bool)
         switch start {
         case .answer(let response): return response
-        case .wait(let etag): has = etag
+        case .wait(let etag, let wait, let tokenExpires): (has, seconds, expires) = (etag, wait, tokenExpires)
         }
-        let outcome = await poll.wait(seconds: longPoll.seconds)
+        let outcome = await poll.wait(seconds: seconds)
         services.changes.unfollow(key, poll)
         switch outcome {
         case .changed(let state):
@@ -101,6 +111,8 @@ extension CustomizationRoutes {
             throw APIError.credentialsRevoked
         case .cancelled:
             return notModified(has)  // nobody reads it: the client left
+        case .timedOut where expires:
+            throw APIError.tokenExpired
         case .timedOut, .ended(.draining):
             // What is current now: a change no publication announced (another process on the same database,
             // a publication still on its way) is answered, never a 304 with an ETag that is out of date.

@@ -559,7 +559,9 @@ paths:
         after `waitSeconds` with no change, 304 with the current ETag. `If-Match` is checked first, as for a
         plain GET: a stale one is 412 at once. It is answered right
         after the commit (never before it is durable), at once while the server shuts down, and with 401 when
-        the app's signing secret is rotated while it waits (the token no longer verifies). Without
+        the app's signing secret is rotated while it waits (the token no longer verifies). The token's `exp`
+        bounds the wait: a poll that would wait on a token already past it is 401 at once, one whose token
+        expires while it waits is answered 401 then. Without
         `If-None-Match`, or when the client is already behind, it answers at once. A user may have at most 32
         long polls and change-feed streams at once (429), the server at most 10,000 waiting long polls (503); a
         long poll whose client closes the connection stops waiting at once and gives its place back.
@@ -851,7 +853,8 @@ paths:
         one too. An event is sent after its revision committed, never before. A comment (`: keep-alive`)
         comes at least every 15 seconds. When the token's `exp` passes, or the app's signing secret is rotated:
         `event: token-expired`, the stream ends and the server closes the connection (reconnect with a fresh
-        token); when the server shuts down: `event: shutdown` and the stream ends
+        token); a token already past its `exp` (which other requests accept for 30 seconds of clock skew)
+        opens no stream: 401; when the server shuts down: `event: shutdown` and the stream ends
         (reconnect; `Last-Event-ID` resumes without sending what the client has); when the app is deleted the
         stream ends. A stream is a connection: it counts against `--max-connections`; a user may have at most
         32 streams and long polls at once (429).
