@@ -49,6 +49,34 @@ struct IdempotencyTests {
         }
     }
 
+    @Test("the request is compared by its decoded path: another percent-encoding of the same path is the same request")
+    func encodedPathIsTheSameRequest() async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            let key = ("Idempotency-Key", "encoded")
+            let first = await api.send(.patch("/v1/apps/app.one/users/al%69ce/customization").bearer(api.admin).headers([key]).json(Sync.hide("climate")))
+            #expect(first.status == 200 && first.revision == 1)
+            for path in [creds.customization, "/v1/apps/app%2Eone/users/%61lice/customization"] {
+                let again = await api.send(.patch(path).bearer(api.admin).headers([key]).json(Sync.hide("climate")))
+                #expect(again.status == 200 && again.header("Idempotent-Replayed") == "true" && again.body == first.body, "\(path)")
+            }
+            // Another resource under the same user is another request.
+            let revert = await api.send(.post(creds.customization + "/revert").bearer(api.admin).headers([key]).json(#"{"toRevision": 0}"#))
+            #expect(revert.status == 422)
+        }
+    }
+
+    @Test("the canonical path of an ordinarily encoded path is the path itself (answers stored before keep matching)")
+    func canonicalPath() {
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/com.myApp/users/alice/customization") == "/v1/apps/com.myApp/users/alice/customization")
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/a/users/user%20one/customization") == "/v1/apps/a/users/user%20one/customization")
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/a/users/al%69ce/customization") == "/v1/apps/a/users/alice/customization")
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/a/users/caf%c3%a9/x") == "/v1/apps/a/users/caf%C3%A9/x")
+        // An encoded slash stays one: it is part of the id, not a new segment.
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/a/users/a%2Fb/x") == "/v1/apps/a/users/a%2Fb/x")
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/a/users/a:b@c!$&'()*+,;=~/x") == "/v1/apps/a/users/a:b@c!$&'()*+,;=~/x")
+    }
+
     @Test("keys are scoped to app and user: another user's identical key is a new request")
     func keysAreScopedPerUser() async throws {
         try await withLiveService { live in

@@ -1096,11 +1096,12 @@ components:
       description: |
         Makes the write exactly-once: 1-255 visible ASCII characters, chosen by the client (a UUID, say) and
         scoped to the app and user of the path. The first successful answer is stored in the same transaction
-        as the change and kept at least 24 hours (at most 1,000 keys per user: past that the earliest stored goes first);
-        a repeat with the same key, method, path and body gets it again with `Idempotent-Replayed: true` and
-        changes nothing, even when retried concurrently or after a restart. The same key with another request is
-        422 `idempotency-key-reused`; a malformed key 400 `invalid-idempotency-key`. Refusals (4xx) are not
-        stored: a retry is judged again, and they changed nothing.
+        as the change and kept at least 24 hours (at most 1,000 keys per user: past that the earliest stored
+        goes first); a repeat with the same key, method, path (compared decoded: `al%69ce` is `alice`) and
+        body gets it again with `Idempotent-Replayed: true` and changes nothing, even when retried
+        concurrently or after a restart. The same key with another request is 422 `idempotency-key-reused`;
+        a malformed key 400 `invalid-idempotency-key`. Refusals (4xx) are not stored: a retry is judged
+        again, and they changed nothing.
       schema: {type: string, pattern: '^[\x21-\x7E]{1,255}$'}
   responses:
     BadRequest:
