@@ -5,11 +5,18 @@ import TabStoreSupport
 /// Who is calling.
 enum Principal: Sendable, Equatable {
     case admin
-    case user(appId: Identifier, userId: Identifier, expiresAt: Int)
+    /// `secret`: the app's signing secret that verified the token.
+    case user(appId: Identifier, userId: Identifier, expiresAt: Int, secret: String)
 
     /// When the credentials expire (seconds since 1970); nil for the operator's token.
     var expiresAt: Int? {
-        if case .user(_, _, let expiresAt) = self { return expiresAt }
+        if case .user(_, _, let expiresAt, _) = self { return expiresAt }
+        return nil
+    }
+
+    /// The signing secret that verified the credentials; nil for the operator's token.
+    var secret: String? {
+        if case .user(_, _, _, let secret) = self { return secret }
         return nil
     }
 }
@@ -130,7 +137,7 @@ struct Authenticator: Sendable {
         } catch {
             throw APIError.unauthorized("invalid token: \(Self.describe(error))")
         }
-        return .user(appId: hit.appId, userId: hit.userId, expiresAt: hit.expiresAt)
+        return .user(appId: hit.appId, userId: hit.userId, expiresAt: hit.expiresAt, secret: hit.secret)
     }
 
     /// Verifies a user token against its app's secret (`app` nil: no such app, answered like a bad signature).
@@ -148,7 +155,7 @@ struct Authenticator: Sendable {
         let appId = Identifier(app.id)
         tokens.store(token, TokenCache.Entry(appId: appId, audience: verified.audience, userId: verified.subject, secret: app.signingSecret,
                                              expiresAt: verified.expiresAt, notBefore: verified.notBefore(orIssuedAt: true)))
-        return .user(appId: appId, userId: verified.subject, expiresAt: verified.expiresAt)
+        return .user(appId: appId, userId: verified.subject, expiresAt: verified.expiresAt, secret: app.signingSecret)
     }
 
     private static func describe(_ failure: JWT.Failure) -> String {
