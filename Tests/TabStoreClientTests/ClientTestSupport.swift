@@ -21,8 +21,8 @@ let clientTestSchema = """
     ]}
     """
 
-let bell = "com.myApp.bell", climate = "com.myApp.climate", lights = "com.myApp.lights", home = "com.myApp.home"
-let categories = "com.myApp.categories"
+let bell: TabStoreID = "com.myApp.bell", climate: TabStoreID = "com.myApp.climate", lights: TabStoreID = "com.myApp.lights"
+let home: TabStoreID = "com.myApp.home", categories: TabStoreID = "com.myApp.categories"
 
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
@@ -122,7 +122,7 @@ struct TestApp: Sendable {
         let quick = Backoff(initial: 0.05, maximum: 0.2)
         let configuration = TabStoreClient.Configuration(transport: transport, feedBackoff: quick, queueBackoff: quick)
         let app = self
-        return TabStoreClient(baseURL: server.baseURL, appId: id, userId: user, configuration: configuration,
+        return TabStoreClient(baseURL: server.baseURL, appId: TabStoreID(id), userId: TabStoreID(user), configuration: configuration,
                               token: token ?? { _ in app.token(for: user) })
     }
 }

@@ -94,7 +94,7 @@ struct UpdatesTests {
                 guard case TabStoreError.unauthorized = error else { return false }
                 return true
             }
-            let other = TabStoreClient(baseURL: server.baseURL, appId: app.id, userId: "bob") { _ in app.token(for: "alice") }
+            let other = TabStoreClient(baseURL: server.baseURL, appId: TabStoreID(app.id), userId: "bob") { _ in app.token(for: "alice") }
             await #expect { for try await _ in other.updates() {} } throws: { error in
                 guard case TabStoreError.server(403, _) = error else { return false }
                 return true
