@@ -83,12 +83,12 @@ final class ServerFixture: @unchecked Sendable {
         return try await URLSessionTransport().send(request)
     }
 
-    /// Creates an app and registers `clientTestSchema`.
-    func makeApp(_ id: String = "com.myApp") async throws -> TestApp {
+    /// Creates an app and registers `schema`.
+    func makeApp(_ id: String = "com.myApp", schema: String = clientTestSchema) async throws -> TestApp {
         let created = try await adminRequest("POST", "/v1/apps", json: #"{"id": "\#(id)", "name": "Client tests"}"#)
         guard created.status == 201, let object = try JSONSerialization.jsonObject(with: created.body) as? [String: Any],
               let secret = object["signingSecret"] as? String else { throw TestFailure(description: "create app: \(created.status)") }
-        let registered = try await adminRequest("PUT", "/v1/apps/\(id)/schema", json: clientTestSchema)
+        let registered = try await adminRequest("PUT", "/v1/apps/\(id)/schema", json: schema)
         guard registered.status == 201 else { throw TestFailure(description: "register schema: \(registered.status)") }
         return TestApp(id: id, secret: secret)
     }
