@@ -9,10 +9,10 @@ enum MemberNames {
     /// Set in an encoder's `userInfo` whose output goes through `restoreReserved`.
     static let reserveKey = CodingUserInfoKey(rawValue: "TabStoreClient.reservedMemberNames")!
 
-    static func reserved(_ id: TabStoreID) -> String { "\u{0}tabstore-id:" + hex(id.utf8) }
+    static func reserved(_ id: TabStoreID) -> String { String(decoding: prefix, as: UTF8.self) + hex(id.utf8) }
 
-    /// The reserved spelling of `name` as a JSON string token (NUL escaped).
-    static func reservedToken(_ name: [UInt8]) -> [UInt8] { Array(("\"\\u0000tabstore-id:" + hex(name) + "\"").utf8) }
+    /// The reserved spelling of `name` as a JSON string token.
+    static func reservedToken(_ name: [UInt8]) -> [UInt8] { quoted(prefix + Array(hex(name).utf8)) }
 
     private static func hex<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
         bytes.map { String($0 >> 4, radix: 16, uppercase: true) + String($0 & 0x0F, radix: 16, uppercase: true) }.joined()
@@ -75,25 +75,24 @@ enum MemberNames {
     }
 
     /// `data` (a JSON encoder's output) with every reserved member name back in its exact bytes.
-    static func restoreReserved(_ data: Data, escapingSlashes: Bool) -> Data {
+    static func restoreReserved(_ data: Data) -> Data {
         let bytes = [UInt8](data)
         guard bytes.contains(UInt8(ascii: "\\")) else { return data }
         var replacements: [(Range<Int>, [UInt8])] = []
         scan(bytes) { event in
             guard case .name(let range, let name?) = event, let original = unreserve(name) else { return }
-            replacements.append((range, quoted(original, escapingSlashes: escapingSlashes)))
+            replacements.append((range, quoted(original)))
         }
         return replacements.isEmpty ? data : Data(splice(bytes, replacements))
     }
 
-    /// A JSON string of exactly `bytes`.
-    static func quoted(_ bytes: [UInt8], escapingSlashes: Bool) -> [UInt8] {
+    /// A JSON string of exactly `bytes` (slashes unescaped, as `TabStoreJSON` writes them).
+    static func quoted(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "\"")]
         for byte in bytes {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), byte]
-            case UInt8(ascii: "/") where escapingSlashes: out += [UInt8(ascii: "\\"), byte]
-            case 0..<0x20: out += Array(String(format: "\\u%04x", byte).utf8)
+            case 0..<0x20: out += Array(("\\u00" + hex([byte])).utf8)
             default: out.append(byte)
             }
         }

@@ -15,9 +15,10 @@ public enum TabStoreJSON {
         try JSONDecoder().decode(type, from: MemberNames.reserveAmbiguous(data))
     }
 
-    /// `value` as JSON: member names sorted, slashes not escaped.
+    /// `value` as JSON: member names sorted (names with a reserved spelling first, in byte order), slashes not
+    /// escaped.
     public static func encode<T: Encodable>(_ value: T) throws -> Data {
-        MemberNames.restoreReserved(try encoder.encode(value), escapingSlashes: false)
+        MemberNames.restoreReserved(try encoder.encode(value))
     }
 
     static let encoder: JSONEncoder = {
