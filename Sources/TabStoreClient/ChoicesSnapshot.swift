@@ -5,11 +5,11 @@ import Foundation
 /// `operations(to:)` turns the difference into the operations that make the same edit on the server.
 public struct ChoicesSnapshot: Sendable, Hashable {
     /// Per tab id; a tab not listed is `automatic` in both placements.
-    public var tabs: [String: TabChoice]
+    public var tabs: [TabStoreID: TabChoice]
     /// Per section id: the order of all its tabs; a section not listed keeps the order it has.
-    public var tabOrders: [String: [String]]
+    public var tabOrders: [TabStoreID: [TabStoreID]]
 
-    public init(tabs: [String: TabChoice] = [:], tabOrders: [String: [String]] = [:]) {
+    public init(tabs: [TabStoreID: TabChoice] = [:], tabOrders: [TabStoreID: [TabStoreID]] = [:]) {
         self.tabs = tabs
         self.tabOrders = tabOrders
     }
@@ -20,11 +20,11 @@ public struct ChoicesSnapshot: Sendable, Hashable {
         tabOrders = customization.sections.compactMapValues(\.tabOrder)
     }
 
-    /// The operations that turn these choices into `new`, tabs and sections in id order so that the same edit
+    /// The operations that turn these choices into `new`, tabs and sections in id (byte) order so that the same edit
     /// always gives the same list: a visibility per placement that changed, and a section order that changed.
     public func operations(to new: ChoicesSnapshot) -> [TabOperation] {
         var operations: [TabOperation] = []
-        for id in Set(tabs.keys).union(new.tabs.keys).sorted(by: Self.byteOrder) {
+        for id in Set(tabs.keys).union(new.tabs.keys).sorted() {
             let before = tabs[id] ?? TabChoice()
             let after = new.tabs[id] ?? TabChoice()
             if before.sidebarVisibility != after.sidebarVisibility {
@@ -34,13 +34,10 @@ public struct ChoicesSnapshot: Sendable, Hashable {
                 operations.append(.setTabBarVisibility(tab: id, visibility: after.tabBarVisibility))
             }
         }
-        for section in new.tabOrders.keys.sorted(by: Self.byteOrder) {
+        for section in new.tabOrders.keys.sorted() {
             guard let order = new.tabOrders[section], order != tabOrders[section] else { continue }
             operations.append(.setTabOrder(section: section, tabOrder: order))
         }
         return operations
     }
-
-    /// Ids compare byte for byte, as the server compares them.
-    static func byteOrder(_ left: String, _ right: String) -> Bool { left.utf8.lexicographicallyPrecedes(right.utf8) }
 }

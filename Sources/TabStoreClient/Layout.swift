@@ -22,7 +22,7 @@ public enum LayoutTabRole: String, Codable, Sendable, Hashable, CaseIterable {
 
 /// A tab as the layout draws it (openapi.yaml `LayoutTab`, `kind: tab`).
 public struct LayoutTab: Codable, Sendable, Hashable, Identifiable {
-    public var id: String
+    public var id: TabStoreID
     public var title: String
     /// The key to localize instead of `title` (the search tab: `Search`).
     public var titleKey: String?
@@ -30,7 +30,7 @@ public struct LayoutTab: Codable, Sendable, Hashable, Identifiable {
     public var image: String?
     public var role: LayoutTabRole?
 
-    public init(id: String, title: String, titleKey: String? = nil, systemImage: String? = nil, image: String? = nil, role: LayoutTabRole? = nil) {
+    public init(id: TabStoreID, title: String, titleKey: String? = nil, systemImage: String? = nil, image: String? = nil, role: LayoutTabRole? = nil) {
         self.id = id
         self.title = title
         self.titleKey = titleKey
@@ -43,7 +43,7 @@ public struct LayoutTab: Codable, Sendable, Hashable, Identifiable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        id = try container.decode(String.self, forKey: .id)
+        id = try container.decode(TabStoreID.self, forKey: .id)
         title = try container.decode(String.self, forKey: .title)
         titleKey = try container.decodeIfPresent(String.self, forKey: .titleKey)
         systemImage = try container.decodeIfPresent(String.self, forKey: .systemImage)
@@ -65,12 +65,12 @@ public struct LayoutTab: Codable, Sendable, Hashable, Identifiable {
 
 /// A sidebar section with its visible tabs in effective order (openapi.yaml `LayoutSection`, `kind: section`).
 public struct LayoutSection: Codable, Sendable, Hashable, Identifiable {
-    public var id: String
+    public var id: TabStoreID
     public var title: String
     public var expanded: Bool
     public var tabs: [LayoutTab]
 
-    public init(id: String, title: String, expanded: Bool = true, tabs: [LayoutTab]) {
+    public init(id: TabStoreID, title: String, expanded: Bool = true, tabs: [LayoutTab]) {
         self.id = id
         self.title = title
         self.expanded = expanded
@@ -81,7 +81,7 @@ public struct LayoutSection: Codable, Sendable, Hashable, Identifiable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        id = try container.decode(String.self, forKey: .id)
+        id = try container.decode(TabStoreID.self, forKey: .id)
         title = try container.decode(String.self, forKey: .title)
         expanded = try container.decode(Bool.self, forKey: .expanded)
         tabs = try container.decode([LayoutTab].self, forKey: .tabs)
@@ -102,7 +102,7 @@ public enum SidebarItem: Codable, Sendable, Hashable, Identifiable {
     case tab(LayoutTab)
     case section(LayoutSection)
 
-    public var id: String {
+    public var id: TabStoreID {
         switch self {
         case .tab(let tab): tab.id
         case .section(let section): section.id
@@ -131,8 +131,8 @@ public enum SidebarItem: Codable, Sendable, Hashable, Identifiable {
 
 /// What a `TabView` shows for one person, size class, platform and style (openapi.yaml `Layout`).
 public struct TabLayout: Codable, Sendable, Hashable {
-    public var appId: String
-    public var userId: String
+    public var appId: TabStoreID
+    public var userId: TabStoreID
     public var sizeClass: SizeClass
     public var platform: Platform?
     public var style: LayoutStyle?
@@ -148,13 +148,13 @@ public struct TabLayout: Codable, Sendable, Hashable {
     /// Compact only: draw a More item after `tabBar` when this is not empty.
     public var more: [LayoutTab]
     /// Tabs this layout leaves out, in builder order.
-    public var hidden: [String]
+    public var hidden: [TabStoreID]
     /// For every tab not shown: the tab to select instead.
-    public var selectionFallback: [String: String]
+    public var selectionFallback: [TabStoreID: TabStoreID]
 
-    public init(appId: String, userId: String, sizeClass: SizeClass, platform: Platform? = nil, style: LayoutStyle? = nil, revision: Int,
+    public init(appId: TabStoreID, userId: TabStoreID, sizeClass: SizeClass, platform: Platform? = nil, style: LayoutStyle? = nil, revision: Int,
                 schemaVersion: Int, customizationApplied: Bool, sidebar: [SidebarItem], tabBar: [LayoutTab], pinned: [LayoutTab],
-                more: [LayoutTab], hidden: [String], selectionFallback: [String: String]) {
+                more: [LayoutTab], hidden: [TabStoreID], selectionFallback: [TabStoreID: TabStoreID]) {
         self.appId = appId
         self.userId = userId
         self.sizeClass = sizeClass
@@ -172,5 +172,46 @@ public struct TabLayout: Codable, Sendable, Hashable {
     }
 
     /// The tab to select when `selection` is not shown by this layout (nil when it is shown or unknown).
-    public func fallback(for selection: String) -> String? { selectionFallback[selection] }
+    public func fallback(for selection: TabStoreID) -> TabStoreID? { selectionFallback[selection] }
+
+    private enum CodingKeys: String, CodingKey {
+        case appId, userId, sizeClass, platform, style, revision, schemaVersion, customizationApplied, sidebar, tabBar, pinned, more, hidden,
+             selectionFallback
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        appId = try container.decode(TabStoreID.self, forKey: .appId)
+        userId = try container.decode(TabStoreID.self, forKey: .userId)
+        sizeClass = try container.decode(SizeClass.self, forKey: .sizeClass)
+        platform = try container.decodeIfPresent(Platform.self, forKey: .platform)
+        style = try container.decodeIfPresent(LayoutStyle.self, forKey: .style)
+        revision = try container.decode(Int.self, forKey: .revision)
+        schemaVersion = try container.decode(Int.self, forKey: .schemaVersion)
+        customizationApplied = try container.decode(Bool.self, forKey: .customizationApplied)
+        sidebar = try container.decode([SidebarItem].self, forKey: .sidebar)
+        tabBar = try container.decode([LayoutTab].self, forKey: .tabBar)
+        pinned = try container.decode([LayoutTab].self, forKey: .pinned)
+        more = try container.decode([LayoutTab].self, forKey: .more)
+        hidden = try container.decode([TabStoreID].self, forKey: .hidden)
+        selectionFallback = try container.decodeIDMap(TabStoreID.self, forKey: .selectionFallback)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(appId, forKey: .appId)
+        try container.encode(userId, forKey: .userId)
+        try container.encode(sizeClass, forKey: .sizeClass)
+        try container.encodeIfPresent(platform, forKey: .platform)
+        try container.encodeIfPresent(style, forKey: .style)
+        try container.encode(revision, forKey: .revision)
+        try container.encode(schemaVersion, forKey: .schemaVersion)
+        try container.encode(customizationApplied, forKey: .customizationApplied)
+        try container.encode(sidebar, forKey: .sidebar)
+        try container.encode(tabBar, forKey: .tabBar)
+        try container.encode(pinned, forKey: .pinned)
+        try container.encode(more, forKey: .more)
+        try container.encode(hidden, forKey: .hidden)
+        try container.encode(IDMap(selectionFallback), forKey: .selectionFallback)
+    }
 }

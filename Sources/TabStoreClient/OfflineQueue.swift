@@ -35,8 +35,9 @@ public struct ReplayResult: Sendable {
 
 /// Why an offline queue file cannot be used.
 public enum OfflineQueueError: Error, Sendable {
-    /// The file holds another app's or person's queue.
-    case belongsTo(appId: String, userId: String)
+    /// The file holds another app's or person's queue (ids compared byte for byte: an id that differs from this
+    /// client's only in Unicode normalization is another person's).
+    case belongsTo(appId: TabStoreID, userId: TabStoreID)
     /// The file is not a queue this client can read; it is left as it is.
     case unreadable(URL, String)
 }
@@ -78,7 +79,7 @@ public actor OfflineQueue {
     /// - Throws: when the file cannot be written (the write is not queued then).
     @discardableResult
     public func enqueue(_ operations: [TabOperation]) throws -> PendingWrite {
-        let body = String(decoding: try TabStoreClient.encoder.encode(PatchRequest(operations: operations)), as: UTF8.self)
+        let body = String(decoding: try TabStoreJSON.encode(PatchRequest(operations: operations)), as: UTF8.self)
         let write = PendingWrite(idempotencyKey: UUID().uuidString, operations: operations, enqueuedAt: Date(), body: body)
         try QueueFile.save(entries + [write], to: file, appId: client.appId, userId: client.userId)
         entries.append(write)
@@ -145,7 +146,7 @@ public actor OfflineQueue {
             let event: QueueEvent
             do {
                 let response = try await client.write("PATCH", url, body: Data(write.body.utf8), ifMatch: nil, idempotencyKey: write.idempotencyKey)
-                let customization = try? JSONDecoder().decode(Customization.self, from: response.body)
+                let customization = try? TabStoreJSON.decode(Customization.self, from: response.body)
                 if let customization { await client.cache.store(url, etag: response.header("ETag") ?? customization.etag, body: response.body) }
                 event = .applied(write, customization)
             } catch let error as TabStoreError where !error.isTransient && !Self.isUnauthorized(error) {
@@ -182,8 +183,8 @@ extension TabStoreClient {
 enum QueueFile {
     struct Contents: Codable {
         var format: Int
-        var appId: String
-        var userId: String
+        var appId: TabStoreID
+        var userId: TabStoreID
         var writes: [Entry]
     }
 
@@ -194,11 +195,11 @@ enum QueueFile {
         var body: String
     }
 
-    static func load(_ file: URL, appId: String, userId: String) throws -> [PendingWrite] {
+    static func load(_ file: URL, appId: TabStoreID, userId: TabStoreID) throws -> [PendingWrite] {
         guard FileManager.default.fileExists(atPath: file.path) else { return [] }
         let contents: Contents
         do {
-            contents = try JSONDecoder().decode(Contents.self, from: try Data(contentsOf: file))
+            contents = try TabStoreJSON.decode(Contents.self, from: try Data(contentsOf: file))
         } catch {
             throw OfflineQueueError.unreadable(file, "\(error)")
         }
@@ -207,7 +208,7 @@ enum QueueFile {
             throw OfflineQueueError.belongsTo(appId: contents.appId, userId: contents.userId)
         }
         return try contents.writes.map { entry in
-            guard let request = try? JSONDecoder().decode(PatchRequest.self, from: Data(entry.body.utf8)) else {
+            guard let request = try? TabStoreJSON.decode(PatchRequest.self, from: Data(entry.body.utf8)) else {
                 throw OfflineQueueError.unreadable(file, "write \(entry.idempotencyKey)")
             }
             return PendingWrite(idempotencyKey: entry.idempotencyKey, operations: request.operations,
@@ -216,11 +217,11 @@ enum QueueFile {
     }
 
     /// Replaces the file in one step (a temporary file renamed over it), so a kill leaves the old or the new queue.
-    static func save(_ writes: [PendingWrite], to file: URL, appId: String, userId: String) throws {
+    static func save(_ writes: [PendingWrite], to file: URL, appId: TabStoreID, userId: TabStoreID) throws {
         let contents = Contents(format: 1, appId: appId, userId: userId, writes: writes.map {
             Entry(idempotencyKey: $0.idempotencyKey, enqueuedAt: $0.enqueuedAt.timeIntervalSince1970, body: $0.body)
         })
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try TabStoreClient.encoder.encode(contents).write(to: file, options: .atomic)
+        try TabStoreJSON.encode(contents).write(to: file, options: .atomic)
     }
 }

@@ -7,20 +7,20 @@ public enum ResetPlacement: String, Codable, Sendable, Hashable, CaseIterable {
 
 /// One change a `PATCH` applies (openapi.yaml `Operation`); a list of them applies atomically, in order.
 public enum TabOperation: Sendable, Hashable {
-    case setSidebarVisibility(tab: String, visibility: TabVisibility)
-    case setTabBarVisibility(tab: String, visibility: TabVisibility)
+    case setSidebarVisibility(tab: TabStoreID, visibility: TabVisibility)
+    case setTabBarVisibility(tab: TabStoreID, visibility: TabVisibility)
     /// `tabOrder` names all the section's tabs.
-    case setTabOrder(section: String, tabOrder: [String])
+    case setTabOrder(section: TabStoreID, tabOrder: [TabStoreID])
     /// `toIndex`: the tab's position within the section after the move.
-    case moveTab(section: String, tab: String, toIndex: Int)
-    case setTabBarOrder([String])
-    case setSectionExpanded(section: String, expanded: Bool)
+    case moveTab(section: TabStoreID, tab: TabStoreID, toIndex: Int)
+    case setTabBarOrder([TabStoreID])
+    case setSectionExpanded(section: TabStoreID, expanded: Bool)
     /// Stores the person's data-driven tabs of a dynamic section (or a top-level forEach), replacing the list.
-    case setDynamicTabs(section: String, tabs: [DynamicTab])
+    case setDynamicTabs(section: TabStoreID, tabs: [DynamicTab])
     /// nil: the server's default (`sidebar`).
     case resetVisibility(placement: ResetPlacement? = nil)
     /// nil: every section.
-    case resetSectionOrder(section: String? = nil)
+    case resetSectionOrder(section: TabStoreID? = nil)
     case resetTabBarOrder
 
     /// The `op` member's values, in the order openapi.yaml lists the operations.
@@ -54,29 +54,29 @@ extension TabOperation: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         switch try container.decode(Kind.self, forKey: .op) {
         case .setSidebarVisibility:
-            self = .setSidebarVisibility(tab: try container.decode(String.self, forKey: .tab),
+            self = .setSidebarVisibility(tab: try container.decode(TabStoreID.self, forKey: .tab),
                                          visibility: try container.decode(TabVisibility.self, forKey: .visibility))
         case .setTabBarVisibility:
-            self = .setTabBarVisibility(tab: try container.decode(String.self, forKey: .tab),
+            self = .setTabBarVisibility(tab: try container.decode(TabStoreID.self, forKey: .tab),
                                         visibility: try container.decode(TabVisibility.self, forKey: .visibility))
         case .setTabOrder:
-            self = .setTabOrder(section: try container.decode(String.self, forKey: .section),
-                                tabOrder: try container.decode([String].self, forKey: .tabOrder))
+            self = .setTabOrder(section: try container.decode(TabStoreID.self, forKey: .section),
+                                tabOrder: try container.decode([TabStoreID].self, forKey: .tabOrder))
         case .moveTab:
-            self = .moveTab(section: try container.decode(String.self, forKey: .section), tab: try container.decode(String.self, forKey: .tab),
+            self = .moveTab(section: try container.decode(TabStoreID.self, forKey: .section), tab: try container.decode(TabStoreID.self, forKey: .tab),
                             toIndex: try container.decode(Int.self, forKey: .toIndex))
         case .setTabBarOrder:
-            self = .setTabBarOrder(try container.decode([String].self, forKey: .tabBarOrder))
+            self = .setTabBarOrder(try container.decode([TabStoreID].self, forKey: .tabBarOrder))
         case .setSectionExpanded:
-            self = .setSectionExpanded(section: try container.decode(String.self, forKey: .section),
+            self = .setSectionExpanded(section: try container.decode(TabStoreID.self, forKey: .section),
                                        expanded: try container.decode(Bool.self, forKey: .expanded))
         case .setDynamicTabs:
-            self = .setDynamicTabs(section: try container.decode(String.self, forKey: .section),
+            self = .setDynamicTabs(section: try container.decode(TabStoreID.self, forKey: .section),
                                    tabs: try container.decode([DynamicTab].self, forKey: .tabs))
         case .resetVisibility:
             self = .resetVisibility(placement: try container.decodeIfPresent(ResetPlacement.self, forKey: .placement))
         case .resetSectionOrder:
-            self = .resetSectionOrder(section: try container.decodeIfPresent(String.self, forKey: .section))
+            self = .resetSectionOrder(section: try container.decodeIfPresent(TabStoreID.self, forKey: .section))
         case .resetTabBarOrder:
             self = .resetTabBarOrder
         }

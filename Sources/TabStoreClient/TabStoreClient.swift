@@ -29,8 +29,8 @@ public final class TabStoreClient: Sendable {
     }
 
     public let baseURL: URL
-    public let appId: String
-    public let userId: String
+    public let appId: TabStoreID
+    public let userId: TabStoreID
     let configuration: Configuration
     let tokens: TokenStore
     let cache = RepresentationCache()
@@ -40,7 +40,7 @@ public final class TabStoreClient: Sendable {
     ///   - appId: the app's id (`com.myApp`).
     ///   - userId: the person's id, any 1-256 UTF-8 bytes without control characters (percent-encoded here).
     ///   - token: the token provider (see `TokenProvider`).
-    public init(baseURL: URL, appId: String, userId: String, configuration: Configuration = Configuration(), token: @escaping TokenProvider) {
+    public init(baseURL: URL, appId: TabStoreID, userId: TabStoreID, configuration: Configuration = Configuration(), token: @escaping TokenProvider) {
         self.baseURL = baseURL
         self.appId = appId
         self.userId = userId
@@ -72,7 +72,7 @@ public final class TabStoreClient: Sendable {
     /// - Throws: `TabStoreError.refused` with the rule codes when the schema's rules refuse one.
     @discardableResult
     public func apply(_ operations: [TabOperation], ifMatch: Customization? = nil) async throws -> Customization {
-        let body = try Self.encoder.encode(PatchRequest(operations: operations))
+        let body = try TabStoreJSON.encode(PatchRequest(operations: operations))
         return try await writeCustomization("PATCH", resource("customization"), body: body, ifMatch: ifMatch, idempotencyKey: nil)
     }
 
@@ -80,7 +80,7 @@ public final class TabStoreClient: Sendable {
     /// the server-owned members are not sent).
     @discardableResult
     public func replace(_ customization: Customization, ifMatch: Customization? = nil) async throws -> Customization {
-        let body = try Self.encoder.encode(Customization.Choices(customization))
+        let body = try TabStoreJSON.encode(Customization.Choices(customization))
         return try await writeCustomization("PUT", resource("customization"), body: body, ifMatch: ifMatch, idempotencyKey: nil)
     }
 
@@ -105,21 +105,15 @@ public final class TabStoreClient: Sendable {
     /// empty customization. Undo is itself undoable.
     @discardableResult
     public func revert(to revision: Int, ifMatch: Customization? = nil) async throws -> Customization {
-        let body = try Self.encoder.encode(RevertRequest(toRevision: revision))
+        let body = try TabStoreJSON.encode(RevertRequest(toRevision: revision))
         return try await writeCustomization("POST", resource("customization/revert"), body: body, ifMatch: ifMatch, idempotencyKey: nil)
     }
 
     // MARK: Requests
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
     func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
         do {
-            return try JSONDecoder().decode(type, from: data)
+            return try TabStoreJSON.decode(type, from: data)
         } catch {
             throw TabStoreError.invalidResponse("\(T.self): \(error)")
         }
@@ -129,7 +123,7 @@ public final class TabStoreClient: Sendable {
     func resource(_ path: String, query: [(String, String)] = []) -> URL {
         var text = baseURL.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
-        text += "/v1/apps/" + Self.segment(appId) + "/users/" + Self.segment(userId) + "/" + path
+        text += "/v1/apps/" + Self.segment(appId.string) + "/users/" + Self.segment(userId.string) + "/" + path
         if !query.isEmpty { text += "?" + query.map { Self.segment($0.0) + "=" + Self.segment($0.1) }.joined(separator: "&") }
         guard let url = URL(string: text) else { preconditionFailure("not a URL: \(text)") }
         return url
@@ -227,7 +221,7 @@ public final class TabStoreClient: Sendable {
 
     /// The error for a refusal.
     func failure(_ response: TransportResponse) async throws -> TabStoreError {
-        let problem = try? JSONDecoder().decode(Problem.self, from: response.body)
+        let problem = try? TabStoreJSON.decode(Problem.self, from: response.body)
         switch response.status {
         case 401: return .unauthorized(problem)
         case 422: return problem.map { .refused($0) } ?? .server(status: 422, problem: nil)

@@ -117,7 +117,7 @@ extension TabStoreClient {
                 case "customization":
                     guard let id = event.id, id != state.lastEventId else { continue }
                     let data = Data(event.data.utf8)
-                    guard let customization = try? JSONDecoder().decode(Customization.self, from: data) else { continue }
+                    guard let customization = try? TabStoreJSON.decode(Customization.self, from: data) else { continue }
                     state.lastEventId = id
                     state.attempt = 0
                     await cache.store(customizationURL, etag: "\"\(id)\"", body: data)

@@ -21,8 +21,8 @@ let clientTestSchema = """
     ]}
     """
 
-let bell = "com.myApp.bell", climate = "com.myApp.climate", lights = "com.myApp.lights", home = "com.myApp.home"
-let categories = "com.myApp.categories"
+let bell: TabStoreID = "com.myApp.bell", climate: TabStoreID = "com.myApp.climate", lights: TabStoreID = "com.myApp.lights"
+let home: TabStoreID = "com.myApp.home", categories: TabStoreID = "com.myApp.categories"
 
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
@@ -83,12 +83,12 @@ final class ServerFixture: @unchecked Sendable {
         return try await URLSessionTransport().send(request)
     }
 
-    /// Creates an app and registers `clientTestSchema`.
-    func makeApp(_ id: String = "com.myApp") async throws -> TestApp {
+    /// Creates an app and registers `schema`.
+    func makeApp(_ id: String = "com.myApp", schema: String = clientTestSchema) async throws -> TestApp {
         let created = try await adminRequest("POST", "/v1/apps", json: #"{"id": "\#(id)", "name": "Client tests"}"#)
         guard created.status == 201, let object = try JSONSerialization.jsonObject(with: created.body) as? [String: Any],
               let secret = object["signingSecret"] as? String else { throw TestFailure(description: "create app: \(created.status)") }
-        let registered = try await adminRequest("PUT", "/v1/apps/\(id)/schema", json: clientTestSchema)
+        let registered = try await adminRequest("PUT", "/v1/apps/\(id)/schema", json: schema)
         guard registered.status == 201 else { throw TestFailure(description: "register schema: \(registered.status)") }
         return TestApp(id: id, secret: secret)
     }
@@ -122,7 +122,7 @@ struct TestApp: Sendable {
         let quick = Backoff(initial: 0.05, maximum: 0.2)
         let configuration = TabStoreClient.Configuration(transport: transport, feedBackoff: quick, queueBackoff: quick)
         let app = self
-        return TabStoreClient(baseURL: server.baseURL, appId: id, userId: user, configuration: configuration,
+        return TabStoreClient(baseURL: server.baseURL, appId: TabStoreID(id), userId: TabStoreID(user), configuration: configuration,
                               token: token ?? { _ in app.token(for: user) })
     }
 }

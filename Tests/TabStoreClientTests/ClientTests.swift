@@ -104,9 +104,9 @@ struct ClientTests {
             let app = try await server.makeApp()
             let client = app.client(server, user: user)
             let written = try await client.apply([.setSidebarVisibility(tab: bell, visibility: .hidden)])
-            #expect(written.userId == user && written.revision == 1)
-            #expect(try await client.customization().userId == user)
-            #expect(try await client.layout(sizeClass: .compact).userId == user)
+            #expect(written.userId == TabStoreID(user) && written.revision == 1)
+            #expect(try await client.customization().userId == TabStoreID(user))
+            #expect(try await client.layout(sizeClass: .compact).userId == TabStoreID(user))
             #expect(try await app.client(server, user: "someone-else").customization().revision == 0)
         }
     }

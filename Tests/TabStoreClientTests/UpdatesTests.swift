@@ -49,10 +49,11 @@ struct UpdatesTests {
             let app = try await server.makeApp()
             let calls = Inbox<Bool>()
             let transport = RecordingTransport()
-            // The first token expires within a second; the refreshed one lasts.
+            // The first token expires within two seconds (at least one: `iat` is whole seconds, and a feed opened
+            // at or past `exp` is a 401, so one second could end before the first stream opened); the refreshed one lasts.
             let client = app.client(server, transport: transport) { refresh in
                 await calls.push(refresh)
-                return app.token(for: "alice", expiresIn: refresh ? 3600 : 1)
+                return app.token(for: "alice", expiresIn: refresh ? 3600 : 2)
             }
             let inbox = Inbox<Customization>()
             let follower = Self.follow(client, into: inbox)
@@ -94,7 +95,7 @@ struct UpdatesTests {
                 guard case TabStoreError.unauthorized = error else { return false }
                 return true
             }
-            let other = TabStoreClient(baseURL: server.baseURL, appId: app.id, userId: "bob") { _ in app.token(for: "alice") }
+            let other = TabStoreClient(baseURL: server.baseURL, appId: TabStoreID(app.id), userId: "bob") { _ in app.token(for: "alice") }
             await #expect { for try await _ in other.updates() {} } throws: { error in
                 guard case TabStoreError.server(403, _) = error else { return false }
                 return true
