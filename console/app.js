@@ -1,0 +1,78 @@
+// The console's entry: sign-in with the operator token, the screens behind hash routes (#/apps,
+// #/schemas/<app>, #/stats/<app>, #/user/<app>/<user>), and the app picker the data screens share.
+import { attempt, call, clearProblem, showProblem, token } from "./api.js";
+import { appsScreen } from "./apps.js";
+import { schemasScreen } from "./schemas.js";
+import { statsScreen } from "./stats.js";
+import { userScreen } from "./user.js";
+
+const screens = { apps: appsScreen, schemas: schemasScreen, stats: statsScreen, user: userScreen };
+const $ = (id) => document.getElementById(id);
+
+/** The route in the hash: {screen, args} with each argument decoded. */
+export function route() {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").map((part) => {
+    try { return decodeURIComponent(part); } catch { return ""; }
+  });
+  const screen = screens[parts[0]] ? parts[0] : "apps";
+  return { screen, args: parts.slice(1).filter((part) => part !== "") };
+}
+
+/** Goes to a screen; `args` are encoded into the hash. */
+export function go(screen, ...args) {
+  const hash = "#/" + [screen, ...args.map(encodeURIComponent)].join("/");
+  if (location.hash === hash) render(); else location.hash = hash;
+}
+
+function signedIn(yes) {
+  $("login").hidden = yes;
+  $("nav").hidden = !yes;
+  $("sign-out").hidden = !yes;
+  if (!yes) $("screen").replaceChildren();
+}
+
+async function render() {
+  if (!token.get()) {
+    signedIn(false);
+    $("token").focus();
+    return;
+  }
+  signedIn(true);
+  const { screen, args } = route();
+  for (const link of document.querySelectorAll("#nav a")) {
+    if (link.dataset.screen === screen) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
+  }
+  const container = $("screen");
+  const started = performance.now();
+  await screens[screen](container, args, { go });
+  // For the browser test's timing: when this screen finished drawing (after its last API answer).
+  container.dataset.renderedMs = String(Math.round(performance.now() - started));
+  container.dataset.renderedAt = String(performance.now());
+}
+
+$("login-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const value = $("token").value.trim();
+  if (!value) return;
+  token.set(value);
+  $("token").value = "";
+  const ok = await attempt(async () => call("/v1/apps?limit=1"));
+  if (!ok) { token.clear(); signedIn(false); return; }
+  clearProblem();
+  render();
+});
+
+$("sign-out").addEventListener("click", () => {
+  token.clear();
+  clearProblem();
+  render();
+});
+
+document.addEventListener("console:unauthorized", () => {
+  token.clear();
+  signedIn(false);
+});
+
+window.addEventListener("hashchange", () => { clearProblem(); render(); });
+window.addEventListener("unhandledrejection", (event) => showProblem(event.reason));
+render();
