@@ -73,6 +73,11 @@ document.addEventListener("console:unauthorized", () => {
   signedIn(false);
 });
 
-window.addEventListener("hashchange", () => { clearProblem(); render(); });
+// A new screen: focus moves to the page's main region, so keyboard and screen-reader users start there.
+window.addEventListener("hashchange", async () => {
+  clearProblem();
+  await render();
+  if (token.get() && !$("main").contains(document.activeElement)) $("main").focus();
+});
 window.addEventListener("unhandledrejection", (event) => showProblem(event.reason));
 render();

@@ -16,7 +16,7 @@ export async function appsScreen(container, _args, { go }) {
     const page = await attempt(() => call(`/v1/apps?limit=${PAGE}` + (cursor ? `&cursor=${encodeURIComponent(cursor)}` : "")));
     if (!page) return;
     const { apps, nextCursor } = page.body;
-    fill(table, apps.length === 0 ? status("No apps yet. Create one below.") : h("table", { id: "apps-table" },
+    fill(table, apps.length === 0 ? status(cursors.length > 1 ? "No more apps." : "No apps yet. Create one below.") : h("table", { id: "apps-table" },
       h("caption", {}, `Apps, page ${cursors.length}`),
       h("thead", {}, h("tr", {}, ["Id", "Name", "Created", "Schema", "Actions"].map((title) => h("th", { scope: "col" }, title)))),
       h("tbody", {}, apps.map((app) => h("tr", { "data-app-id": app.id },
@@ -27,6 +27,7 @@ export async function appsScreen(container, _args, { go }) {
         h("td", { class: "actions" },
           h("button", { type: "button", class: "quiet", onclick: () => go("schemas", app.id) }, "Schemas"),
           h("button", { type: "button", class: "quiet", onclick: () => go("stats", app.id) }, "Stats"),
+          h("button", { type: "button", class: "quiet", onclick: () => go("user", app.id) }, "Users"),
           h("button", { type: "button", class: "quiet", "data-action": "rotate", "aria-label": `Rotate the signing secret of ${app.id}`,
                         onclick: () => askRotate(app) }, "Rotate secret"),
           h("button", { type: "button", class: "danger", "data-action": "delete", "aria-label": `Delete ${app.id}`,

@@ -57,7 +57,9 @@ export function drawLayout(layout, titles = new Map()) {
   return h("figure", { class: "layout", "data-size-class": layout.sizeClass, "data-device": device },
     h("figcaption", {}, h("strong", {}, caption), " ",
       h("span", { class: layout.customizationApplied ? "hint" : "hint note" },
-        layout.customizationApplied ? `revision ${layout.revision}, the user's choices applied` : "the schema's defaults (the user's choices do not apply here)")),
+        layout.customizationApplied ? `revision ${layout.revision}, the user's choices applied` : "the schema's defaults (the user's choices do not apply here)"),
+      layout.sidebar.length && layout.tabBar.length
+        ? h("span", { class: "hint block" }, "Drawn with both: the device shows the tab bar, or the sidebar once the person opens it.") : null),
     h("div", { class: "layout-body" },
       h("div", { class: `device device-${layout.sizeClass === "compact" && compactBar ? "phone" : "tablet"}` }, parts),
       h("div", { class: "beside" },

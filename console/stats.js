@@ -46,9 +46,13 @@ function chart(rows, users) {
   const width = 640, labelHeight = 18, bar = 14, gap = 4, rowGap = 14, left = 8, right = 56;
   const rowHeight = labelHeight + 2 * bar + gap + rowGap;
   const top = 34, height = top + rows.length * rowHeight + 24;
-  const max = Math.max(1, users, ...rows.map((r) => Math.max(r.sidebarHidden, r.tabBarHidden)));
+  // The axis runs to the users with a customization (no tab can be hidden by more), in round steps of 1, 2 or 5 × 10ⁿ.
+  const most = Math.max(1, users, ...rows.map((r) => Math.max(r.sidebarHidden, r.tabBarHidden)));
+  const magnitude = 10 ** Math.floor(Math.log10(most / 4 || 1));
+  const step = Math.max(1, [1, 2, 5, 10].map((f) => f * magnitude).find((candidate) => most / candidate <= 5));
+  const max = Math.ceil(most / step) * step;
   const scale = (value) => (width - left - right) * value / max;
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => Math.round(f * max)).filter((v, i, all) => all.indexOf(v) === i);
+  const ticks = Array.from({ length: max / step + 1 }, (_, index) => index * step);
   const svg = s("svg", { id: "stats-chart", class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img",
                          "aria-labelledby": "chart-title chart-desc", preserveAspectRatio: "xMinYMin meet" },
     s("title", { id: "chart-title" }, "Users who hid each tab, in the sidebar and in the tab bar"),

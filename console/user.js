@@ -46,15 +46,19 @@ export async function userScreen(container, args, { go }) {
   const platform = h("select", { id: "layout-platform" }, PLATFORMS.map((p) => h("option", { value: p, selected: p === view.platform }, p || "none (the size class decides)")));
   const style = h("select", { id: "layout-style" }, ["sidebarAdaptable", "tabBarOnly"].map((v) => h("option", { value: v, selected: v === view.style }, v)));
   const drawings = h("div", { class: "drawings", id: "layout-drawings", "aria-live": "polite" });
+  let drawing = 0;  // only the latest choice draws: an earlier answer arriving late is dropped
   async function drawLayouts() {
+    const mine = ++drawing;
     view.platform = platform.value;
     view.style = style.value;
     const query = (sizeClass) => `${user}/layout?sizeClass=${sizeClass}` + (view.platform ? `&platform=${view.platform}` : "")
       + (view.platform || view.style !== "sidebarAdaptable" ? `&style=${view.style}` : "");
     try {
       const answers = await Promise.all(["regular", "compact"].map((sizeClass) => call(query(sizeClass))));
-      fill(drawings, answers.map((answer) => drawLayout(answer.body, titles)));
-    } catch (error) { showProblem(error); drawings.replaceChildren(); }
+      if (mine === drawing) fill(drawings, answers.map((answer) => drawLayout(answer.body, titles)));
+    } catch (error) {
+      if (mine === drawing) { showProblem(error); drawings.replaceChildren(); }
+    }
   }
   platform.addEventListener("change", drawLayouts);
   style.addEventListener("change", drawLayouts);

@@ -173,7 +173,12 @@ document.addEventListener("console:unauthorized", () => {
   signedIn(false);
 });
 
-window.addEventListener("hashchange", () => { clearProblem(); render(); });
+// A new screen: focus moves to the page's main region, so keyboard and screen-reader users start there.
+window.addEventListener("hashchange", async () => {
+  clearProblem();
+  await render();
+  if (token.get() && !$("main").contains(document.activeElement)) $("main").focus();
+});
 window.addEventListener("unhandledrejection", (event) => showProblem(event.reason));
 render();
 """#),
@@ -196,7 +201,7 @@ export async function appsScreen(container, _args, { go }) {
     const page = await attempt(() => call(`/v1/apps?limit=${PAGE}` + (cursor ? `&cursor=${encodeURIComponent(cursor)}` : "")));
     if (!page) return;
     const { apps, nextCursor } = page.body;
-    fill(table, apps.length === 0 ? status("No apps yet. Create one below.") : h("table", { id: "apps-table" },
+    fill(table, apps.length === 0 ? status(cursors.length > 1 ? "No more apps." : "No apps yet. Create one below.") : h("table", { id: "apps-table" },
       h("caption", {}, `Apps, page ${cursors.length}`),
       h("thead", {}, h("tr", {}, ["Id", "Name", "Created", "Schema", "Actions"].map((title) => h("th", { scope: "col" }, title)))),
       h("tbody", {}, apps.map((app) => h("tr", { "data-app-id": app.id },
@@ -207,6 +212,7 @@ export async function appsScreen(container, _args, { go }) {
         h("td", { class: "actions" },
           h("button", { type: "button", class: "quiet", onclick: () => go("schemas", app.id) }, "Schemas"),
           h("button", { type: "button", class: "quiet", onclick: () => go("stats", app.id) }, "Stats"),
+          h("button", { type: "button", class: "quiet", onclick: () => go("user", app.id) }, "Users"),
           h("button", { type: "button", class: "quiet", "data-action": "rotate", "aria-label": `Rotate the signing secret of ${app.id}`,
                         onclick: () => askRotate(app) }, "Rotate secret"),
           h("button", { type: "button", class: "danger", "data-action": "delete", "aria-label": `Delete ${app.id}`,
@@ -332,6 +338,7 @@ input, select, textarea { font: inherit; padding: 0.35rem 0.5rem; border: 1px so
 textarea { width: 100%; font-size: 0.85rem; }
 label { font-weight: 600; }
 .hint { color: var(--muted); font-weight: 400; }
+.block { display: block; }
 .note { color: var(--behaviour); }
 .status { color: var(--muted); }
 .row { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem; margin: 0.5rem 0; }
@@ -378,7 +385,7 @@ li.mark-removed { background: #fbe9e8; }
 .ln { color: var(--muted); }
 
 /* Stats */
-.chart-card { margin: 0.75rem 0; overflow-x: auto; }
+.chart-card { margin: 0.75rem 0; overflow-x: auto; max-width: 860px; }
 .chart { width: 100%; max-width: 820px; height: auto; display: block; }
 .chart text { font-size: 13px; fill: var(--ink); }
 .chart .label { font-weight: 600; }
@@ -514,6 +521,16 @@ export function status(text) {
 <link rel="icon" href="/console/icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/console/console.css">
 <script type="module" src="/console/app.js"></script>
+<link rel="modulepreload" href="/console/api.js">
+<link rel="modulepreload" href="/console/dom.js">
+<link rel="modulepreload" href="/console/picker.js">
+<link rel="modulepreload" href="/console/apps.js">
+<link rel="modulepreload" href="/console/schemas.js">
+<link rel="modulepreload" href="/console/schema-diff.js">
+<link rel="modulepreload" href="/console/json-lines.js">
+<link rel="modulepreload" href="/console/stats.js">
+<link rel="modulepreload" href="/console/user.js">
+<link rel="modulepreload" href="/console/layout-drawing.js">
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
@@ -719,7 +736,9 @@ export function drawLayout(layout, titles = new Map()) {
   return h("figure", { class: "layout", "data-size-class": layout.sizeClass, "data-device": device },
     h("figcaption", {}, h("strong", {}, caption), " ",
       h("span", { class: layout.customizationApplied ? "hint" : "hint note" },
-        layout.customizationApplied ? `revision ${layout.revision}, the user's choices applied` : "the schema's defaults (the user's choices do not apply here)")),
+        layout.customizationApplied ? `revision ${layout.revision}, the user's choices applied` : "the schema's defaults (the user's choices do not apply here)"),
+      layout.sidebar.length && layout.tabBar.length
+        ? h("span", { class: "hint block" }, "Drawn with both: the device shows the tab bar, or the sidebar once the person opens it.") : null),
     h("div", { class: "layout-body" },
       h("div", { class: `device device-${layout.sizeClass === "compact" && compactBar ? "phone" : "tablet"}` }, parts),
       h("div", { class: "beside" },
@@ -1091,9 +1110,13 @@ function chart(rows, users) {
   const width = 640, labelHeight = 18, bar = 14, gap = 4, rowGap = 14, left = 8, right = 56;
   const rowHeight = labelHeight + 2 * bar + gap + rowGap;
   const top = 34, height = top + rows.length * rowHeight + 24;
-  const max = Math.max(1, users, ...rows.map((r) => Math.max(r.sidebarHidden, r.tabBarHidden)));
+  // The axis runs to the users with a customization (no tab can be hidden by more), in round steps of 1, 2 or 5 × 10ⁿ.
+  const most = Math.max(1, users, ...rows.map((r) => Math.max(r.sidebarHidden, r.tabBarHidden)));
+  const magnitude = 10 ** Math.floor(Math.log10(most / 4 || 1));
+  const step = Math.max(1, [1, 2, 5, 10].map((f) => f * magnitude).find((candidate) => most / candidate <= 5));
+  const max = Math.ceil(most / step) * step;
   const scale = (value) => (width - left - right) * value / max;
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => Math.round(f * max)).filter((v, i, all) => all.indexOf(v) === i);
+  const ticks = Array.from({ length: max / step + 1 }, (_, index) => index * step);
   const svg = s("svg", { id: "stats-chart", class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img",
                          "aria-labelledby": "chart-title chart-desc", preserveAspectRatio: "xMinYMin meet" },
     s("title", { id: "chart-title" }, "Users who hid each tab, in the sidebar and in the tab bar"),
@@ -1169,15 +1192,19 @@ export async function userScreen(container, args, { go }) {
   const platform = h("select", { id: "layout-platform" }, PLATFORMS.map((p) => h("option", { value: p, selected: p === view.platform }, p || "none (the size class decides)")));
   const style = h("select", { id: "layout-style" }, ["sidebarAdaptable", "tabBarOnly"].map((v) => h("option", { value: v, selected: v === view.style }, v)));
   const drawings = h("div", { class: "drawings", id: "layout-drawings", "aria-live": "polite" });
+  let drawing = 0;  // only the latest choice draws: an earlier answer arriving late is dropped
   async function drawLayouts() {
+    const mine = ++drawing;
     view.platform = platform.value;
     view.style = style.value;
     const query = (sizeClass) => `${user}/layout?sizeClass=${sizeClass}` + (view.platform ? `&platform=${view.platform}` : "")
       + (view.platform || view.style !== "sidebarAdaptable" ? `&style=${view.style}` : "");
     try {
       const answers = await Promise.all(["regular", "compact"].map((sizeClass) => call(query(sizeClass))));
-      fill(drawings, answers.map((answer) => drawLayout(answer.body, titles)));
-    } catch (error) { showProblem(error); drawings.replaceChildren(); }
+      if (mine === drawing) fill(drawings, answers.map((answer) => drawLayout(answer.body, titles)));
+    } catch (error) {
+      if (mine === drawing) { showProblem(error); drawings.replaceChildren(); }
+    }
   }
   platform.addEventListener("change", drawLayouts);
   style.addEventListener("change", drawLayouts);
