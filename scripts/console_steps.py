@@ -192,7 +192,18 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     page.wait_for_selector("#schema-errors li[data-line='2']")
     check("not JSON" in page.inner_text("#schema-errors"), "a syntax error is shown at its line before anything is sent")
 
-    print("== stats as a chart")
+    print("== stats as a chart (a dozen more users first)")
+    statuses = set()
+    for number in range(12):
+        operations = [{"op": op, "tab": tab, "visibility": "hidden"} for wanted, op, tab in [
+            (number % 2 == 0, "setSidebarVisibility", "demo.settings"), (number % 3 == 0, "setTabBarVisibility", "demo.inbox"),
+            (number % 4 == 0, "setSidebarVisibility", "demo.garden"), (number % 5 == 0, "setTabBarVisibility", "demo.settings"),
+            (number < 3, "setSidebarVisibility", "demo.energy"), (number % 3 == 1, "setSidebarVisibility", "demo.alerts"),
+            (number % 6 == 5, "setTabBarVisibility", "demo.inbox")] if wanted]
+        user = f"user-{number:02}"
+        answer = api(base, "PATCH", path % user, user_token(secret, app, user), {"operations": operations})
+        statuses.add(answer[0] if answer[0] == 200 else f"{answer[0]} {answer[1]}")
+    check(statuses == {200}, f"twelve more users stored their choices ({statuses})")
     page.goto(base + f"/console#/stats/{app}")
     page.wait_for_selector("#stats-chart")
     _, stats = api(base, "GET", f"/v1/apps/{app}/stats", admin)
@@ -276,6 +287,20 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     page.wait_for_selector("text=Deleted com.console.scratch.")
     check(api(base, "GET", "/v1/apps/com.console.scratch", admin)[0] == 404, "the typed confirmation deletes the app")
     check(page.evaluate(UNLABELLED) == [], "every control of the apps screen has a label")
+    for number in range(25):
+        api(base, "POST", "/v1/apps", admin, {"id": f"com.console.page{number:02}", "name": f"Paging {number}"})
+    page.reload()
+    page.wait_for_selector("#apps-table")
+    listed = lambda: page.eval_on_selector_all("#apps-table tbody tr", "(rows) => rows.map((r) => r.dataset.appId)")
+    first = listed()
+    page.click("button:has-text('Next page')")
+    page.wait_for_selector("#apps-table caption:has-text('page 2')")
+    second = listed()
+    all_ids = sorted([app] + [f"com.console.page{number:02}" for number in range(25)])
+    check(first == all_ids[:20] and second == all_ids[20:], "the apps are listed 20 to a page, in id order, with Next page")
+    page.click("button:has-text('Previous page')")
+    page.wait_for_selector("#apps-table caption:has-text('page 1')")
+    check(listed() == first and page.is_disabled("button:has-text('Previous page')"), "and Previous page goes back")
 
     print("== keyboard")
     page.focus("#nav a[data-screen=stats]")
