@@ -91,6 +91,27 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     check(admin not in storage["url"] and storage["local"] == 0 and storage["cookie"] == "", "the token is in no URL, localStorage or cookie")
     check(any(admin == value for _, value in storage["session"]), "the token is kept in sessionStorage")
 
+    print("== the page's own logic: JSON lines and the schema diff")
+    units = page.evaluate("""async () => {
+      const { parseWithLines, lineOfPointer } = await import('/console/json-lines.js');
+      const { diffSchemas } = await import('/console/schema-diff.js');
+      const text = '{\\n "a/b": [\\n  1,\\n  {"c~d": "\\\\u00e9"}\\n ]\\n}';
+      const { value, lines } = parseWithLines(text);
+      let syntax = null;
+      try { parseWithLines('{\\n  "x": tru\\n}'); } catch (error) { syntax = [error.line, error.column]; }
+      const tab = (id, extra = {}) => ({ kind: 'tab', id, title: id, placement: 'automatic', ...extra });
+      const before = { items: [tab('a'), tab('b'), tab('c'), { kind: 'section', id: 's', title: 'S', tabs: [tab('d')] }] };
+      const after = { items: [tab('c'), tab('a'), tab('b', { placement: 'pinned' }), { kind: 'section', id: 's', title: 'S', tabs: [] }, tab('d')] };
+      return { same: JSON.stringify(value) === JSON.stringify(JSON.parse(text)), key: lines.get('/a~1b'), nested: lines.get('/a~1b/1/c~0d'),
+               missing: lineOfPointer(lines, '/a~1b/1/absent'), syntax,
+               changes: diffSchemas(before, after).changes.map((c) => c.kind + ' ' + c.id) };
+    }""")
+    check(units["same"] and units["key"] == 2 and units["nested"] == 4 and units["missing"] == 4,
+          "pasted JSON: each pointer (escaped ~1 ~0 included) maps to its line; a missing member to its object's")
+    check(units["syntax"] == [2, 8], f"a syntax error is placed at its line and column ({units['syntax']})")
+    check(sorted(units["changes"]) == ["behaviour b", "moved c", "moved d"],
+          f"the diff: a tab moved to the front is the one moved (not the two it passed), a tab out of its section moved ({units['changes']})")
+
     print("== apps: create (the secret once), a conflict's problem detail")
     page.wait_for_selector("#create-app")
     page.fill("#new-app-id", app)
