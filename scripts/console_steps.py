@@ -243,14 +243,19 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     element_shot(page, ".chart-card", args, "06-stats-chart", "stats.png")
 
     print("== a user: the drawn layouts follow the layout answers")
-    page.goto(base + f"/console#/user/{app}/alice")
-    page.wait_for_selector("#layout-drawings figure[data-size-class=compact]")
-    timing = page.evaluate("""() => {
-      const apis = performance.getEntriesByType('resource').filter((e) => e.name.includes('/v1/'));
-      return {rendered: +document.querySelector('#screen').dataset.renderedAt, lastAnswer: Math.max(...apis.map((e) => e.responseEnd))};
-    }""")
-    after = timing["rendered"] - timing["lastAnswer"]
-    check(after < 100, f"the user screen is drawn {after:.1f} ms after its last API answer (< 100 ms)")
+    gaps = []
+    for _ in range(3):  # the median of three loads, each after a fresh navigation
+        page.goto("about:blank")
+        page.goto(base + f"/console#/user/{app}/alice")
+        page.wait_for_function("() => document.querySelector('#screen').dataset.renderedAt && document.querySelector('#layout-drawings figure[data-size-class=compact]')")
+        timing = page.evaluate("""() => {
+          // The screen's own calls (the app picker's suggestions load beside it and draw nothing of the screen).
+          const apis = performance.getEntriesByType('resource').filter((e) => e.name.includes('/v1/') && !e.name.includes('limit=1000'));
+          return {rendered: +document.querySelector('#screen').dataset.renderedAt, lastAnswer: Math.max(...apis.map((e) => e.responseEnd))};
+        }""")
+        gaps.append(timing["rendered"] - timing["lastAnswer"])
+    after = sorted(gaps)[1]
+    check(after < 100, f"the user screen is drawn {after:.1f} ms after its last API answer (median of {[round(g, 1) for g in gaps]}; < 100 ms)")
     for platform, style in [(None, None), ("iOS", "sidebarAdaptable"), ("macOS", "sidebarAdaptable"), ("iPadOS", "tabBarOnly")]:
         if platform:
             page.select_option("#layout-style", style)
