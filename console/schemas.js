@@ -48,10 +48,10 @@ export async function schemasScreen(container, args, { go }) {
       h("h3", { id: "versions-title" }, "Versions"),
       h("div", { class: "row" }, leftLabel, leftSelect, rightLabel, rightSelect),
       h("div", { class: "side-by-side" },
-        schemaColumn(before, marks.before, "before"),
+        left === right ? null : schemaColumn(before, marks.before, "before"),
         schemaColumn(after, marks.after, "after")),
-      h("h4", {}, left === right ? "No differences (the same version)" : `Changes from v${left} to v${right}`),
-      changes.length === 0 ? status(left === right ? "Pick two versions." : "No differences.")
+      h("h4", {}, left === right ? `v${left} alone` : `Changes from v${left} to v${right}`),
+      changes.length === 0 ? status(left === right ? (current.version === 1 ? "The only version so far." : "Pick two different versions to compare.") : "No differences.")
         : h("ul", { class: "changes", id: "schema-changes" }, changes.map((change) =>
           h("li", { class: `change mark-${change.kind}`, "data-change": change.kind, "data-id": change.id },
             h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", h("code", {}, change.id), " ", change.detail))));
@@ -131,7 +131,7 @@ export async function schemasScreen(container, args, { go }) {
   async function dryRun() {
     const text = editor.value;
     const answer = await send(true);
-    if (!answer) { registerButton.disabled = true; return; }
+    if (!answer) { registerButton.disabled = true; registerButton.textContent = "Register"; report.replaceChildren(); return; }
     const r = answer.body;
     checkedText = text;
     registerButton.disabled = r.identical;

@@ -32,7 +32,9 @@ export async function statsScreen(container, args, { go }) {
       h("dt", {}, "Users with a customization"), h("dd", { id: "stats-users" }, stats.usersWithCustomization),
       h("dt", {}, "Stored customizations"), h("dd", {}, stats.storedCustomizations),
       h("dt", {}, "Unreadable (skipped)"), h("dd", {}, stats.unreadableCustomizations)),
-    rows.length === 0 ? status("The app has no tabs yet (no schema).") : chart(rows, stats.usersWithCustomization),
+    // Drawn at the width it is shown at (text stays 13 px on a phone): the card's inner width, 300 to 820.
+    rows.length === 0 ? status("The app has no tabs yet (no schema).")
+      : chart(rows, stats.usersWithCustomization, Math.round(Math.min(820, Math.max(300, container.clientWidth - 36)))),
     rows.length === 0 ? null : h("details", {}, h("summary", {}, "The numbers as a table"),
       h("table", { id: "stats-table" }, h("caption", {}, "Users who hid each tab"),
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Tab"), h("th", { scope: "col" }, "Hid in sidebar"), h("th", { scope: "col" }, "Hid in tab bar"))),
@@ -42,8 +44,8 @@ export async function statsScreen(container, args, { go }) {
 }
 
 /** The chart: a row per tab with its label above two horizontal bars (sidebar, tab bar) and their counts. */
-function chart(rows, users) {
-  const width = 640, labelHeight = 18, bar = 14, gap = 4, rowGap = 14, left = 8, right = 56;
+function chart(rows, users, width) {
+  const labelHeight = 18, bar = 14, gap = 4, rowGap = 14, left = 8, right = 56;
   const rowHeight = labelHeight + 2 * bar + gap + rowGap;
   const top = 34, height = top + rows.length * rowHeight + 24;
   // The axis runs to the users with a customization (no tab can be hidden by more), in round steps of 1, 2 or 5 × 10ⁿ.
@@ -53,19 +55,20 @@ function chart(rows, users) {
   const max = Math.ceil(most / step) * step;
   const scale = (value) => (width - left - right) * value / max;
   const ticks = Array.from({ length: max / step + 1 }, (_, index) => index * step);
-  const svg = s("svg", { id: "stats-chart", class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img",
+  const svg = s("svg", { id: "stats-chart", class: "chart", viewBox: `0 0 ${width} ${height}`, width, height, role: "img",
                          "aria-labelledby": "chart-title chart-desc", preserveAspectRatio: "xMinYMin meet" },
     s("title", { id: "chart-title" }, "Users who hid each tab, in the sidebar and in the tab bar"),
     s("desc", { id: "chart-desc" }, rows.map((r) => `${r.title}: ${r.sidebarHidden} in the sidebar, ${r.tabBarHidden} in the tab bar`).join("; ")),
     // legend
     s("rect", { x: left, y: 6, width: 14, height: 14, class: "bar-sidebar" }),
     s("text", { x: left + 20, y: 18, class: "legend" }, "hid in sidebar"),
-    s("rect", { x: left + 140, y: 6, width: 14, height: 14, class: "bar-tabbar" }),
-    s("text", { x: left + 160, y: 18, class: "legend" }, "hid in tab bar"),
-    s("text", { x: width - right, y: 18, class: "legend", "text-anchor": "end" }, `of ${users} user${users === 1 ? "" : "s"}`),
+    s("rect", { x: left + 120, y: 6, width: 14, height: 14, class: "bar-tabbar" }),
+    s("text", { x: left + 140, y: 18, class: "legend" }, "hid in tab bar"),
     ticks.map((value) => s("g", { class: "tick" },
       s("line", { x1: left + scale(value), x2: left + scale(value), y1: top - 4, y2: height - 20 }),
-      s("text", { x: left + scale(value), y: height - 6, "text-anchor": "middle" }, value))),
+      value === max && value > 0
+        ? s("text", { x: left + scale(value) + 4, y: height - 6, "text-anchor": "end" }, `${value} users`)
+        : s("text", { x: left + scale(value), y: height - 6, "text-anchor": "middle" }, value))),
     rows.map((row, index) => {
       const y = top + index * rowHeight;
       const barAt = (value, offset, kind) => [

@@ -58,6 +58,14 @@ def element_shot(page, selector, args, name, readme_name):
         shutil.copy(path, os.path.join(args.readme_shots, readme_name))
 
 
+def open_screen(page, base, route):
+    """A fresh load of the console at `route` (the tab keeps its sessionStorage), waiting until the screen is drawn:
+    going from one hash to another in the same document would find the previous screen's elements."""
+    page.goto("about:blank")
+    page.goto(base + "/console" + route)
+    page.wait_for_function("() => document.querySelector('#screen')?.dataset.renderedAt")
+
+
 def sign_in(page, base, token):
     page.goto(base + "/console#/apps")
     page.fill("#token", token)
@@ -135,7 +143,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     page.click("#secret-panel button:has-text('hide')")
 
     print("== schemas: v1 after its dry run")
-    page.goto(base + f"/console#/schemas/{app}")
+    open_screen(page, base, f"#/schemas/{app}")
     page.wait_for_selector("#schema-json")
     page.fill("#schema-json", json.dumps(schema_v1, indent=2))
     check(page.is_disabled("#register-schema"), "Register is disabled before a dry run")
@@ -159,7 +167,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     check((status_a, status_b1, status_b2) == (200, 200, 200), "alice and bob stored customizations (bob in two revisions)")
 
     print("== schemas: v2's dry run shows the impact, then the diff")
-    page.goto(base + f"/console#/schemas/{app}")
+    open_screen(page, base, f"#/schemas/{app}")
     page.wait_for_selector("#schema-json")
     text_v2 = json.dumps(schema_v2, indent=2)
     page.fill("#schema-json", text_v2)
@@ -225,7 +233,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
         answer = api(base, "PATCH", path % user, user_token(secret, app, user), {"operations": operations})
         statuses.add(answer[0] if answer[0] == 200 else f"{answer[0]} {answer[1]}")
     check(statuses == {200}, f"twelve more users stored their choices ({statuses})")
-    page.goto(base + f"/console#/stats/{app}")
+    open_screen(page, base, f"#/stats/{app}")
     page.wait_for_selector("#stats-chart")
     _, stats = api(base, "GET", f"/v1/apps/{app}/stats", admin)
     bars = page.eval_on_selector_all("#stats-chart rect[data-tab-id]", "(rs) => rs.map((r) => [r.dataset.tabId, r.getAttribute('class'), +r.dataset.value, +r.getAttribute('width')])")
@@ -279,7 +287,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     check(bool(compact["more"]), "the iPhone layout has a More list (sections go to More)")
 
     print("== a user: history and revert")
-    page.goto(base + f"/console#/user/{app}/bob")
+    open_screen(page, base, f"#/user/{app}/bob")
     page.wait_for_selector("#history-list li[data-revision='1'] button[data-action=revert]")
     before = api(base, "GET", f"/v1/apps/{app}/users/bob/customization", admin)[1]
     page.click("#history-list li[data-revision='1'] button[data-action=revert]")
@@ -291,7 +299,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     shot(page, args, "08-user-history")
 
     print("== apps: rotate the secret, delete with a typed confirmation")
-    page.goto(base + "/console#/apps")
+    open_screen(page, base, "#/apps")
     page.wait_for_selector(f"tr[data-app-id='{app}'] button[data-action=rotate]")
     page.click(f"tr[data-app-id='{app}'] button[data-action=rotate]")
     page.click("#confirm-rotate")
@@ -302,8 +310,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     check(api(base, "GET", f"/v1/apps/{app}/users/alice/layout?sizeClass=compact", user_token(rotated, app, "alice"))[0] == 200, "tokens signed with the new one work")
     shot(page, args, "09-apps-rotated")
     api(base, "POST", "/v1/apps", admin, {"id": "com.console.scratch", "name": "Scratch"})
-    page.goto(base + "/console#/apps")
-    page.reload()
+    open_screen(page, base, "#/apps")
     page.wait_for_selector("tr[data-app-id='com.console.scratch'] button[data-action=delete]")
     page.click("tr[data-app-id='com.console.scratch'] button[data-action=delete]")
     page.fill("#confirm-id", "com.console.scrat")
@@ -368,12 +375,11 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
         evil.shutdown()
 
     print("== 375 px wide")
-    narrow = browser.new_context(viewport={"width": 375, "height": 812}, device_scale_factor=2, is_mobile=True, has_touch=True)
+    narrow = browser.new_context(viewport={"width": 375, "height": 812}, device_scale_factor=2, has_touch=True)
     phone = narrow.new_page()
     sign_in(phone, base, admin)
     for name, hash_ in [("apps", "#/apps"), ("schemas", f"#/schemas/{app}"), ("stats", f"#/stats/{app}"), ("user", f"#/user/{app}/alice")]:
-        phone.goto(base + "/console" + hash_)
-        phone.wait_for_function("() => document.querySelector('#screen').dataset.renderedAt && document.querySelector('#screen h2')")
+        open_screen(phone, base, hash_)
         phone.wait_for_load_state("networkidle")
         width = phone.evaluate("() => document.documentElement.scrollWidth")
         check(width <= 375, f"{name} fits 375 px without sideways scrolling ({width} px)")
