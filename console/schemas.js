@@ -4,7 +4,7 @@ import { call, clearProblem, Problem, segment, showProblem } from "./api.js";
 import { fill, h, status, when } from "./dom.js";
 import { lineOfPointer, parseWithLines, JSONSyntaxError } from "./json-lines.js";
 import { appPicker } from "./picker.js";
-import { diffSchemas } from "./schema-diff.js";
+import { diffSchemas, withDefaults } from "./schema-diff.js";
 
 const KIND_LABEL = { added: "added", removed: "removed", moved: "moved", behaviour: "behaviour changed", label: "label changed" };
 
@@ -147,7 +147,21 @@ export async function schemasScreen(container, args, { go }) {
         h("dt", {}, "Unreadable (skipped)"), h("dd", { id: "count-unreadable" }, r.customizationsUnreadable),
         h("dt", {}, "Data-driven tabs dropped"), h("dd", { id: "count-dynamic-dropped" }, r.dynamicTabsDropped)),
       ids("Ids added", r.addedIds, "ids-added"), ids("Ids removed", r.removedIds, "ids-removed"),
-      ids("Ids users' choices would lose", r.droppedIds, "ids-dropped")));
+      ids("Ids users' choices would lose", r.droppedIds, "ids-dropped"),
+      current && !r.identical ? preview(text) : null));
+  }
+
+  /** What the pasted schema changes against the current version, item by item (the defaults filled in here). */
+  function preview(text) {
+    const { schema, withoutId } = withDefaults(parseWithLines(text).value);
+    const { changes } = diffSchemas(current, schema);
+    return h("div", {},
+      h("h5", {}, `Changes from v${current.version} (current) to the pasted schema (${changes.length})`),
+      changes.length === 0 ? h("p", { class: "hint" }, "none item by item")
+        : h("ul", { class: "changes", id: "dry-run-changes" }, changes.map((change) =>
+          h("li", { class: `change mark-${change.kind}`, "data-change": change.kind, "data-id": change.id },
+            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", h("code", {}, change.id), " ", change.detail))),
+      withoutId ? h("p", { class: "hint" }, `${withoutId} tab${withoutId === 1 ? "" : "s"} without an id left out here (the server derives their ids).`) : null);
   }
 
   registerButton.addEventListener("click", async () => {

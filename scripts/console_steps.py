@@ -184,6 +184,9 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     check(report["customizationsChecked"] == 2 and report["customizationsAffected"] >= 1 and report["droppedIds"] == ["demo.garage"],
           "the report names the stored customizations and alice's dropped choice")
     check(page.inner_text("#register-schema") == "Register as v2", "Register names the version it would create")
+    preview = page.eval_on_selector_all("#dry-run-changes li", "(items) => items.map((i) => [i.dataset.change, i.dataset.id])")
+    check(sorted(preview) == sorted([["added", "demo.energy"], ["removed", "demo.garage"], ["moved", "demo.settings"], ["behaviour", "demo.alerts"], ["label", "demo.inbox"]]),
+          f"the dry run previews the pasted schema's changes against v1, and only those ({preview})")
     shot(page, args, "03-schema-dry-run")
     page.fill("#schema-json", text_v2 + " ")
     check(page.is_disabled("#register-schema"), "editing after the dry run disables Register")
@@ -202,6 +205,22 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     columns = page.eval_on_selector_all(".schema-column", "(cols) => cols.map((c) => c.querySelector('h4').textContent)")
     check(len(columns) == 2 and columns[0].startswith("v1") and columns[1].startswith("v2"), "v1 and v2 side by side")
     shot(page, args, "04-schema-diff")
+
+    print("== schemas: the preview against a stored schema with sections, data-driven tabs, hiddenIn and standIn")
+    example = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "schema.json")))
+    api(base, "POST", "/v1/apps", admin, {"id": "com.console.example", "name": "Example"})
+    check(api(base, "PUT", "/v1/apps/com.console.example/schema", admin, example)[0] == 201, "examples/schema.json registered for a second app")
+    renamed = json.loads(json.dumps(example))
+    renamed["items"][1]["title"] = "Notifications"
+    open_screen(page, base, "#/schemas/com.console.example")
+    page.fill("#schema-json", json.dumps(renamed, indent=2))
+    page.click("#dry-run-schema")
+    page.wait_for_selector("#dry-run-changes li")
+    preview = page.eval_on_selector_all("#dry-run-changes li", "(items) => items.map((i) => [i.dataset.change, i.dataset.id])")
+    check(preview == [["label", "com.myApp.bell"]], f"only the renamed tab, nothing the stored form merely writes out ({preview})")
+    api(base, "DELETE", "/v1/apps/com.console.example", admin)
+    open_screen(page, base, f"#/schemas/{app}")
+    page.wait_for_selector("#schema-json")
 
     print("== schemas: a refused schema's errors point at their lines")
     refused = json.loads(text_v2)

@@ -794,7 +794,14 @@ export function flatten(schema) {
 const BEHAVIOUR = ["placement", "customizationBehavior", "defaultVisibility", "hiddenIn", "standIn", "dynamicTabs", "expanded", "role", "kind"];
 const LABEL = ["title", "systemImage", "image"];
 
-const show = (value) => value === undefined ? "—" : typeof value === "object" ? JSON.stringify(value) : String(value);
+/** JSON with object members in name order, so two equal values read the same whichever order they came in. */
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(",")}}`;
+  return JSON.stringify(value);
+}
+
+const show = (value) => value === undefined || value === null ? "—" : typeof value === "object" ? canonical(value) : String(value);
 
 /** "key: old → new" for each difference, into objects one level (customizationBehavior.tabBar: automatic → disabled). */
 function describe(keys, before, after) {
@@ -885,6 +892,40 @@ export function diffSchemas(before, after) {
   }
   return { changes, marks };
 }
+
+/**
+ * A schema as pasted (SchemaInput) with the defaults a stored version writes out, so it compares with a stored
+ * version: kind, placement (pinned for the search tab), customization behaviour and default visibility
+ * (automatic), a section's `expanded` (true), the search tab's title and image. Tabs without an id are left
+ * out (the server derives theirs); answers {schema, withoutId}.
+ */
+export function withDefaults(input) {
+  let withoutId = 0;
+  const pair = (value, fallback) => ({ sidebar: value?.sidebar ?? fallback, tabBar: value?.tabBar ?? fallback });
+  const common = (item) => ({
+    hiddenIn: Array.isArray(item.hiddenIn) && item.hiddenIn.length ? [...new Set(item.hiddenIn)] : undefined,
+    standIn: item.standIn ?? undefined,
+    defaultVisibility: pair(item.defaultVisibility, "automatic"),
+  });
+  const dynamic = (d) => d ? { idPrefix: d.idPrefix, customizationBehavior: pair(d.customizationBehavior, "automatic") } : undefined;
+  const tab = (item) => {
+    if (item.id === undefined || item.id === null) { withoutId++; return null; }
+    const search = item.role === "search";
+    return { kind: "tab", id: item.id, title: item.title ?? (search ? "Search" : undefined),
+             systemImage: item.systemImage ?? (search && !item.image ? "magnifyingglass" : undefined), image: item.image ?? undefined,
+             role: item.role ?? undefined, placement: item.placement ?? (search ? "pinned" : "automatic"),
+             customizationBehavior: pair(item.customizationBehavior, "automatic"), ...common(item) };
+  };
+  const items = (input.items || []).map((item) => {
+    if (item.kind === "section") {
+      return { kind: "section", id: item.id, title: item.title, customizationBehavior: pair(item.customizationBehavior, "automatic"),
+               ...common(item), expanded: item.expanded ?? true, dynamicTabs: dynamic(item.dynamicTabs), tabs: (item.tabs || []).map(tab).filter(Boolean) };
+    }
+    if (item.kind === "forEach") return { kind: "forEach", id: item.id, ...common(item), dynamicTabs: dynamic(item.dynamicTabs) };
+    return tab(item);
+  }).filter(Boolean);
+  return { schema: { items, customizablePlatforms: [...new Set(input.customizablePlatforms || [])] }, withoutId };
+}
 """#),
         ("schemas.js", #"""
 // Schemas: two versions side by side with their differences, and a new version registered from pasted JSON
@@ -893,7 +934,7 @@ import { call, clearProblem, Problem, segment, showProblem } from "./api.js";
 import { fill, h, status, when } from "./dom.js";
 import { lineOfPointer, parseWithLines, JSONSyntaxError } from "./json-lines.js";
 import { appPicker } from "./picker.js";
-import { diffSchemas } from "./schema-diff.js";
+import { diffSchemas, withDefaults } from "./schema-diff.js";
 
 const KIND_LABEL = { added: "added", removed: "removed", moved: "moved", behaviour: "behaviour changed", label: "label changed" };
 
@@ -1036,7 +1077,21 @@ export async function schemasScreen(container, args, { go }) {
         h("dt", {}, "Unreadable (skipped)"), h("dd", { id: "count-unreadable" }, r.customizationsUnreadable),
         h("dt", {}, "Data-driven tabs dropped"), h("dd", { id: "count-dynamic-dropped" }, r.dynamicTabsDropped)),
       ids("Ids added", r.addedIds, "ids-added"), ids("Ids removed", r.removedIds, "ids-removed"),
-      ids("Ids users' choices would lose", r.droppedIds, "ids-dropped")));
+      ids("Ids users' choices would lose", r.droppedIds, "ids-dropped"),
+      current && !r.identical ? preview(text) : null));
+  }
+
+  /** What the pasted schema changes against the current version, item by item (the defaults filled in here). */
+  function preview(text) {
+    const { schema, withoutId } = withDefaults(parseWithLines(text).value);
+    const { changes } = diffSchemas(current, schema);
+    return h("div", {},
+      h("h5", {}, `Changes from v${current.version} (current) to the pasted schema (${changes.length})`),
+      changes.length === 0 ? h("p", { class: "hint" }, "none item by item")
+        : h("ul", { class: "changes", id: "dry-run-changes" }, changes.map((change) =>
+          h("li", { class: `change mark-${change.kind}`, "data-change": change.kind, "data-id": change.id },
+            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", h("code", {}, change.id), " ", change.detail))),
+      withoutId ? h("p", { class: "hint" }, `${withoutId} tab${withoutId === 1 ? "" : "s"} without an id left out here (the server derives their ids).`) : null);
   }
 
   registerButton.addEventListener("click", async () => {
