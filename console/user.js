@@ -74,7 +74,7 @@ export async function userScreen(container, args, { go }) {
     if (!page) return;
     list.append(...page.body.items.map((item) => h("li", { "data-revision": item.revision },
       h("strong", {}, `r${item.revision}`), ` ${item.change} · ${when(item.updatedAt)}`,
-      item.operations ? h("span", { class: "hint" }, ` · ${item.operations.map((op) => op.op).join(", ")}`) : null,
+      item.operations ? h("span", { class: "hint" }, ` · ${item.operations.map(describeOperation).join("; ")}`) : null,
       item.revision === c.revision ? h("span", { class: "badge" }, "current")
         : h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(item.revision) }, `Revert to r${item.revision}`))));
     fill(more, page.body.nextBefore ? h("button", { type: "button", class: "quiet", onclick: () => loadHistory(page.body.nextBefore) }, "Older revisions") : null);
@@ -92,4 +92,19 @@ export async function userScreen(container, args, { go }) {
   fill(history, h("h3", { id: "history-title" }, "History"), list, more,
     c.revision > 0 ? h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(0) }, "Revert to the empty customization (revision 0)") : null);
   await Promise.all([drawLayouts(), loadHistory(null)]);
+}
+
+/** One PATCH operation in a line: its op and what it names (tab, section, visibility, index, order). */
+function describeOperation(op) {
+  const parts = [op.op];
+  if (op.section) parts.push(op.section);
+  if (op.tab) parts.push(op.tab);
+  if (op.visibility) parts.push(`→ ${op.visibility}`);
+  if (op.toIndex !== undefined) parts.push(`→ place ${op.toIndex + 1}`);
+  if (Array.isArray(op.tabOrder)) parts.push(`[${op.tabOrder.join(", ")}]`);
+  if (Array.isArray(op.tabBarOrder)) parts.push(`[${op.tabBarOrder.join(", ")}]`);
+  if (op.expanded !== undefined) parts.push(op.expanded ? "expanded" : "collapsed");
+  if (Array.isArray(op.tabs)) parts.push(`${op.tabs.length} tabs`);
+  if (op.placement) parts.push(op.placement);
+  return parts.join(" ");
 }

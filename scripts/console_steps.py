@@ -22,6 +22,10 @@ DRAWN = """(figure) => {
     barInOrder: increasing(boxes('[data-part=tabbar] .bar-tabs > li').map((b) => b.left))
       || increasing(boxes('[data-part=tabbar] .bar-tabs > li').map((b) => b.top * 10000 + b.left)),
     visible: figure.getBoundingClientRect().height > 100,
+    inside: (() => {
+      const device = figure.querySelector('.device').getBoundingClientRect();
+      return boxes('.device [data-tab-id], .device .bar-more').every((b) => b.left >= device.left - 1 && b.right <= device.right + 1);
+    })(),
   };
 }"""
 
@@ -296,7 +300,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
             want = expected(layout)
             label = f"{platform or 'no platform'} {style or ''} {size}".replace("  ", " ")
             check({k: seen[k] for k in want} == want, f"{label}: sidebar {want['sidebar']}, bar {want['tabBar']}, pinned {want['pinned']}, more {want['more']}, hidden {want['hidden']} as drawn")
-            check(seen["sidebarInOrder"] and seen["barInOrder"] and seen["visible"], f"{label}: drawn on screen in that order")
+            check(seen["sidebarInOrder"] and seen["barInOrder"] and seen["visible"] and seen["inside"], f"{label}: drawn on screen in that order, inside the device")
         if platform is None:
             shot(page, args, "07-user")
             element_shot(page, "#layouts", args, "07-user-layouts", "user-layouts.png")
@@ -308,6 +312,9 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     print("== a user: history and revert")
     open_screen(page, base, f"#/user/{app}/bob")
     page.wait_for_selector("#history-list li[data-revision='1'] button[data-action=revert]")
+    page.wait_for_selector("#layout-drawings figure[data-size-class=compact]")
+    bob_drawn = page.query_selector("#layout-drawings figure[data-size-class=compact]").evaluate(DRAWN)
+    check(bob_drawn["inside"], "bob's iPhone bar (four tabs, More and Search) fits inside the device")
     before = api(base, "GET", f"/v1/apps/{app}/users/bob/customization", admin)[1]
     page.click("#history-list li[data-revision='1'] button[data-action=revert]")
     page.wait_for_selector(f"#history-list li[data-revision='{before['revision'] + 1}']")

@@ -405,7 +405,7 @@ li.mark-removed { background: #fbe9e8; }
 .layout-body { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; }
 .device { border: 10px solid #23272e; border-radius: 22px; background: var(--paper); overflow: hidden; display: flex; min-height: 16rem; }
 .device-tablet { flex: 1 1 26rem; min-width: min(100%, 20rem); aspect-ratio: 4 / 3; max-width: 44rem; }
-.device-phone { flex-direction: column; width: 15rem; max-width: 100%; aspect-ratio: 9 / 17; border-radius: 30px; }
+.device-phone { flex-direction: column; width: 18rem; max-width: 100%; aspect-ratio: 9 / 17; border-radius: 30px; }
 .device ol { list-style: none; margin: 0; padding: 0; }
 .sidebar { width: 34%; min-width: 8.5rem; background: var(--sidebar); padding: 0.5rem 0.35rem; border-right: 1px solid var(--line); overflow: hidden; font-size: 0.85rem; }
 .sidebar-tab, .more-tab { display: flex; align-items: center; gap: 0.4rem; padding: 0.2rem 0.35rem; border-radius: 7px; }
@@ -418,15 +418,15 @@ li.mark-removed { background: #fbe9e8; }
 .tabbar.top .bar-tabs { display: flex; flex-wrap: wrap; gap: 0.15rem; }
 .tabbar.top .bar-tab, .tabbar.top .pinned-tab { display: flex; align-items: center; gap: 0.25rem; padding: 0.15rem 0.5rem; border-radius: 999px; }
 .tabbar.bottom { background: var(--bar); border-top: 1px solid var(--line); padding: 0.3rem 0.25rem 0.6rem; }
-.tabbar.bottom .bar-tabs { flex: 1; display: flex; justify-content: space-around; }
-.tabbar.bottom .bar-tab, .tabbar.bottom .bar-more, .tabbar.bottom .pinned-tab { display: flex; flex-direction: column; align-items: center; gap: 0.1rem; padding: 0.15rem 0.2rem; border-radius: 8px; min-width: 0; text-align: center; }
-.tabbar.bottom .tab-title { max-width: 3.6rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.tabbar.bottom .bar-tabs { flex: 1; display: flex; justify-content: space-around; min-width: 0; }
+.tabbar.bottom .bar-tab, .tabbar.bottom .bar-more, .tabbar.bottom .pinned-tab { flex: 1 1 0; display: flex; flex-direction: column; align-items: center; gap: 0.1rem; padding: 0.15rem 0.1rem; border-radius: 8px; min-width: 0; text-align: center; }
+.tabbar.bottom .tab-title { max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .bar-pinned { display: flex; gap: 0.2rem; }
 .tabbar.bottom .bar-pinned { border-left: 1px solid var(--line); padding-left: 0.25rem; }
 .icon { display: inline-grid; place-items: center; width: 1.35rem; height: 1.35rem; border-radius: 6px; background: #5b6675; color: #fff; font-size: 0.7rem; font-weight: 700; flex: none; }
 .selected .icon { background: var(--accent); }
 .sidebar-toolbar { margin-bottom: 0.35rem; }
-.beside { flex: 1 1 12rem; min-width: 11rem; font-size: 0.9rem; }
+.beside { flex: 1 1 9rem; min-width: 9rem; font-size: 0.9rem; }
 .beside ul, .beside ol { padding-left: 1.1rem; margin: 0.2rem 0; }
 .more-screen ol { list-style: none; padding: 0; border: 1px solid var(--line); border-radius: 10px; }
 .more-screen li { border-bottom: 1px solid var(--line); }
@@ -1278,7 +1278,7 @@ export async function userScreen(container, args, { go }) {
     if (!page) return;
     list.append(...page.body.items.map((item) => h("li", { "data-revision": item.revision },
       h("strong", {}, `r${item.revision}`), ` ${item.change} · ${when(item.updatedAt)}`,
-      item.operations ? h("span", { class: "hint" }, ` · ${item.operations.map((op) => op.op).join(", ")}`) : null,
+      item.operations ? h("span", { class: "hint" }, ` · ${item.operations.map(describeOperation).join("; ")}`) : null,
       item.revision === c.revision ? h("span", { class: "badge" }, "current")
         : h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(item.revision) }, `Revert to r${item.revision}`))));
     fill(more, page.body.nextBefore ? h("button", { type: "button", class: "quiet", onclick: () => loadHistory(page.body.nextBefore) }, "Older revisions") : null);
@@ -1296,6 +1296,21 @@ export async function userScreen(container, args, { go }) {
   fill(history, h("h3", { id: "history-title" }, "History"), list, more,
     c.revision > 0 ? h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(0) }, "Revert to the empty customization (revision 0)") : null);
   await Promise.all([drawLayouts(), loadHistory(null)]);
+}
+
+/** One PATCH operation in a line: its op and what it names (tab, section, visibility, index, order). */
+function describeOperation(op) {
+  const parts = [op.op];
+  if (op.section) parts.push(op.section);
+  if (op.tab) parts.push(op.tab);
+  if (op.visibility) parts.push(`→ ${op.visibility}`);
+  if (op.toIndex !== undefined) parts.push(`→ place ${op.toIndex + 1}`);
+  if (Array.isArray(op.tabOrder)) parts.push(`[${op.tabOrder.join(", ")}]`);
+  if (Array.isArray(op.tabBarOrder)) parts.push(`[${op.tabBarOrder.join(", ")}]`);
+  if (op.expanded !== undefined) parts.push(op.expanded ? "expanded" : "collapsed");
+  if (Array.isArray(op.tabs)) parts.push(`${op.tabs.length} tabs`);
+  if (op.placement) parts.push(op.placement);
+  return parts.join(" ");
 }
 """#),
     ]
