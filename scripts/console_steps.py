@@ -34,6 +34,35 @@ UNLABELLED = """() => [...document.querySelectorAll('input:not([type=hidden]), s
   .concat([...document.querySelectorAll('button')].filter((b) => !b.textContent.trim() && !b.getAttribute('aria-label')).map((b) => b.outerHTML.slice(0, 80)))"""
 
 
+# WCAG 2 contrast of every text the page shows against the background it is drawn on (the first opaque
+# background among its ancestors): at least 4.5:1, or 3:1 for large text (24 px, or 18.66 px bold). Disabled
+# controls are exempt, as WCAG says.
+LOW_CONTRAST = """() => {
+  const rgb = (text) => (text.match(/[\\d.]+/g) || []).map(Number);
+  const luminance = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = (element) => {
+    for (let e = element; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const low = [];
+  for (const element of document.querySelectorAll('body *')) {
+    if (element.closest('svg, [hidden], :disabled, option, datalist') || !element.getClientRects().length) continue;
+    const text = [...element.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent.trim()).join('');
+    if (!text) continue;
+    const style = getComputedStyle(element);
+    const size = parseFloat(style.fontSize), bold = +style.fontWeight >= 700;
+    const [l1, l2] = [luminance(rgb(style.color)), luminance(background(element))].sort((a, b) => b - a);
+    const ratio = (l1 + 0.05) / (l2 + 0.05);
+    if (ratio < (size >= 24 || (bold && size >= 18.66) ? 3 : 4.5)) low.push(`${text.slice(0, 30)} ${ratio.toFixed(2)}`);
+  }
+  return low;
+}"""
+
+
 def expected(layout):
     sidebar, sections = [], []
     for item in layout["sidebar"]:
@@ -325,6 +354,8 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     shot(page, args, "08-user-history")
 
     print("== apps: rotate the secret, delete with a typed confirmation")
+    page.evaluate("() => { const p = document.createElement('p'); p.textContent = 'faint control text'; p.style.color = '#aaaaaa'; document.querySelector('#screen').append(p); }")
+    check(any(item.startswith("faint control text") for item in page.evaluate(LOW_CONTRAST)), "the contrast check flags a light grey text (the check can fail)")
     open_screen(page, base, "#/apps")
     page.wait_for_selector(f"tr[data-app-id='{app}'] button[data-action=rotate]")
     page.click(f"tr[data-app-id='{app}'] button[data-action=rotate]")
@@ -346,6 +377,12 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     page.wait_for_selector("text=Deleted com.console.scratch.")
     check(api(base, "GET", "/v1/apps/com.console.scratch", admin)[0] == 404, "the typed confirmation deletes the app")
     check(page.evaluate(UNLABELLED) == [], "every control of the apps screen has a label")
+    for route in ["#/apps", f"#/schemas/{app}", f"#/stats/{app}", f"#/user/{app}/alice"]:
+        open_screen(page, base, route)
+        page.wait_for_load_state("networkidle")
+        low = page.evaluate(LOW_CONTRAST)
+        check(low == [], f"every text of {route} has WCAG AA contrast ({low[:4]})")
+    open_screen(page, base, "#/apps")
     for number in range(25):
         api(base, "POST", "/v1/apps", admin, {"id": f"com.console.page{number:02}", "name": f"Paging {number}"})
     page.reload()
