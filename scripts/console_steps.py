@@ -163,6 +163,15 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     check(re.fullmatch(r"[A-Za-z0-9_-]{43}", secret) is not None, "creating an app shows its signing secret")
     check("shown only this once" in page.inner_text("#secret-panel") and page.is_visible("#secret-panel button:has-text('Copy')"),
           "with a warning and a copy button")
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+    page.click("#secret-panel button:has-text('Copy')")
+    page.wait_for_selector("#secret-panel [role=status]:has-text('Copied.')")
+    check(page.evaluate("() => navigator.clipboard.readText()") == secret, "Copy puts the secret on the clipboard")
+    page.wait_for_selector(f"tr[data-app-id='{app}']")
+    open_screen(page, base, "#/apps")
+    page.wait_for_selector(f"tr[data-app-id='{app}']")
+    kept = page.evaluate("(secret) => document.documentElement.outerHTML.includes(secret) || JSON.stringify(Object.entries(sessionStorage)).includes(secret)", secret)
+    check(not kept and page.query_selector("#secret-value") is None, "the secret is gone once the page is left: not in the page, not in storage")
     page.wait_for_selector(f"tr[data-app-id='{app}']")
     check(page.is_visible(f"tr[data-app-id='{app}']"), "the new app is listed")
     shot(page, args, "02-apps-created")
@@ -173,7 +182,6 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     status, problem = api(base, "POST", "/v1/apps", admin, {"id": app, "name": "Again"})
     check(status == 409 and page.inner_text("[data-testid=problem-detail]") == problem["detail"], "a second create shows the 409's problem detail")
     check(problem["type"] in page.inner_text("#problem"), "and its problem type")
-    page.click("#secret-panel button:has-text('hide')")
 
     print("== schemas: v1 after its dry run")
     open_screen(page, base, f"#/schemas/{app}")
