@@ -406,6 +406,16 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     page.wait_for_selector("#apps-table caption:has-text('page 1')")
     check(listed() == first and page.is_disabled("button:has-text('Previous page')"), "and Previous page goes back")
 
+    print("== moving on before a screen has drawn")
+    # The stats screen starts (its calls in flight), then the person goes to Apps before they answer.
+    page.evaluate(f"() => {{ addEventListener('hashchange', () => setTimeout(() => {{ location.hash = '#/apps'; }}, 0), {{ once: true }}); location.hash = '#/stats/{app}'; }}")
+    page.wait_for_function("() => location.hash === '#/apps' && document.querySelector('#screen').dataset.renderedAt")
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(300)
+    headings = page.eval_on_selector_all("#screen h2", "(hs) => hs.map((h) => h.textContent)")
+    strays = page.eval_on_selector_all("#screen #stats-chart, #screen #layout-drawings, #screen #customization", "(es) => es.map((e) => e.id)")
+    check(headings == ["Apps"] and strays == [], f"only the last screen chosen is on the page ({headings}, {strays} drawn late)")
+
     print("== keyboard")
     page.focus("#nav a[data-screen=stats]")
     page.keyboard.press("Enter")

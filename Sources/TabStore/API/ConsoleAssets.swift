@@ -98,8 +98,8 @@ export async function attempt(action) {
 }
 """#),
         ("app.js", #"""
-// The console's entry: sign-in with the operator token, the screens behind hash routes (#/apps,
-// #/schemas/<app>, #/stats/<app>, #/user/<app>/<user>), and the app picker the data screens share.
+// The console's entry: sign-in with the operator token, and the screens behind hash routes (#/apps,
+// #/schemas/<app>, #/stats/<app>, #/user/<app>/<user>).
 import { attempt, call, clearProblem, showProblem, token } from "./api.js";
 import { appsScreen } from "./apps.js";
 import { schemasScreen } from "./schemas.js";
@@ -108,6 +108,7 @@ import { userScreen } from "./user.js";
 
 const screens = { apps: appsScreen, schemas: schemasScreen, stats: statsScreen, user: userScreen };
 const $ = (id) => document.getElementById(id);
+let renders = 0;
 
 /** The route in the hash: {screen, args} with each argument decoded. */
 export function route() {
@@ -142,12 +143,19 @@ async function render() {
   for (const link of document.querySelectorAll("#nav a")) {
     if (link.dataset.screen === screen) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
   }
-  const container = $("screen");
+  // Each render draws into a new element: one still waiting for the API when the person moved on draws into
+  // an element no longer on the page, never over the screen that replaced it.
+  const mine = ++renders;
+  const root = $("screen");
+  const container = document.createElement("div");
+  root.replaceChildren(container);
+  delete root.dataset.renderedAt;
   const started = performance.now();
   await screens[screen](container, args, { go });
+  if (mine !== renders) return;
   // For the browser test's timing: when this screen finished drawing (after its last API answer).
-  container.dataset.renderedMs = String(Math.round(performance.now() - started));
-  container.dataset.renderedAt = String(performance.now());
+  root.dataset.renderedMs = String(Math.round(performance.now() - started));
+  root.dataset.renderedAt = String(performance.now());
 }
 
 $("login-form").addEventListener("submit", async (event) => {
