@@ -11,10 +11,12 @@ export async function appsScreen(container, _args, { go }) {
   const secretPanel = h("div", { id: "secret-panel" });
   const confirmPanel = h("div", { id: "confirm-panel" });
 
+  let loads = 0;  // only the latest page asked for is drawn
   async function load() {
+    const mine = ++loads;
     const cursor = cursors[cursors.length - 1];
     const page = await attempt(() => call(`/v1/apps?limit=${PAGE}` + (cursor ? `&cursor=${encodeURIComponent(cursor)}` : "")));
-    if (!page) return;
+    if (!page || mine !== loads) return;
     const { apps, nextCursor } = page.body;
     fill(table, apps.length === 0 ? status(cursors.length > 1 ? "No more apps." : "No apps yet. Create one below.") : h("table", { id: "apps-table" },
       h("caption", {}, `Apps, page ${cursors.length}`),
