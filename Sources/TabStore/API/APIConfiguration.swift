@@ -9,6 +9,9 @@ package struct APIConfiguration: Sendable {
     package var metricsRequireAuth = false
     /// One JSON access-log line per request.
     package var accessLog = true
+    /// Whether `/console` and its assets are served (`--console`). Off unless the service turns it on: the
+    /// console is the binary's operator page, not part of the API (openapi.yaml does not list it).
+    package var console = false
     /// Largest stored customization document, in bytes: a write that would store more is refused with 422
     /// `customization-too-large`, so no user can make every later read and write of theirs expensive.
     package var maxCustomizationBytes = 64 * 1024

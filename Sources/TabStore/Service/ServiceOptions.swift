@@ -27,6 +27,8 @@ public struct ServiceOptions: Sendable {
     public var corsOrigins: [String] = []
     public var metricsRequireAuth = false
     public var accessLog = true
+    /// Serve the operator console at `/console` (README "Console").
+    public var console = true
     /// Revisions kept per user in the history; 0 keeps none.
     public var historyRevisions = 100
     /// Bytes of memory for the caches: half for stored customizations, a quarter for encoded layouts and
@@ -127,6 +129,7 @@ public struct ServiceOptions: Sendable {
         },
         Setting(flag: "metrics-auth", help: "require the operator token for /metrics (default false)") { $0.metricsRequireAuth = try boolean("metrics-auth", $1) },
         Setting(flag: "access-log", help: "one JSON log line per request (default true)") { $0.accessLog = try boolean("access-log", $1) },
+        Setting(flag: "console", help: "serve the operator console at /console (default true)") { $0.console = try boolean("console", $1) },
         Setting(flag: "history-revisions", help: "revisions kept per user for history and revert (default 100; 0 keeps none)") {
             $0.historyRevisions = try integer("history-revisions", 0...10_000, $1)
         },

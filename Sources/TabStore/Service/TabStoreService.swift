@@ -59,6 +59,7 @@ public final class TabStoreService: Sendable {
             apiConfiguration.allowedOrigins = options.corsOrigins
             apiConfiguration.metricsRequireAuth = options.metricsRequireAuth
             apiConfiguration.accessLog = options.accessLog
+            apiConfiguration.console = options.console
             apiConfiguration.maxCustomizationBytes = options.maxCustomizationBytes
             apiConfiguration.historyRevisions = options.historyRevisions
             apiConfiguration.representationCacheBytes = options.layoutCacheBytes
