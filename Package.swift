@@ -13,10 +13,12 @@ let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "TabStore",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v17)],
     products: [
         .executable(name: "tab-server", targets: ["tab-server"]),
         .library(name: "TabStore", targets: ["TabStore"]),
+        // The Swift client apps add (README "Swift client"): Foundation only, nothing of the server.
+        .library(name: "TabStoreClient", targets: ["TabStoreClient"]),
     ],
     targets: [
         // SQLite from the system (Debian: libsqlite3-dev). modulemap + shim only.
@@ -56,6 +58,8 @@ let package = Package(
             linkerSettings: [.linkedLibrary("m")]
         ),
         .executableTarget(name: "tab-server", dependencies: ["TabStore"], swiftSettings: swift6),
+        // The client library for apps (iOS, macOS, Linux): Foundation (FoundationNetworking on Linux) and nothing else.
+        .target(name: "TabStoreClient", path: "Sources/TabStoreClient", swiftSettings: swift6),
         // `swift run -c release tabstore-bench-storage`: the storage layer alone, no HTTP (bench/README.md).
         .executableTarget(name: "tabstore-bench-storage", dependencies: ["TabStoreStorage", "TabStoreSupport"], path: "bench/storage",
                           swiftSettings: swift6),
@@ -73,6 +77,13 @@ let package = Package(
             dependencies: ["TabStore", "TabStoreAPI", "TabStoreServer", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth",
                            "TabStoreSupport"],
             path: "Tests/TabStoreTests",
+            swiftSettings: swift6
+        ),
+        // The client against a real server started in-process (the server's targets serve it; the client imports none).
+        .testTarget(
+            name: "TabStoreClientTests",
+            dependencies: ["TabStoreClient", "TabStore", "TabStoreAuth", "TabStoreSupport"],
+            path: "Tests/TabStoreClientTests",
             swiftSettings: swift6
         ),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import TabStoreAuth
 @testable import TabStoreStorage
 @testable import TabStoreSupport
 
@@ -163,6 +164,52 @@ struct RecordCacheTests {
         _ = try await store.createApp(id: "app", name: "Again", signingSecret: "s2", createdAt: "t")
         #expect(try await store.customization(appId: "app", userId: "bob") == nil)
         #expect(try store.customizationNow(appId: "app", userId: "bob") == nil)
+        await store.close()
+    }
+}
+
+@Suite("The verified-token cache")
+struct TokenCacheTests {
+    @Test("bounded by bytes: thousands of tokens never hold more than the budget, recent ones stay")
+    func bounded() {
+        let cache = TabStoreAuth.TokenCache(budget: 64 << 10)
+        for index in 0..<5_000 {
+            let token = "header.payload-\(index)-" + String(repeating: "x", count: 150) + ".signature"
+            cache.store(token, .init(appId: "app", audience: ["app"], userId: Identifier("user-\(index)"), secret: "s", expiresAt: 1, notBefore: nil))
+            #expect(cache.statistics.cost <= 64 << 10)
+        }
+        let last = "header.payload-4999-" + String(repeating: "x", count: 150) + ".signature"
+        #expect(cache.lookup(last)?.userId == Identifier("user-4999"))
+        #expect(cache.lookup("header.payload-0-" + String(repeating: "x", count: 150) + ".signature") == nil)
+        #expect(cache.statistics.entries > 50)
+    }
+}
+
+@Suite("WAL checkpoints off the writer")
+struct CheckpointerTests {
+    @Test("the writer never checkpoints in its commits; the checkpointer copies every committed page soon after")
+    func checkpointsInTheBackground() async throws {
+        let dir = TemporaryDirectory()
+        let store = try SQLiteStore(configuration: SQLiteStore.Configuration(path: dir.file("tabstore.sqlite")))
+        _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
+        for revision in 1...200 {
+            let record = CustomizationRecord(appId: "app", userId: "user-\(revision)", revision: 1, schemaVersion: 1,
+                                             document: Array(repeating: UInt8(ascii: "x"), count: 2_000), updatedAt: "t")
+            try await store.commitCustomization(CustomizationCommit(appId: "app", userId: "user-\(revision)", expectedRevision: 0,
+                                                                    record: record, change: .put, historyRevisions: 0))
+        }
+        // The database file alone (copied without its WAL) holds every row once the checkpointer ran; nobody
+        // else checkpoints (the writer's automatic checkpoint is off).
+        var copied = false
+        for attempt in 0..<100 where !copied {
+            let snapshot = dir.file("snapshot-\(attempt).sqlite")
+            try FileManager.default.copyItem(atPath: dir.file("tabstore.sqlite"), toPath: snapshot)
+            // Before the first checkpoint the file may not even hold the tables yet: not copied.
+            let probe = try? SQLiteConnection(path: snapshot, options: { var o = SQLiteConnection.Options(); o.readOnly = true; return o }())
+            copied = (try? probe?.scalarInt("SELECT count(*) FROM customizations")) == 200
+            if !copied { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(copied)
         await store.close()
     }
 }

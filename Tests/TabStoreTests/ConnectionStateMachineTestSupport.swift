@@ -38,6 +38,8 @@ enum MachineEvent: Sendable {
     case stream(Int)
     case chunk(String)
     case streamEnd
+    /// The stream's source ended it and the connection must not serve another request (its authorization ended).
+    case streamEndClosing
     case written
     case partial
     case backlogFull
@@ -179,6 +181,7 @@ extension ConnectionStateMachine {
         case .stream(let status): return streamStarted(HTTPResponse(status: status), now: now)
         case .chunk(let text): return chunkAvailable(Array(text.utf8), now: now)
         case .streamEnd: return streamEnded(now: now)
+        case .streamEndClosing: return streamEnded(now: now, closeConnection: true)
         case .written: return writeCompleted(now: now)
         case .partial: return writePending(now: now, backlogFull: false)
         case .backlogFull: return writePending(now: now, backlogFull: true)

@@ -20,6 +20,14 @@ extension ConnectionStateMachineTests {
             on(.written, .wait(.read), deadline: ms(2500)),
             on(.bytes(Wire.getB), .admit("/b")),
         ]),
+        MachineCase("a stream ended with its authorization closes the connection: a pipelined request is never served", [
+            on(.bytes(Wire.get + Wire.getB), .admit("/a")),
+            on(.admitted("r1"), .dispatch("/a", id: "r1", at: t0)),
+            on(.stream(200), .startStream(200)),
+            on(.written, .wait(.read)),
+            on(.streamEndClosing, .finishStream(terminator: true)),
+            on(.written, .linger),
+        ]),
         MachineCase("an empty chunk is never written (it would end the chunked body)", [
             on(.bytes(Wire.get), .admit("/a")),
             on(.admitted("r1"), .dispatch("/a", id: "r1", at: t0)),

@@ -90,7 +90,7 @@ struct FeedTests {
             let waited = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             #expect(expired?.event == "token-expired" && expired?.data?.contains("expired") == true)
             #expect(waited > 0.5 && waited < 4, "after \(waited) s")
-            #expect(try await offPool { stream.endsWithin(2) })
+            #expect(try await offPool { stream.closesWithin(2) })
             #expect(live.service.api.followers.streams == 0)
         }
     }

@@ -49,6 +49,34 @@ struct IdempotencyTests {
         }
     }
 
+    @Test("the request is compared by its decoded path: another percent-encoding of the same path is the same request")
+    func encodedPathIsTheSameRequest() async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            let key = ("Idempotency-Key", "encoded")
+            let first = await api.send(.patch("/v1/apps/app.one/users/al%69ce/customization").bearer(api.admin).headers([key]).json(Sync.hide("climate")))
+            #expect(first.status == 200 && first.revision == 1)
+            for path in [creds.customization, "/v1/apps/app%2Eone/users/%61lice/customization"] {
+                let again = await api.send(.patch(path).bearer(api.admin).headers([key]).json(Sync.hide("climate")))
+                #expect(again.status == 200 && again.header("Idempotent-Replayed") == "true" && again.body == first.body, "\(path)")
+            }
+            // Another resource under the same user is another request.
+            let revert = await api.send(.post(creds.customization + "/revert").bearer(api.admin).headers([key]).json(#"{"toRevision": 0}"#))
+            #expect(revert.status == 422)
+        }
+    }
+
+    @Test("the canonical path of an ordinarily encoded path is the path itself (answers stored before keep matching)")
+    func canonicalPath() {
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/com.myApp/users/alice/customization") == "/v1/apps/com.myApp/users/alice/customization")
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/a/users/user%20one/customization") == "/v1/apps/a/users/user%20one/customization")
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/a/users/al%69ce/customization") == "/v1/apps/a/users/alice/customization")
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/a/users/caf%c3%a9/x") == "/v1/apps/a/users/caf%C3%A9/x")
+        // An encoded slash stays one: it is part of the id, not a new segment.
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/a/users/a%2Fb/x") == "/v1/apps/a/users/a%2Fb/x")
+        #expect(IdempotentRequest.canonicalPath("/v1/apps/a/users/a:b@c!$&'()*+,;=~/x") == "/v1/apps/a/users/a:b@c!$&'()*+,;=~/x")
+    }
+
     @Test("keys are scoped to app and user: another user's identical key is a new request", arguments: PostgresTestCluster.backends)
     func keysAreScopedPerUser(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in
@@ -223,6 +251,32 @@ struct IdempotencyTests {
                 clock.advance(1)
             }
             #expect(await exportKeys() == ["key-13", "key-14", "key-15"])
+        }
+    }
+
+    @Test("past the cap the oldest-inserted answers go, whatever their keys sort as: a burst within one second keeps its recent keys")
+    func evictsOldestInserted() async throws {
+        let clock = TestClock()  // never advanced: the whole burst shares one created_at second
+        try await withInProcessAPI(configure: { $0.maxIdempotentAnswersPerUser = 3; $0.clock = { clock.now } }) { api in
+            let creds = try await Credentials.register(on: api)
+            // `0-B` is the 15th of 16 keys, recent, and sorts before every other key.
+            let keys = (0..<16).map { $0 == 14 ? "0-B" : "k-\($0)" }
+            var answers: [String: TestResponse] = [:]
+            var bellHidden = false
+            for (index, key) in keys.enumerated() {
+                if key != "0-B" { bellHidden.toggle() }
+                let body = key == "0-B" ? Sync.hide("climate") : Sync.visibility("bell", bellHidden ? "hidden" : "visible")
+                answers[key] = await api.send(.patch(creds.customization).bearer(api.admin).header("Idempotency-Key", key).json(body))
+                #expect(answers[key]?.revision == index + 1)
+            }
+            let export = await api.send(.get(creds.app.userPath(Credentials.user) + "/export").bearer(api.admin))
+            let kept = export.field("idempotencyKeys")?.items.compactMap { if case .string(let key)? = $0["key"] { key } else { nil } }
+            #expect(kept == ["k-15", "0-B", "k-13"], "the last three inserted, newest first")
+            // Another device shows the climate tab again; the retry of `0-B` (hide it) must not hide it a second time.
+            #expect(await api.send(.patch(creds.customization).bearer(api.admin).json(Sync.visibility("climate", "visible"))).revision == 17)
+            let retry = await api.send(.patch(creds.customization).bearer(api.admin).header("Idempotency-Key", "0-B").json(Sync.hide("climate")))
+            #expect(retry.status == 200 && retry.header("Idempotent-Replayed") == "true" && retry.body == answers["0-B"]?.body)
+            #expect(await api.send(.get(creds.customization).bearer(api.admin)).revision == 17)
         }
     }
 }

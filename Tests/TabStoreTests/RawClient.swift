@@ -47,7 +47,18 @@ final class RawClient: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    deinit { Glibc.close(fd) }
+    /// Whether `deinit` still closes the socket (`abort` closed it already).
+    private var open = true
+
+    deinit { if open { Glibc.close(fd) } }
+
+    /// Resets the connection (SO_LINGER 0: the server sees a reset, not an orderly close).
+    func abort() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        Glibc.close(fd)
+        open = false
+    }
 
     func send(_ text: String) { send(Array(text.utf8)) }
 

@@ -141,6 +141,17 @@ final class SSEClient: @unchecked Sendable {
         return ended || closed
     }
 
+    /// Whether the server closes the connection (EOF or a reset) within `timeout` seconds, whether or not the
+    /// stream's last chunk came first; blocks that arrive meanwhile are kept.
+    func closesWithin(_ timeout: Double) -> Bool {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
+        while !closed, DispatchTime.now().uptimeNanoseconds < deadline {
+            _ = Self.fill(fd, &raw, &closed)
+            decodeChunks()
+        }
+        return closed
+    }
+
     private func decodeChunks() {
         guard chunked else {
             decoded += raw

@@ -32,6 +32,20 @@ struct UserDataTests {
         }
     }
 
+    @Test("an export lists only idempotency keys still within the 24 hours, though an expired one may still be stored")
+    func exportSkipsExpiredKeys() async throws {
+        let clock = TestClock()
+        try await withInProcessAPI(configure: { $0.clock = { clock.now } }) { api in
+            let creds = try await Credentials.register(on: api)
+            let path = creds.customization
+            #expect(await api.send(.patch(path).bearer(api.admin).header("Idempotency-Key", "old").json(Sync.hide("climate"))).status == 200)
+            clock.advance(86_401)
+            #expect(await api.send(.patch(path).bearer(api.admin).header("Idempotency-Key", "new").json(Sync.hide("bell"))).status == 200)
+            let export = await api.send(.get(creds.app.userPath(Credentials.user) + "/export").bearer(api.admin))
+            #expect(export.field("idempotencyKeys")?.items.map { $0["key"] } == [.string("new")])
+        }
+    }
+
     @Test("a user with nothing stored exports the empty customization at revision 0; an unknown app is 404")
     func exportNothing() async throws {
         try await withInProcessAPI { api in

@@ -9,6 +9,9 @@ package struct APIConfiguration: Sendable {
     package var metricsRequireAuth = false
     /// One JSON access-log line per request.
     package var accessLog = true
+    /// Whether `/console` and its assets are served (`--console`). Off unless the service turns it on: the
+    /// console is the binary's operator page, not part of the API (openapi.yaml does not list it).
+    package var console = false
     /// Largest stored customization document, in bytes: a write that would store more is refused with 422
     /// `customization-too-large`, so no user can make every later read and write of theirs expensive.
     package var maxCustomizationBytes = 64 * 1024
@@ -29,6 +32,8 @@ package struct APIConfiguration: Sendable {
     package var feedKeepAliveSeconds = 12.0
     /// Bytes kept of encoded layouts and reconciled customizations (`APIServices.representations`); 0 keeps none.
     package var representationCacheBytes = 8 << 20
+    /// Bytes kept of verified user tokens (`APIServices.tokens`); 0 verifies every request's token.
+    package var tokenCacheBytes = 8 << 20
     /// Seconds since 1970; injectable so token expiry is testable.
     package var clock: @Sendable () -> Int = { Int(Timestamp.unixNow()) }
 

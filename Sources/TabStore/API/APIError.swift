@@ -49,6 +49,14 @@ package struct APIError: Error, Sendable {
         return error
     }
 
+    /// 401 for a stream or long poll whose token's `exp` passed: requests get a 30 s leeway for clock skew, but
+    /// what waits is not opened (or kept) on an expired token, so the client refreshes instead of reconnecting
+    /// to a stream that would end at once.
+    static let tokenExpired = unauthorized("invalid token: token expired; get a fresh one to follow changes")
+
+    /// 401 for a follower whose token the app's previous signing secret verified.
+    static let credentialsRevoked = unauthorized("the token is no longer valid: the app's signing secret was rotated; get a fresh token")
+
     package static func forbidden(_ detail: String) -> APIError {
         APIError(status: 403, slug: .forbidden, title: "Forbidden", detail: detail)
     }

@@ -10,7 +10,10 @@ protocol RouteGroup: Sendable {
 /// is given.
 enum APIRoutes {
     static func groups(_ services: APIServices) -> [any RouteGroup] {
-        [SystemRoutes(services), AppRoutes(services), SchemaRoutes(services), CustomizationRoutes(services), UserDataRoutes(services)]
+        var groups: [any RouteGroup] = [SystemRoutes(services), AppRoutes(services), SchemaRoutes(services), CustomizationRoutes(services),
+                                        UserDataRoutes(services)]
+        if services.configuration.console { groups.append(ConsoleRoutes()) }
+        return groups
     }
 
     static func router(_ services: APIServices) -> Router {

@@ -17,8 +17,12 @@ extension APIServices {
             let key = UserKey(appId: Identifier(appId), userId: Identifier(userId))
             if changes.followedUsers(of: key.appId).contains(key) { republish([key]) }
         case .app(let appId):
-            // The token cache checks each hit against the app's cached secret: reloading the app retires old tokens.
             apps.invalidate(Identifier(appId))
+        case .secretRotated(let appId):
+            // The token cache checks each hit against the app's cached secret: reloading the app retires old tokens;
+            // streams and long polls the old secret authorized end, as on the replica that rotated it.
+            apps.invalidate(Identifier(appId))
+            changes.secretRotated(Identifier(appId))
         case .schema(let appId):
             apps.invalidate(Identifier(appId))
             republish(appId: Identifier(appId))

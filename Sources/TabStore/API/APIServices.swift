@@ -1,3 +1,4 @@
+import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStorage
@@ -25,6 +26,8 @@ struct APIServices: Sendable {
     /// with a newer schema), keyed by app, user and ETag. An ETag names exactly one representation of a
     /// user's resource, so an entry never goes stale: nothing invalidates it, it only ages out.
     let representations: ByteBoundedCache<[UInt8]>
+    /// Verified user tokens, so a client that sends the same JWT on every request pays for its check once.
+    let tokens: TokenCache
 
     init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState, metrics: Metrics, logger: Logger) {
         self.store = store
@@ -36,6 +39,7 @@ struct APIServices: Sendable {
         self.apps = AppCache(store: store)
         self.changes = ChangeHub(maxPerUser: configuration.maxFollowersPerUser, maxLongPolls: configuration.maxLongPolls)
         self.representations = ByteBoundedCache(budget: configuration.representationCacheBytes)
+        self.tokens = TokenCache(budget: configuration.tokenCacheBytes)
         observeReplicas()
     }
 

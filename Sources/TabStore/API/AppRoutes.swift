@@ -91,6 +91,8 @@ struct AppRoutes: RouteGroup {
             throw APIError.notFound(.appNotFound, "no app \"\(appId)\"")
         }
         services.apps.invalidate(appId)
+        // Streams and long polls outlive their request's check: those the old secret authorized end now.
+        services.changes.secretRotated(appId)
         return .json(200, ["signingSecret": .string(secret)], headers: HTTPHeaders([("Cache-Control", "no-store")]))
     }
 

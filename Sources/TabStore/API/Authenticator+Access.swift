@@ -58,7 +58,7 @@ extension Authenticator {
 
     /// Whether `principal` may call a route with `access` on the path in `context` (ids compared as bytes).
     private func permit(_ principal: Principal, _ access: RouteAccess, _ context: RouteContext) throws {
-        guard case .user(let appId, let userId, _) = principal else { return }  // the operator may call everything
+        guard case .user(let appId, let userId, _, _) = principal else { return }  // the operator may call everything
         switch access {
         case .anyone: return
         case .metrics, .operatorOnly: throw APIError.forbidden("this endpoint is for the operator")

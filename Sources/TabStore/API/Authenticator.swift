@@ -5,11 +5,18 @@ import TabStoreSupport
 /// Who is calling.
 enum Principal: Sendable, Equatable {
     case admin
-    case user(appId: Identifier, userId: Identifier, expiresAt: Int)
+    /// `secret`: the app's signing secret that verified the token.
+    case user(appId: Identifier, userId: Identifier, expiresAt: Int, secret: String)
 
     /// When the credentials expire (seconds since 1970); nil for the operator's token.
     var expiresAt: Int? {
-        if case .user(_, _, let expiresAt) = self { return expiresAt }
+        if case .user(_, _, let expiresAt, _) = self { return expiresAt }
+        return nil
+    }
+
+    /// The signing secret that verified the credentials; nil for the operator's token.
+    var secret: String? {
+        if case .user(_, _, _, let secret) = self { return secret }
         return nil
     }
 }
@@ -22,7 +29,7 @@ struct Authenticator: Sendable {
     let apps: AppCache
     let pointReads: (any SynchronousPointReads)?
     /// Verified user tokens (see `TokenCache`); guards its own state.
-    private let tokens = TokenCache()
+    private let tokens: TokenCache
     /// Verifies tokens that name an unknown app, so they cost what a known app's do (see `verifyUser`).
     private let unknownAppSecret = Crypto.newSecret()
     private let adminTokenDigest: [UInt8]?
@@ -31,6 +38,7 @@ struct Authenticator: Sendable {
         configuration = services.configuration
         apps = services.apps
         pointReads = services.pointReads
+        tokens = services.tokens
         adminTokenDigest = services.configuration.adminToken.map { Crypto.sha256(Array($0.utf8)) }
     }
 
@@ -68,8 +76,10 @@ struct Authenticator: Sendable {
     /// - Throws: `APIError` 401 as `authenticate`.
     func authenticateNow(_ head: HTTPRequestHead, pathApp: Identifier?) throws -> Principal? {
         let token = try bearer(head)
-        if isAdminToken(token) { return .admin }
+        // A verified user token first: it costs a lookup, the operator's check a SHA-256 of the token. (A token
+        // in that cache was verified as an app's JWT; what it tells about the operator's token is nothing.)
         if let cached = try cachedUser(token, pathApp: pathApp) { return cached }
+        if isAdminToken(token) { return .admin }
         let (appId, parsed) = try audience(token, pathApp: pathApp)
         if let entry = apps.cached(appId) { return try verifyUser(token, parsed, app: entry.app) }
         guard let reads = pointReads else { return nil }
@@ -127,7 +137,7 @@ struct Authenticator: Sendable {
         } catch {
             throw APIError.unauthorized("invalid token: \(Self.describe(error))")
         }
-        return .user(appId: hit.appId, userId: hit.userId, expiresAt: hit.expiresAt)
+        return .user(appId: hit.appId, userId: hit.userId, expiresAt: hit.expiresAt, secret: hit.secret)
     }
 
     /// Verifies a user token against its app's secret (`app` nil: no such app, answered like a bad signature).
@@ -145,7 +155,7 @@ struct Authenticator: Sendable {
         let appId = Identifier(app.id)
         tokens.store(token, TokenCache.Entry(appId: appId, audience: verified.audience, userId: verified.subject, secret: app.signingSecret,
                                              expiresAt: verified.expiresAt, notBefore: verified.notBefore(orIssuedAt: true)))
-        return .user(appId: appId, userId: verified.subject, expiresAt: verified.expiresAt)
+        return .user(appId: appId, userId: verified.subject, expiresAt: verified.expiresAt, secret: app.signingSecret)
     }
 
     private static func describe(_ failure: JWT.Failure) -> String {

@@ -27,6 +27,8 @@ enum FollowEnd: Sendable, Equatable {
     case draining
     /// The app was deleted.
     case appDeleted
+    /// The key that verified the follower's credentials (the app's signing secret) was replaced.
+    case credentialsRevoked
 }
 
 /// Something waiting for a user's next revision: a long poll or a change-feed stream. Called from
@@ -57,6 +59,8 @@ final class ChangeHub: Sendable {
     private struct Entry {
         let follower: any ChangeFollower
         let kind: Kind
+        /// Authorized by a token the app's signing secret verified: let go when the secret is rotated.
+        let signedByApp: Bool
     }
 
     private struct Registry {
@@ -76,14 +80,15 @@ final class ChangeHub: Sendable {
         self.maxLongPolls = maxLongPolls
     }
 
-    /// Registers `follower` for `key`'s changes, unless a limit or the drain refuses it.
-    func follow(_ key: UserKey, _ follower: any ChangeFollower, kind: Kind) -> Admission {
+    /// Registers `follower` for `key`'s changes, unless a limit or the drain refuses it. `signedByApp`: its
+    /// caller's token was verified with the app's signing secret (not the operator's token), so a rotation ends it.
+    func follow(_ key: UserKey, _ follower: any ChangeFollower, kind: Kind, signedByApp: Bool) -> Admission {
         registry.withLock { registry in
             if registry.draining { return .draining }
             if kind == .longPoll, registry.longPolls >= maxLongPolls { return .serverLimit }
             let current = registry.followers[key]?.count ?? 0
             if current >= maxPerUser { return .userLimit }
-            registry.followers[key, default: [:]][ObjectIdentifier(follower)] = Entry(follower: follower, kind: kind)
+            registry.followers[key, default: [:]][ObjectIdentifier(follower)] = Entry(follower: follower, kind: kind, signedByApp: signedByApp)
             switch kind {
             case .longPoll: registry.longPolls += 1
             case .stream: registry.streams += 1
@@ -127,6 +132,25 @@ final class ChangeHub: Sendable {
             return gone
         }
         for follower in gone { follower.ended(.appDeleted) }
+    }
+
+    /// Lets go of every follower of the app's users whose token the app's previous signing secret verified (the
+    /// operator's go on). Call after the new secret is stored and the app's cached entry dropped: a follower
+    /// registered later checks the secret itself (`APIServices.requireCredentialsCurrent`).
+    func secretRotated(_ appId: Identifier) {
+        let gone = registry.withLock { registry -> [any ChangeFollower] in
+            var gone: [any ChangeFollower] = []
+            for key in Array(registry.followers.keys) where key.appId == appId {
+                for (id, entry) in registry.followers[key] ?? [:] where entry.signedByApp {
+                    registry.followers[key]?[id] = nil
+                    Self.uncount(entry.kind, in: &registry)
+                    gone.append(entry.follower)
+                }
+                if registry.followers[key]?.isEmpty == true { registry.followers[key] = nil }
+            }
+            return gone
+        }
+        for follower in gone { follower.ended(.credentialsRevoked) }
     }
 
     /// Lets go of every long poll (they answer at once) and refuses new followers: the server drains. Streams

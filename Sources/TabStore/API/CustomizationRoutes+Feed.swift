@@ -19,6 +19,9 @@ extension CustomizationRoutes {
         let entry = try await services.requireApp(context)
         let schema = try entry.requireSchema()
         let key = try userKey(context)
+        // Past `exp` (accepted within the leeway) the stream would send token-expired at once, and an EventSource
+        // would reconnect every second until the leeway ran out: 401 now, so the client refreshes its token.
+        if let expiresAt = context.credentialsExpireAt, services.configuration.clock() >= expiresAt { throw APIError.tokenExpired }
         // The id of the event the client has (a reconnecting EventSource sends the header).
         let lastEventId = request.headers["Last-Event-ID"] ?? request.queryParameter("lastEventId")
         let stream = FeedStream(key: key, services: services, expiresAt: context.credentialsExpireAt)
@@ -27,11 +30,17 @@ extension CustomizationRoutes {
             let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
             let state = CustomizationState(revision: record?.revision ?? 0, schemaVersion: schema.version, document: current.document)
             if lastEventId.map({ Identifier($0) }) != Identifier(state.etag.opaque) { stream.queue(state) }
-            switch services.changes.follow(key, stream, kind: .stream) {
+            switch services.changes.follow(key, stream, kind: .stream, signedByApp: context.credentialsKey != nil) {
             case .followed: break
             case .userLimit: throw Self.tooManyFollowers(services.configuration.maxFollowersPerUser)
             case .draining, .serverLimit:
                 throw APIError(status: 503, slug: .draining, title: "Service unavailable", detail: "the server is shutting down; reconnect in a moment")
+            }
+            do {
+                try await services.requireCredentialsCurrent(context, key.appId)
+            } catch {
+                services.changes.unfollow(key, stream)
+                throw error
             }
         }
         return HTTPResponse(status: 200, headers: Self.feedHeaders, stream: stream)

@@ -76,7 +76,7 @@ struct CustomizationRoutes: RouteGroup {
         let longPoll = try LongPollRequest(request)
         let entry = try await services.requireApp(context)
         let key = try userKey(context)
-        if let longPoll { return try await self.longPoll(longPoll, request, key, entry: entry) }
+        if let longPoll { return try await self.longPoll(longPoll, request, context, key) }
         let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
         return try customizationAnswer(request, key, entry: entry, record: record)!
     }

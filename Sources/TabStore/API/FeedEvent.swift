@@ -20,5 +20,9 @@ enum FeedEvent {
 
     static let tokenExpired = Array("event: token-expired\ndata: {\"detail\":\"the token expired; reconnect with a fresh one\"}\n\n".utf8)
 
+    /// `token-expired` too (API.md has one event for an authorization that ended): the token no longer verifies.
+    static let credentialsRevoked = Array(
+        "event: token-expired\ndata: {\"detail\":\"the token is no longer valid (the app's signing secret was rotated); reconnect with a fresh one\"}\n\n".utf8)
+
     static let shutdown = Array("event: shutdown\ndata: {\"detail\":\"the server is shutting down; reconnect in a moment\"}\n\n".utf8)
 }

@@ -14,6 +14,8 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
         /// The ETag of the last customization handed over: the same one is never sent twice.
         var lastSent: String?
         var appDeleted = false
+        /// The app's signing secret that verified the caller's token was rotated.
+        var revoked = false
         var finished = false
         /// When bytes were last handed over (monotonic nanoseconds), for the keep-alive comments.
         var lastWrite: UInt64 = 0
@@ -58,7 +60,11 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
 
     func ended(_ reason: FollowEnd) {
         let wake = state.withLock { state -> (@Sendable () -> Void)? in
-            if reason == .appDeleted { state.appDeleted = true }
+            switch reason {
+            case .appDeleted: state.appDeleted = true
+            case .credentialsRevoked: state.revoked = true
+            case .draining: break
+            }
             return state.wake
         }
         wake?()
@@ -89,11 +95,20 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
                 bytes += FeedEvent.opening
             }
             var ended = false
+            // The caller's authorization ended: the server closes the connection too (API.md), so nothing
+            // pipelined behind the stream is served on the strength of the request before it.
+            var closes = false
             if state.expiry != 0, now >= state.expiry {
                 // Nothing more for an expired token, not even a change that is waiting.
                 bytes += FeedEvent.tokenExpired
                 events += 1
                 ended = true
+                closes = true
+            } else if state.revoked {
+                bytes += FeedEvent.credentialsRevoked
+                events += 1
+                ended = true
+                closes = true
             } else if state.appDeleted {
                 ended = true
             } else if let pending = state.pending {
@@ -111,7 +126,7 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
                 deadline = state.lastWrite + keepAlive
                 if state.expiry != 0 { deadline = min(deadline, state.expiry) }
             }
-            return (HTTPStreamStep(bytes: bytes, ended: ended, deadline: deadline), events)
+            return (HTTPStreamStep(bytes: bytes, ended: ended, deadline: deadline, closesConnection: closes), events)
         }
         if events > 0 { metrics.recordEventsSent(events) }
         return step

@@ -7,7 +7,8 @@ import TabStoreSupport
 /// must match. Keys are scoped to the app and user of the path; a repeat gets the first answer again.
 struct IdempotentRequest: Sendable {
     let key: String
-    /// SHA-256 over the method, the path and the body, each length-prefixed so no two requests share the input.
+    /// SHA-256 over the method, the canonical path (`canonicalPath`) and the body, each length-prefixed so no two
+    /// requests share the input.
     let digest: [UInt8]
 
     static let header = "Idempotency-Key"
@@ -25,11 +26,53 @@ struct IdempotentRequest: Sendable {
         }
         key = value
         var input: [UInt8] = []
-        for part in [Array(request.method.utf8), Array(request.head.path.utf8), request.body] {
+        for part in [Array(request.method.utf8), Array(Self.canonicalPath(request.head.path).utf8), request.body] {
             input.append(contentsOf: withUnsafeBytes(of: UInt64(part.count).bigEndian, Array.init))
             input.append(contentsOf: part)
         }
         digest = Crypto.sha256(input)
+    }
+
+    /// The path as compared: each segment percent-decoded, then encoded one way (RFC 3986 §6.2.2: unreserved
+    /// characters, sub-delims, `:` and `@` as themselves, every other byte as `%XX` in upper case), so
+    /// `al%69ce` and `alice` are one request. Segments are split before decoding, so an encoded `/` stays part
+    /// of its segment. An ordinarily encoded path is its own canonical form: digests stored before this form
+    /// existed (over the raw path) still match such paths.
+    static func canonicalPath(_ path: Substring) -> String {
+        if path.utf8.allSatisfy({ $0 == UInt8(ascii: "/") || Self.keptInPath($0) }) { return String(path) }  // nothing encoded
+        var canonical: [UInt8] = []
+        canonical.reserveCapacity(path.utf8.count)
+        var first = true
+        for raw in path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            if !first { canonical.append(UInt8(ascii: "/")) }
+            first = false
+            // The router refused a path that does not decode (400) before any handler ran; kept raw if it did.
+            guard let decoded = PercentDecoding.decode(Substring(raw)) else {
+                canonical.append(contentsOf: raw)
+                continue
+            }
+            for byte in decoded.utf8 {
+                if Self.keptInPath(byte) {
+                    canonical.append(byte)
+                } else {
+                    canonical.append(UInt8(ascii: "%"))
+                    canonical.append(Self.hexDigits[Int(byte >> 4)])
+                    canonical.append(Self.hexDigits[Int(byte & 0x0F)])
+                }
+            }
+        }
+        return String(decoding: canonical, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+    private static let keptPunctuation = Array("-._~!$&'()*+,;=:@".utf8)
+
+    /// pchar without pct-encoded (RFC 3986 §3.3): unreserved, sub-delims, ":" and "@".
+    private static func keptInPath(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: keptPunctuation.contains(byte)
+        }
     }
 
     /// The stored first answer again, when `stored` was made by the same request.

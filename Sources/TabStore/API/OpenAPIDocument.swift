@@ -131,8 +131,8 @@ paths:
         `tabstore_http_request_duration_seconds` (histogram by route pattern), `tabstore_http_server_errors_total`,
         `tabstore_http_open_connections`, `tabstore_store_write_batch_size`, `tabstore_store_commit_duration_seconds`,
         `tabstore_customizations`, `tabstore_history_rows`, `tabstore_idempotent_replays_total`, `tabstore_feed_streams`,
-        `tabstore_feed_events_total`, `tabstore_long_polls`, and per read cache (`cache="customizations"`,
-        `cache="representations"`) `tabstore_cache_entries`, `tabstore_cache_bytes`, `tabstore_cache_hits_total`,
+        `tabstore_feed_events_total`, `tabstore_long_polls`, and per cache (`cache="customizations"`,
+        `cache="representations"`, `cache="tokens"`) `tabstore_cache_entries`, `tabstore_cache_bytes`, `tabstore_cache_hits_total`,
         `tabstore_cache_misses_total`. Public unless the server runs with `--metrics-auth true`.
       security: [{}, {adminToken: []}]
       responses:
@@ -290,7 +290,10 @@ paths:
       tags: [apps]
       operationId: rotateSigningSecret
       summary: Rotate the signing secret
-      description: Tokens signed with the previous secret stop working at once.
+      description: |
+        Tokens signed with the previous secret stop working at once, also where they were accepted before: the
+        change-feed streams they opened get `event: token-expired` and end, and the long polls they wait in
+        answer 401.
       responses:
         '200':
           description: The new secret, shown once.
@@ -555,10 +558,16 @@ paths:
 
         Long poll: with `waitSeconds` and `If-None-Match` naming what the client has (its ETag, or just the
         revision as `"3"`), the answer waits until a revision (or a schema change, or an erase) makes the
-        customization differ, then 200 with it; after `waitSeconds` with no change, 304. It is answered right
-        after the commit (never before it is durable), and at once while the server shuts down. Without
+        customization differ (its ETag would differ, whatever form the client named it in), then 200 with it;
+        after `waitSeconds` with no change, 304 with the current ETag. `If-Match` is checked first, as for a
+        plain GET: a stale one is 412 at once. It is answered right
+        after the commit (never before it is durable), at once while the server shuts down, and with 401 when
+        the app's signing secret is rotated while it waits (the token no longer verifies). The token's `exp`
+        bounds the wait: a poll that would wait on a token already past it is 401 at once, one whose token
+        expires while it waits is answered 401 then. Without
         `If-None-Match`, or when the client is already behind, it answers at once. A user may have at most 32
-        long polls and change-feed streams at once (429), the server at most 10,000 waiting long polls (503).
+        long polls and change-feed streams at once (429), the server at most 10,000 waiting long polls (503); a
+        long poll whose client closes the connection stops waiting at once and gives its place back.
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfNoneMatch'
@@ -845,8 +854,10 @@ paths:
         customization on one line. Each event carries the whole document, so when several revisions commit
         quickly a client may get only the latest and still converge; a new schema version and an erase send
         one too. An event is sent after its revision committed, never before. A comment (`: keep-alive`)
-        comes at least every 15 seconds. When the token's `exp` passes: `event: token-expired` and the stream
-        ends (reconnect with a fresh token); when the server shuts down: `event: shutdown` and the stream ends
+        comes at least every 15 seconds. When the token's `exp` passes, or the app's signing secret is rotated:
+        `event: token-expired`, the stream ends and the server closes the connection (reconnect with a fresh
+        token); a token already past its `exp` (which other requests accept for 30 seconds of clock skew)
+        opens no stream: 401; when the server shuts down: `event: shutdown` and the stream ends
         (reconnect; `Last-Event-ID` resumes without sending what the client has); when the app is deleted the
         stream ends. A stream is a connection: it counts against `--max-connections`; a user may have at most
         32 streams and long polls at once (429).
@@ -1088,11 +1099,12 @@ components:
       description: |
         Makes the write exactly-once: 1-255 visible ASCII characters, chosen by the client (a UUID, say) and
         scoped to the app and user of the path. The first successful answer is stored in the same transaction
-        as the change and kept at least 24 hours (at most 1,000 keys per user: past that the oldest goes first);
-        a repeat with the same key, method, path and body gets it again with `Idempotent-Replayed: true` and
-        changes nothing, even when retried concurrently or after a restart. The same key with another request is
-        422 `idempotency-key-reused`; a malformed key 400 `invalid-idempotency-key`. Refusals (4xx) are not
-        stored: a retry is judged again, and they changed nothing.
+        as the change and kept at least 24 hours (at most 1,000 keys per user: past that the earliest stored
+        goes first); a repeat with the same key, method, path (compared decoded: `al%69ce` is `alice`) and
+        body gets it again with `Idempotent-Replayed: true` and changes nothing, even when retried
+        concurrently or after a restart. The same key with another request is 422 `idempotency-key-reused`;
+        a malformed key 400 `invalid-idempotency-key`. Refusals (4xx) are not stored: a retry is judged
+        again, and they changed nothing.
       schema: {type: string, pattern: '^[\x21-\x7E]{1,255}$'}
   responses:
     BadRequest:
@@ -1299,7 +1311,7 @@ components:
             status: 422
             detail: give either systemImage or image, not both; id "a" is already used at /items/0
             errors:
-              - {pointer: /items/0/image, code: conflicting-image, detail: give either systemImage or image, not both}
+              - {pointer: /items/0/image, code: conflicting-image, detail: "give either systemImage or image, not both"}
               - {pointer: /items/1/id, code: duplicate-id, detail: id "a" is already used at /items/0}
     CustomizationRefused:
       description: |

@@ -25,7 +25,9 @@ struct RouteDispatcher: Sendable {
             context.pattern = route.pattern
             var routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)
             // The same check `admit` made before the body; repeated here for callers that skip the server (tests).
-            routeContext.credentialsExpireAt = try await authenticator.authorize(route.access, request.head, routeContext)?.expiresAt
+            let principal = try await authenticator.authorize(route.access, request.head, routeContext)
+            routeContext.credentialsExpireAt = principal?.expiresAt
+            routeContext.credentialsKey = principal?.secret
             return try await route.handler(request, routeContext)
         } catch {
             return problem(for: error, requestId: context.requestId)

@@ -59,7 +59,10 @@ struct UserDataRoutes: RouteGroup {
     private func export(_ entry: AppCache.Entry, _ userId: Identifier, _ data: UserData?) -> JSONValue {
         let routes = CustomizationRoutes(services)
         let appId = Identifier(entry.app.id)
-        let keys: [JSONValue] = (data?.answers ?? []).map { answer in
+        // An answer past the idempotency window no longer counts (a repeat is a new request); the writer removes
+        // it in bounded steps, so it may still be stored: it is not listed.
+        let notBefore = services.configuration.clock() - services.configuration.idempotencySeconds
+        let keys: [JSONValue] = (data?.answers ?? []).filter { $0.createdAt >= notBefore }.map { answer in
             .object(JSONObject([("key", .string(answer.key)), ("status", .integer(answer.status)),
                                 ("createdAt", .string(Timestamp.format(Date(timeIntervalSince1970: Double(answer.createdAt)))))]))
         }

@@ -24,20 +24,22 @@ package final class TokenCache: Sendable {
         }
     }
 
-    package init() {}
-
-    static let maxEntries = 100_000
-    /// Token (keyed by its exact bytes: two canonically equivalent spellings are two tokens) → verification;
-    /// every thread reads and writes it under this lock.
-    private let entries = Locked<[Identifier: Entry]>([:])
-
-    package func lookup(_ token: String) -> Entry? { entries.withLock { $0[Identifier(token)] } }
-
-    package func store(_ token: String, _ entry: Entry) {
-        entries.withLock { entries in
-            // Bounded memory: start over rather than track recency (a miss only costs one verification).
-            if entries.count >= Self.maxEntries { entries.removeAll(keepingCapacity: true) }
-            entries[Identifier(token)] = entry
-        }
+    /// - Parameter budget: bytes of memory for verified tokens (`--cache-bytes` gives it a share).
+    package init(budget: Int) {
+        entries = ByteBoundedCache(budget: budget)
     }
+
+    /// Token (keyed by its exact bytes: two canonically equivalent spellings are two tokens) → verification.
+    private let entries: ByteBoundedCache<Entry>
+
+    package func lookup(_ token: String) -> Entry? { entries.value(ByteKey(Array(token.utf8))) }
+
+    /// Bounded by bytes, evicting the least recently used first (CLOCK): a miss only costs one verification.
+    package func store(_ token: String, _ entry: Entry) {
+        let key = ByteKey(Array(token.utf8))
+        let cost = 192 + key.bytes.count + entry.appId.byteCount + entry.userId.byteCount + entry.audience.reduce(0) { $0 + 16 + $1.byteCount }
+        entries.put(key, entry, cost: cost)
+    }
+
+    package var statistics: CacheStatistics { entries.statistics }
 }

@@ -30,10 +30,14 @@ package struct HTTPStreamStep: Sendable, Equatable {
     package var ended: Bool
     /// Ask again at this monotonic time at the latest, even without a wake-up; 0 for only when woken.
     package var deadline: UInt64
+    /// With `ended`: the connection closes after the stream (its authorization ended, so a request pipelined
+    /// behind it must not be served on it).
+    package var closesConnection: Bool
 
-    package init(bytes: [UInt8] = [], ended: Bool = false, deadline: UInt64 = 0) {
+    package init(bytes: [UInt8] = [], ended: Bool = false, deadline: UInt64 = 0, closesConnection: Bool = false) {
         self.bytes = bytes
         self.ended = ended
         self.deadline = deadline
+        self.closesConnection = closesConnection
     }
 }

@@ -41,6 +41,8 @@ package struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// ASCII case-insensitive comparison without allocating.
     static func equal(_ lhs: String, _ rhs: String) -> Bool {
+        // Most names a lookup passes differ in length: no byte walk for those.
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
         var left = lhs.utf8.makeIterator()
         var right = rhs.utf8.makeIterator()
         while true {

@@ -9,6 +9,10 @@ package struct RouteContext: Sendable {
     /// credentials that do not expire (the operator's token) and routes anyone may call. A response that
     /// outlives its request (a stream) ends then.
     package var credentialsExpireAt: Int?
+    /// The key that verified the caller's credentials (an app's signing secret), set once they were checked;
+    /// nil for credentials no key signed (the operator's token) and routes anyone may call. A response that
+    /// outlives its request ends when that key is replaced.
+    package var credentialsKey: String?
 
     package init(parameters: [String: String], requestId: String, pattern: String) {
         self.parameters = parameters

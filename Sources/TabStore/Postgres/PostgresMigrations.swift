@@ -74,6 +74,11 @@ package enum PostgresMigrations {
                 PRIMARY KEY (app_id, user_id)
             );
             """),
+        // SQLite's migration 5: answers past the per-user cap go strictly in insertion order.
+        Migration(version: 2, name: "idempotent answers evicted in insertion order", sql: """
+            ALTER TABLE idempotent_answers ADD COLUMN insert_order BIGINT NOT NULL DEFAULT 0;
+            CREATE INDEX idempotent_answers_by_insertion ON idempotent_answers (app_id, user_id, insert_order);
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

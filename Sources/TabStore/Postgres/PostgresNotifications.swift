@@ -7,8 +7,8 @@ import TabStoreSupport
 /// Replicas tell each other what they committed with `NOTIFY` on one channel, sent inside the write's
 /// transaction (PostgreSQL delivers it only once that commits, and not at all when it rolls back).
 ///
-/// A payload is `<kind><sender>|<app byte count>|<app id><user id>`: kind `c` customization, `a` app, `s`
-/// schema, `d` app deleted; the sender is the writing process's random id, so a replica skips its own
+/// A payload is `<kind><sender>|<app byte count>|<app id><user id>`: kind `c` customization, `a` app created,
+/// `r` signing secret rotated, `s` schema, `d` app deleted; the sender is the writing process's random id, so a replica skips its own
 /// changes (its caches and followers already know). Ids are UTF-8 without NUL and control characters, and at
 /// most 128 + 256 bytes, well inside the 8000-byte payload limit.
 package enum PostgresNotifications {
@@ -18,6 +18,7 @@ package enum PostgresNotifications {
         switch change {
         case .customization(let appId, let userId): "c\(sender)|\(appId.utf8.count)|\(appId)\(userId)"
         case .app(let appId): "a\(sender)|\(appId.utf8.count)|\(appId)"
+        case .secretRotated(let appId): "r\(sender)|\(appId.utf8.count)|\(appId)"
         case .schema(let appId): "s\(sender)|\(appId.utf8.count)|\(appId)"
         case .appDeleted(let appId): "d\(sender)|\(appId.utf8.count)|\(appId)"
         case .unknown: "u\(sender)|0|"
@@ -36,6 +37,7 @@ package enum PostgresNotifications {
         switch kind {
         case UInt8(ascii: "c"): return (.customization(appId: appId, userId: userId), sender)
         case UInt8(ascii: "a"): return (.app(appId: appId), sender)
+        case UInt8(ascii: "r"): return (.secretRotated(appId: appId), sender)
         case UInt8(ascii: "s"): return (.schema(appId: appId), sender)
         case UInt8(ascii: "d"): return (.appDeleted(appId: appId), sender)
         case UInt8(ascii: "u"): return (.unknown, sender)

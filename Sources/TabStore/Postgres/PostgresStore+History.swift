@@ -53,15 +53,20 @@ extension PostgresStore {
     }
 
     /// Stores the answer; an expired one under the same key gives way, a live one means another write won.
+    /// Each answer takes the next number of its user's insertion order (`insert_order`), the order the cap
+    /// evicts in (see `SQLiteStore.storeAnswer`). Two replicas storing answers of one user at once may take the
+    /// same number when the user has no customization row to lock; such a tie is broken by time, then key.
     private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, db: PostgresConnection) throws {
         let user: [PostgresValue] = [.text(commit.appId), .text(commit.userId)]
         let bodyRevision = SQLiteStore.answerBodyRevision(commit)
         let stored = try db.query("""
-            INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at,
+                insert_order)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
+                (SELECT COALESCE(max(insert_order), 0) + 1 FROM idempotent_answers WHERE app_id = $1 AND user_id = $2))
             ON CONFLICT (app_id, user_id, idempotency_key) DO UPDATE SET request_digest = excluded.request_digest,
                 status = excluded.status, etag = excluded.etag, body = excluded.body, body_revision = excluded.body_revision,
-                created_at = excluded.created_at
+                created_at = excluded.created_at, insert_order = excluded.insert_order
             WHERE idempotent_answers.created_at < $10
             """, user + [.text(answer.key), .bytes(answer.requestDigest), .integer(answer.status), answer.etag.map { .text($0) } ?? .null,
                          bodyRevision == nil ? .bytes(answer.body) : .null, bodyRevision.map { .integer($0) } ?? .null,
@@ -73,7 +78,7 @@ extension PostgresStore {
             try db.query("""
                 DELETE FROM idempotent_answers WHERE app_id = $1 AND user_id = $2 AND idempotency_key IN (
                     SELECT idempotency_key FROM idempotent_answers WHERE app_id = $1 AND user_id = $2
-                    ORDER BY created_at, idempotency_key LIMIT $3)
+                    ORDER BY insert_order, created_at, idempotency_key LIMIT $3)
                 """, user + [.integer(kept - commit.maxAnswersPerUser)])
         }
         // Bounded cleanup of expired answers (any user's), oldest first through the created_at index.
@@ -157,7 +162,7 @@ extension PostgresStore {
                 let history = try Self.history(db, appId: app, userId: userId, before: nil, limit: Int.max, keep: keep)
                 let rows = try db.query("""
                     SELECT idempotency_key, status, created_at FROM idempotent_answers WHERE app_id = $1 AND user_id = $2
-                    ORDER BY created_at DESC, idempotency_key
+                    ORDER BY insert_order DESC, created_at DESC, idempotency_key
                     """, [.text(app), .text(userId)])
                 let answers = (0..<rows.count).map { (key: rows.text($0, 0), status: rows.int($0, 1), createdAt: rows.int($0, 2)) }
                 guard record != nil || !history.isEmpty || !answers.isEmpty else { continue }

@@ -167,7 +167,7 @@ package final class PostgresStore: TabStoreBackend {
     package func rotateSecret(appId: String, signingSecret: String) async throws {
         let changed = try await transaction { db in
             let changed = try db.query("UPDATE apps SET signing_secret = $1 WHERE id = $2", [.text(signingSecret), .text(appId)]).affected
-            if changed > 0 { try self.notify(db, .app(appId: appId)) }
+            if changed > 0 { try self.notify(db, .secretRotated(appId: appId)) }
             return changed
         }
         if changed == 0 { throw StoreConflict.notFound }

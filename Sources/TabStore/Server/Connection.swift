@@ -14,6 +14,9 @@ final class Connection {
     var stream: (any HTTPBodyStream)?
     /// When the stream wants to be asked again without a wake-up (monotonic nanoseconds); 0 for never.
     var streamDeadline: UInt64 = 0
+    /// The handler answering the current request off the loop, until its response is delivered: cancelled
+    /// when the client goes away meanwhile, so a handler that waits (a long poll) lets go at once.
+    var handler: Task<Void, Never>?
 
     init(fd: Int32, token: UInt64, registeredMask: UInt32, machine: ConnectionStateMachine, output: WriteBuffer) {
         self.fd = fd

@@ -288,14 +288,15 @@ struct ConnectionStateMachine {
         return .sendChunk(chunk, chunked: exchange.chunked)
     }
 
-    /// The stream's source has nothing more.
-    mutating func streamEnded(now: UInt64) -> Action {
+    /// The stream's source has nothing more. `closeConnection`: the connection ends with it (its authorization
+    /// ended), so no request behind the stream is served.
+    mutating func streamEnded(now: UInt64, closeConnection: Bool = false) -> Action {
         guard case .streaming(let exchange, _) = phase else { return .wait(interest) }
-        return finishStream(exchange, now: now)
+        return finishStream(exchange, now: now, closeConnection: closeConnection)
     }
 
-    private mutating func finishStream(_ exchange: Exchange, now: UInt64) -> Action {
-        let keepAlive = exchange.keepAlive && exchange.chunked && !draining && !peerClosed
+    private mutating func finishStream(_ exchange: Exchange, now: UInt64, closeConnection: Bool = false) -> Action {
+        let keepAlive = exchange.keepAlive && exchange.chunked && !draining && !peerClosed && !closeConnection
         phase = keepAlive ? .reading : .closing
         phaseDeadline = now + configuration.idleTimeout
         outputPending = true

@@ -25,7 +25,7 @@ extension EventLoop {
                 action = context.reserveBodyBytes(bytes)
                     ? connection.machine.reserved(bytes, request: request, now: now) : connection.machine.overBudget(now: now)
             case .dispatch(let request, let requestId, let receivedAt):
-                guard let response = dispatch(request, requestId: requestId, receivedAt: receivedAt, token: connection.token) else {
+                guard let response = dispatch(request, requestId: requestId, receivedAt: receivedAt, on: connection) else {
                     watch(connection, connection.machine.interest)
                     return
                 }
@@ -105,15 +105,17 @@ extension EventLoop {
 
     /// Answers that need no waiting (probes, point reads) are made right here, without a thread hop, and
     /// returned; handlers that may wait (group commit) run on the concurrency pool, never on this thread,
-    /// and their response comes back through the inbox (nil here).
-    private func dispatch(_ request: HTTPRequest, requestId: String, receivedAt: UInt64, token: UInt64) -> HTTPResponse? {
+    /// and their response comes back through the inbox (nil here). The connection keeps the handler's task
+    /// until then, to cancel it when the client leaves (`clientLeft`).
+    private func dispatch(_ request: HTTPRequest, requestId: String, receivedAt: UInt64, on connection: Connection) -> HTTPResponse? {
+        let token = connection.token
         let requestContext = RequestContext(requestId: requestId, receivedAt: receivedAt)
         let responder = context.responder
         if var response = responder.respondInline(to: request, context: requestContext) {
             response.headers.set("X-Request-ID", requestId)
             return response
         }
-        Task {
+        connection.handler = Task {
             var response = await responder.respond(to: request, context: requestContext)
             response.headers.set("X-Request-ID", requestId)
             self.inbox.withLock { $0.append(Delivery(token: token, response: response)) }

@@ -58,7 +58,7 @@ extension EventLoop {
             perform(connection.machine.chunkAvailable(step.bytes, now: now), on: connection, now: now)
         }
         if step.ended, connections[connection.token] != nil, connection.stream != nil {
-            perform(connection.machine.streamEnded(now: now), on: connection, now: now)
+            perform(connection.machine.streamEnded(now: now, closeConnection: step.closesConnection), on: connection, now: now)
         }
     }
 

@@ -284,6 +284,16 @@ final class EventLoop: @unchecked Sendable {
             }
         }
         perform(ended ? connection.machine.inputEnded(now: now) : connection.machine.inputReceived(now: now), on: connection, now: now)
+        if ended, case .processing = connection.machine.phase { clientLeft(connection) }
+    }
+
+    /// The client closed (or reset) the connection while its request is handled off the loop: the handler is
+    /// cancelled, so one that waits (a long poll) answers at once and gives back what it holds (its place
+    /// among the user's followers) instead of waiting out its time for nobody. Handlers that do not wait
+    /// ignore it; the answer is written if the socket still takes it (a client that only half-closed reads it).
+    func clientLeft(_ connection: Connection) {
+        connection.handler?.cancel()
+        connection.handler = nil
     }
 
     /// Lingering: what the client still sends is read and dropped until it closes.
@@ -311,6 +321,7 @@ final class EventLoop: @unchecked Sendable {
                 delivery.response.stream?.finish()  // the client left before its stream could start
                 continue
             }
+            connection.handler = nil
             let now = ServerContext.monotonicNow()
             perform(answered(connection, delivery.response, now: now), on: connection, now: now)
         }
@@ -318,6 +329,7 @@ final class EventLoop: @unchecked Sendable {
 
     func close(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.token) != nil else { return }
+        clientLeft(connection)
         finishStream(connection)
         if connection.machine.acceptedWhileDraining { lateConnections -= 1 }
         selector.deregister(connection.fd)

@@ -31,10 +31,12 @@ public struct ServiceOptions: Sendable {
     public var corsOrigins: [String] = []
     public var metricsRequireAuth = false
     public var accessLog = true
+    /// Serve the operator console at `/console` (README "Console").
+    public var console = true
     /// Revisions kept per user in the history; 0 keeps none.
     public var historyRevisions = 100
-    /// Bytes of memory for the read caches: three quarters for stored customizations, one quarter for
-    /// encoded layouts; 0 turns both off.
+    /// Bytes of memory for the caches: half for stored customizations, a quarter for encoded layouts and
+    /// reconciled customizations, a quarter for verified tokens; 0 turns them all off.
     public var cacheBytes = 32 << 20
     /// Seconds between keep-alive comments on change-feed streams (tests shorten it; not a flag).
     package var feedKeepAliveSeconds = 12.0
@@ -44,9 +46,10 @@ public struct ServiceOptions: Sendable {
 
     public init() {}
 
-    /// The share of `cacheBytes` for stored customizations; the rest is for layouts.
-    package var recordCacheBytes: Int { cacheBytes / 4 * 3 }
-    package var layoutCacheBytes: Int { cacheBytes - recordCacheBytes }
+    /// The shares of `cacheBytes`.
+    package var recordCacheBytes: Int { cacheBytes / 2 }
+    package var layoutCacheBytes: Int { cacheBytes / 4 }
+    package var tokenCacheBytes: Int { cacheBytes - recordCacheBytes - layoutCacheBytes }
 
     /// A short description of where the data lives, for logs (never a password).
     package var databaseDescription: String {
@@ -145,10 +148,11 @@ public struct ServiceOptions: Sendable {
         },
         Setting(flag: "metrics-auth", help: "require the operator token for /metrics (default false)") { $0.metricsRequireAuth = try boolean("metrics-auth", $1) },
         Setting(flag: "access-log", help: "one JSON log line per request (default true)") { $0.accessLog = try boolean("access-log", $1) },
+        Setting(flag: "console", help: "serve the operator console at /console (default true)") { $0.console = try boolean("console", $1) },
         Setting(flag: "history-revisions", help: "revisions kept per user for history and revert (default 100; 0 keeps none)") {
             $0.historyRevisions = try integer("history-revisions", 0...10_000, $1)
         },
-        Setting(flag: "cache-bytes", help: "memory for the read caches of customizations and layouts, in bytes (default 33554432; 0 turns them off)") {
+        Setting(flag: "cache-bytes", help: "memory for the caches of customizations, layouts and verified tokens, in bytes (default 33554432; 0 turns them off)") {
             $0.cacheBytes = try integer("cache-bytes", 0...(1 << 40), $1)
         },
         Setting(flag: "log-level", help: "debug, info, warning or error (default info)") { options, value in

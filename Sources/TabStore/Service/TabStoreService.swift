@@ -64,9 +64,11 @@ public final class TabStoreService: Sendable {
             apiConfiguration.allowedOrigins = options.corsOrigins
             apiConfiguration.metricsRequireAuth = options.metricsRequireAuth
             apiConfiguration.accessLog = options.accessLog
+            apiConfiguration.console = options.console
             apiConfiguration.maxCustomizationBytes = options.maxCustomizationBytes
             apiConfiguration.historyRevisions = options.historyRevisions
             apiConfiguration.representationCacheBytes = options.layoutCacheBytes
+            apiConfiguration.tokenCacheBytes = options.tokenCacheBytes
             apiConfiguration.feedKeepAliveSeconds = options.feedKeepAliveSeconds
             apiConfiguration.maxFollowersPerUser = options.maxFollowersPerUser
             let api = APIResponder(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)

@@ -84,13 +84,22 @@ package enum Migrations {
         Migration(version: 4, name: "idempotent answers name their history row instead of copying the document", sql: """
             ALTER TABLE idempotent_answers ADD COLUMN body_revision INTEGER;
             """),
+        // Past the per-user cap the answers stored first go first. `created_at` (seconds) cannot say which of a
+        // burst came first, and the key's text says nothing about it: each answer gets the next number of its
+        // user's insertion order. Answers stored before this migration keep 0 and go before every newer one,
+        // among themselves by (created_at, key) as before (they expire within 24 hours anyway).
+        Migration(version: 5, name: "idempotent answers evicted in insertion order", sql: """
+            ALTER TABLE idempotent_answers ADD COLUMN insert_order INTEGER NOT NULL DEFAULT 0;
+            CREATE INDEX idempotent_answers_by_insertion ON idempotent_answers (app_id, user_id, insert_order);
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }
 
-    /// Brings the database up to `latestVersion`; running it again changes nothing.
+    /// Brings the database up to `target` (`latestVersion`; an older one only to build old databases in tests);
+    /// running it again changes nothing.
     /// - Throws: `StorageError` when a migration fails or the database is newer than this build.
-    package static func migrate(_ db: SQLiteConnection, now: String) throws {
+    package static func migrate(_ db: SQLiteConnection, now: String, upTo target: Int = latestVersion) throws {
         try db.execute("""
             CREATE TABLE IF NOT EXISTS tabstore_migrations (
                 version INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, applied_at TEXT NOT NULL)
@@ -99,7 +108,7 @@ package enum Migrations {
         if current > latestVersion {
             throw StorageError(extendedCode: SQLITE_ERROR, message: "the database at \(db.path) is at schema version \(current), newer than this tab-server understands (\(latestVersion)); upgrade tab-server or restore a backup")
         }
-        for migration in all where migration.version > current {
+        for migration in all where migration.version > current && migration.version <= target {
             try db.transaction {
                 // Re-checked inside the write lock: another process may have migrated meanwhile.
                 let applied = try db.scalarInt("SELECT 1 FROM tabstore_migrations WHERE version = ?", [.integer(migration.version)])

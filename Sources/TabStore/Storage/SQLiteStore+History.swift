@@ -94,29 +94,36 @@ extension SQLiteStore {
 
     /// Stores the answer; an expired one under the same key gives way, a live one means another write won.
     /// An answer that is the new revision's document names its history row instead of copying the bytes.
+    /// Each answer takes the next number of its user's insertion order (`insert_order`, one past the largest,
+    /// through the index): the order the cap evicts in. A replaced expired answer is a new one, numbered anew.
     private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, db: SQLiteConnection) throws {
         let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
         let bodyRevision = Self.answerBodyRevision(commit)
         try db.run("""
-            INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at,
+                insert_order)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,
+                (SELECT coalesce(max(insert_order), 0) + 1 FROM idempotent_answers WHERE app_id = ? AND user_id = ?))
             ON CONFLICT (app_id, user_id, idempotency_key) DO UPDATE SET request_digest = excluded.request_digest,
                 status = excluded.status, etag = excluded.etag, body = excluded.body, body_revision = excluded.body_revision,
-                created_at = excluded.created_at
+                created_at = excluded.created_at, insert_order = excluded.insert_order
             WHERE idempotent_answers.created_at < ?
             """, user + [.text(answer.key), .blob(answer.requestDigest), .integer(answer.status), answer.etag.map { .text($0) } ?? .null,
                          bodyRevision == nil ? .blob(answer.body) : .null, bodyRevision.map { .integer($0) } ?? .null,
-                         .integer(answer.createdAt), .integer(commit.answersExpireBefore)])
+                         .integer(answer.createdAt)] + user + [.integer(commit.answersExpireBefore)])
         if db.changes == 0 { throw StoreConflict.answerExists }
         guard Self.housekeeping(commit.record) else { return }
-        // Bounded per user: past the cap the oldest answers go (a client retries within minutes, not 1,000 writes
-        // later); checked at the user's housekeeping, so at most `housekeepingEvery` more are ever kept.
+        // Bounded per user: past the cap the answers stored first go (a client retries within minutes, not 1,000
+        // writes later); checked at the user's housekeeping, so at most `housekeepingEvery` more are ever kept.
+        // Strictly in insertion order: never by time (a burst shares its second) nor by key (a recent key that
+        // sorts low would go first, and its retry would be applied twice). Answers from before migration 5 are
+        // all 0, older than every newer one; among themselves, by time then key as they were.
         let kept = try db.scalarInt("SELECT count(*) FROM idempotent_answers WHERE app_id = ? AND user_id = ?", user) ?? 0
         if kept > commit.maxAnswersPerUser {
             try db.run("""
                 DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND idempotency_key IN (
                     SELECT idempotency_key FROM idempotent_answers WHERE app_id = ? AND user_id = ?
-                    ORDER BY created_at, idempotency_key LIMIT ?)
+                    ORDER BY insert_order, created_at, idempotency_key LIMIT ?)
                 """, user + user + [.integer(kept - commit.maxAnswersPerUser)])
         }
         // Bounded cleanup of expired answers (any user's), oldest first through the created_at index.
@@ -208,7 +215,7 @@ extension SQLiteStore {
                 let history = try Self.history(db, appId: app, userId: userId, before: nil, limit: Int.max, keep: keep)
                 let statement = try db.statement("""
                     SELECT idempotency_key, status, created_at FROM idempotent_answers WHERE app_id = ? AND user_id = ?
-                    ORDER BY created_at DESC, idempotency_key
+                    ORDER BY insert_order DESC, created_at DESC, idempotency_key
                     """).bind([.text(app), .text(userId)])
                 var answers: [(key: String, status: Int, createdAt: Int)] = []
                 while try statement.step() { answers.append((statement.text(0), statement.int(1), statement.int(2))) }

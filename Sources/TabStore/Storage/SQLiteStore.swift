@@ -33,6 +33,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     let historyTotal: Locked<Int>
     /// Stored customizations (and users without one) read recently, so a read answers without SQLite.
     package let records: RecordCache
+    /// Checkpoints the WAL off the writer's thread.
+    private let checkpointer: Checkpointer
 
     /// Opens or creates the database, checks it, migrates it and starts the writer.
     /// - Throws: `StorageError` for a file that is not a database, a corrupt one, or one from a newer version.
@@ -60,9 +62,17 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         self.path = configuration.path
         self.readers = ReadPool(connections: connections)
         self.records = RecordCache(budget: configuration.recordCacheBytes)
+        // The writer no longer checkpoints inside its commits; the checkpointer does, on its own connection.
+        try db.execute("PRAGMA wal_autocheckpoint=0")
+        let checkpointer = Checkpointer(connection: try SQLiteConnection(path: configuration.path, options: options))
+        self.checkpointer = checkpointer
         // The one batch observer (metrics, benchmarks, tests), fixed before the writer starts.
+        let onBatch = configuration.onBatch
         self.writer = WriteQueue(connection: db, maxBatch: configuration.groupCommit ? configuration.maxBatch : 1, health: health,
-                                 onBatch: configuration.onBatch)
+                                 onBatch: { size, seconds in
+                                     checkpointer.committed()
+                                     onBatch(size, seconds)
+                                 })
     }
 
     /// A read-only file, folder or mount opens, and even "migrates" when nothing is left to migrate, so
@@ -101,12 +111,14 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     /// Finishes queued writes, waits for reads in progress, and closes every connection.
     package func close() async {
         writer.close()
+        checkpointer.close()
         await readers.close()
     }
 
     /// Finishes queued writes and closes without waiting for readers (start-up failures: none has served).
     package func closeNow() {
         writer.close()
+        checkpointer.close()
         readers.closeNow()
     }
 

@@ -137,8 +137,10 @@ package protocol TabStoreBackend: Sendable {
 package enum StoreChange: Sendable, Equatable {
     /// A user's customization, history or answers changed (a write, a delete, an erase).
     case customization(appId: String, userId: String)
-    /// The app record changed (created, signing secret rotated).
+    /// The app record changed (created).
     case app(appId: String)
+    /// The app's signing secret was replaced: tokens and followers the old one authorized are done.
+    case secretRotated(appId: String)
     /// A new schema version became current.
     case schema(appId: String)
     case appDeleted(appId: String)

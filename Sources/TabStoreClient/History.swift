@@ -1,0 +1,56 @@
+import Foundation
+
+/// One kept revision (openapi.yaml `HistoryItem`).
+public struct HistoryItem: Codable, Sendable, Hashable {
+    /// What made a revision.
+    public enum Change: String, Codable, Sendable, Hashable, CaseIterable {
+        case put, patch, delete, revert
+    }
+
+    public var revision: Int
+    public var updatedAt: String
+    public var change: Change
+    /// A PATCH's operations as sent (nil for other changes, or when the list was too large to keep).
+    public var operations: [TabOperation]?
+    /// The whole customization at this revision; nil when the server could not read it back.
+    public var customization: Customization?
+
+    public init(revision: Int, updatedAt: String, change: Change, operations: [TabOperation]? = nil, customization: Customization?) {
+        self.revision = revision
+        self.updatedAt = updatedAt
+        self.change = change
+        self.operations = operations
+        self.customization = customization
+    }
+
+    private enum CodingKeys: String, CodingKey { case revision, updatedAt, change, operations, customization }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(revision, forKey: .revision)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(change, forKey: .change)
+        try container.encodeIfPresent(operations, forKey: .operations)
+        try container.encode(customization, forKey: .customization)
+    }
+}
+
+/// One page of the history, newest first (openapi.yaml `HistoryPage`).
+public struct HistoryPage: Codable, Sendable, Hashable {
+    public var items: [HistoryItem]
+    /// Pass as `before` for the next (older) page; nil on the last.
+    public var nextBefore: Int?
+
+    public init(items: [HistoryItem], nextBefore: Int?) {
+        self.items = items
+        self.nextBefore = nextBefore
+    }
+
+    private enum CodingKeys: String, CodingKey { case items, nextBefore }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(items, forKey: .items)
+        try container.encode(nextBefore, forKey: .nextBefore)
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+
+/// A write the offline queue keeps until the server answered it.
+public struct PendingWrite: Sendable, Hashable, Identifiable {
+    /// Chosen when the write was queued and kept with it, so every attempt sends the same one and the server
+    /// applies the write once, also when an answer was lost (it keeps keys at least 24 hours).
+    public let idempotencyKey: String
+    public let operations: [TabOperation]
+    public let enqueuedAt: Date
+    /// The `PATCH` body exactly as first encoded: a repeat must be byte for byte the same request.
+    let body: String
+
+    public var id: String { idempotencyKey }
+}
+
+/// What became of a queued write.
+public enum QueueEvent: Sendable {
+    /// The server applied it (or had applied it, and answered again); the customization after it, when readable.
+    case applied(PendingWrite, Customization?)
+    /// The server refused it for good (422 with its rule codes in `error.problem`, or another 4xx); it left the
+    /// queue and is never sent again.
+    case refused(PendingWrite, TabStoreError)
+}
+
+/// What one replay did.
+public struct ReplayResult: Sendable {
+    /// The writes it settled, in order.
+    public var events: [QueueEvent]
+    /// Writes still queued.
+    public var remaining: Int
+    /// Why it stopped before the queue was empty (unreachable, a passing server state, 401 with a fresh token,
+    /// or the token provider's error); nil when it emptied the queue.
+    public var stoppedBy: (any Error)?
+}
+
+/// Why an offline queue file cannot be used.
+public enum OfflineQueueError: Error, Sendable {
+    /// The file holds another app's or person's queue (ids compared byte for byte: an id that differs from this
+    /// client's only in Unicode normalization is another person's).
+    case belongsTo(appId: TabStoreID, userId: TabStoreID)
+    /// The file is not a queue this client can read; it is left as it is.
+    case unreadable(URL, String)
+}
+
+/// Writes kept on disk until the server has them, in order, each exactly once.
+///
+/// `enqueue(_:)` stores the operations with a fresh `Idempotency-Key` in the app's file (written atomically),
+/// before anything is sent; `replay()` sends the queued writes in order; `start()` replays now and again after
+/// each failure with the waits of `Configuration.queueBackoff`, until the queue is empty (and again after each
+/// `enqueue` while started). A write the server refuses (422, another 4xx) is reported on `events` with its rule
+/// codes and dropped, never retried. A queue reopened from the same file after the app was killed goes on where
+/// it stopped; a write whose answer was lost is sent again with its key, and the server answers it without
+/// applying it twice.
+public actor OfflineQueue {
+    public nonisolated let file: URL
+    /// Each write the queue settles, as it settles it (the newest 100 are kept for a late reader).
+    public nonisolated let events: AsyncStream<QueueEvent>
+    private let eventSink: AsyncStream<QueueEvent>.Continuation
+    private let client: TabStoreClient
+    private var entries: [PendingWrite]
+    private var running: Task<ReplayResult, Never>?
+    private var loop: Task<Void, Never>?
+    private var started = false
+
+    init(client: TabStoreClient, file: URL) throws {
+        self.client = client
+        self.file = file
+        entries = try QueueFile.load(file, appId: client.appId, userId: client.userId)
+        (events, eventSink) = AsyncStream<QueueEvent>.makeStream(bufferingPolicy: .bufferingNewest(100))
+    }
+
+    deinit { eventSink.finish() }
+
+    /// The writes not yet answered, oldest first.
+    public var pending: [PendingWrite] { entries }
+
+    /// Queues `operations` as one write (applied atomically, in order, to the latest revision when it reaches
+    /// the server) and stores the queue before returning; replays at once when started.
+    /// - Throws: when the file cannot be written (the write is not queued then).
+    @discardableResult
+    public func enqueue(_ operations: [TabOperation]) throws -> PendingWrite {
+        let body = String(decoding: try TabStoreJSON.encode(PatchRequest(operations: operations)), as: UTF8.self)
+        let write = PendingWrite(idempotencyKey: UUID().uuidString, operations: operations, enqueuedAt: Date(), body: body)
+        try QueueFile.save(entries + [write], to: file, appId: client.appId, userId: client.userId)
+        entries.append(write)
+        if started { kick() }
+        return write
+    }
+
+    /// Sends the queued writes in order until the queue is empty or one cannot be settled now; one replay at a
+    /// time (a call during another waits for it).
+    public func replay() async -> ReplayResult {
+        if let running { return await running.value }
+        let task = Task { await self.pass() }
+        running = task
+        let result = await task.value
+        if running == task { running = nil }
+        return result
+    }
+
+    /// Replays now, and after each failure again with backoff, until the queue is empty; while started, every
+    /// `enqueue` replays too. Call it again when the network is back to retry at once.
+    public func start() {
+        started = true
+        loop?.cancel()
+        loop = nil
+        kick()
+    }
+
+    /// Stops replaying by itself (a replay under way finishes its current write).
+    public func stop() {
+        started = false
+        loop?.cancel()
+        loop = nil
+    }
+
+    private func kick() {
+        guard loop == nil else { return }
+        loop = Task { await self.run() }
+    }
+
+    private func run() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            let result = await replay()
+            guard !entries.isEmpty else { break }
+            // A refusal of the credentials (401 with a fresh token) waits for the next start or enqueue; no answer,
+            // a passing server state or a failing token provider (offline too) are retried.
+            if let error = result.stoppedBy as? TabStoreError, !error.isTransient { break }
+            if result.stoppedBy is CancellationError { break }
+            do {
+                try await client.configuration.queueBackoff.sleep(attempt: attempt)
+            } catch {
+                return
+            }
+            attempt += 1
+        }
+        if !Task.isCancelled { loop = nil }
+    }
+
+    private func pass() async -> ReplayResult {
+        var events: [QueueEvent] = []
+        let url = client.resource("customization")
+        while let write = entries.first {
+            if Task.isCancelled { return ReplayResult(events: events, remaining: entries.count, stoppedBy: CancellationError()) }
+            let event: QueueEvent
+            do {
+                let response = try await client.write("PATCH", url, body: Data(write.body.utf8), ifMatch: nil, idempotencyKey: write.idempotencyKey)
+                let customization = try? TabStoreJSON.decode(Customization.self, from: response.body)
+                if let customization { await client.cache.store(url, etag: response.header("ETag") ?? customization.etag, body: response.body) }
+                event = .applied(write, customization)
+            } catch let error as TabStoreError where !error.isTransient && !Self.isUnauthorized(error) {
+                event = .refused(write, error)
+            } catch {
+                return ReplayResult(events: events, remaining: entries.count, stoppedBy: error)
+            }
+            entries.removeAll { $0.idempotencyKey == write.idempotencyKey }
+            // Should this fail, the write stays in the file: sent again after a restart with its key, the server
+            // answers it again without applying it twice.
+            try? QueueFile.save(entries, to: file, appId: client.appId, userId: client.userId)
+            events.append(event)
+            eventSink.yield(event)
+        }
+        return ReplayResult(events: events, remaining: 0, stoppedBy: nil)
+    }
+
+    private static func isUnauthorized(_ error: TabStoreError) -> Bool {
+        if case .unauthorized = error { return true }
+        return false
+    }
+}
+
+extension TabStoreClient {
+    /// The offline queue kept in `file` (created on the first `enqueue`); reopening the same file after a
+    /// restart gives back the writes not yet answered. Use one queue object per file at a time.
+    /// - Throws: `OfflineQueueError` when the file holds another person's queue or cannot be read.
+    public func offlineQueue(file: URL) throws -> OfflineQueue {
+        try OfflineQueue(client: self, file: file)
+    }
+}
+
+/// The queue's file: `{"format": 1, "appId", "userId", "writes": [{"idempotencyKey", "enqueuedAt", "body"}]}`.
+enum QueueFile {
+    struct Contents: Codable {
+        var format: Int
+        var appId: TabStoreID
+        var userId: TabStoreID
+        var writes: [Entry]
+    }
+
+    struct Entry: Codable {
+        var idempotencyKey: String
+        /// Seconds since 1970.
+        var enqueuedAt: Double
+        var body: String
+    }
+
+    static func load(_ file: URL, appId: TabStoreID, userId: TabStoreID) throws -> [PendingWrite] {
+        guard FileManager.default.fileExists(atPath: file.path) else { return [] }
+        let contents: Contents
+        do {
+            contents = try TabStoreJSON.decode(Contents.self, from: try Data(contentsOf: file))
+        } catch {
+            throw OfflineQueueError.unreadable(file, "\(error)")
+        }
+        guard contents.format == 1 else { throw OfflineQueueError.unreadable(file, "format \(contents.format)") }
+        guard contents.appId == appId, contents.userId == userId else {
+            throw OfflineQueueError.belongsTo(appId: contents.appId, userId: contents.userId)
+        }
+        return try contents.writes.map { entry in
+            guard let request = try? TabStoreJSON.decode(PatchRequest.self, from: Data(entry.body.utf8)) else {
+                throw OfflineQueueError.unreadable(file, "write \(entry.idempotencyKey)")
+            }
+            return PendingWrite(idempotencyKey: entry.idempotencyKey, operations: request.operations,
+                                enqueuedAt: Date(timeIntervalSince1970: entry.enqueuedAt), body: entry.body)
+        }
+    }
+
+    /// Replaces the file in one step (a temporary file renamed over it), so a kill leaves the old or the new queue.
+    static func save(_ writes: [PendingWrite], to file: URL, appId: TabStoreID, userId: TabStoreID) throws {
+        let contents = Contents(format: 1, appId: appId, userId: userId, writes: writes.map {
+            Entry(idempotencyKey: $0.idempotencyKey, enqueuedAt: $0.enqueuedAt.timeIntervalSince1970, body: $0.body)
+        })
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try TabStoreJSON.encode(contents).write(to: file, options: .atomic)
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+
+/// A stable kebab-case code in a problem's `errors` (openapi.yaml `Problem.errors[].code`). A struct rather than
+/// an enum so that a code a newer server adds decodes too; switch on the constants.
+public struct RuleCode: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    // Customization rules (422).
+    public static let unknownTab = RuleCode("unknown-tab")
+    public static let unknownSection = RuleCode("unknown-section")
+    public static let customizationDisabled = RuleCode("customization-disabled")
+    public static let notHideable = RuleCode("not-hideable")
+    public static let notMovable = RuleCode("not-movable")
+    public static let crossSectionMove = RuleCode("cross-section-move")
+    public static let invalidTabOrder = RuleCode("invalid-tab-order")
+    public static let sidebarOnly = RuleCode("sidebar-only")
+    public static let pinnedTab = RuleCode("pinned-tab")
+    public static let noVisibleTab = RuleCode("no-visible-tab")
+    public static let tooManyEntries = RuleCode("too-many-entries")
+    public static let customizationTooLarge = RuleCode("customization-too-large")
+    public static let notDynamicSection = RuleCode("not-dynamic-section")
+    public static let prefixMismatch = RuleCode("prefix-mismatch")
+    // Data-driven tabs and schemas (422).
+    public static let duplicateId = RuleCode("duplicate-id")
+    public static let emptyId = RuleCode("empty-id")
+    public static let emptyTitle = RuleCode("empty-title")
+    public static let idTooLong = RuleCode("id-too-long")
+    public static let titleTooLong = RuleCode("title-too-long")
+    public static let imageTooLong = RuleCode("image-too-long")
+    public static let nestedSection = RuleCode("nested-section")
+    public static let multipleSearchTabs = RuleCode("multiple-search-tabs")
+    public static let searchNotPinned = RuleCode("search-not-pinned")
+    public static let searchInSection = RuleCode("search-in-section")
+    public static let sidebarOnlyInTabBar = RuleCode("sidebar-only-in-tab-bar")
+    public static let conflictingImage = RuleCode("conflicting-image")
+    public static let dynamicPrefixConflict = RuleCode("dynamic-prefix-conflict")
+    public static let tooManyItems = RuleCode("too-many-items")
+    public static let invalidStandIn = RuleCode("invalid-stand-in")
+    public static let invalidName = RuleCode("invalid-name")
+    // Malformed documents (400).
+    public static let unknownField = RuleCode("unknown-field")
+    public static let invalidType = RuleCode("invalid-type")
+    public static let missingField = RuleCode("missing-field")
+    public static let invalidValue = RuleCode("invalid-value")
+    public static let invalidId = RuleCode("invalid-id")
+    public static let mismatch = RuleCode("mismatch")
+
+    /// Every code this client version knows, in openapi.yaml's order.
+    public static let known: [RuleCode] = [
+        unknownTab, unknownSection, customizationDisabled, notHideable, notMovable, crossSectionMove, invalidTabOrder, sidebarOnly,
+        pinnedTab, noVisibleTab, tooManyEntries, customizationTooLarge, notDynamicSection, prefixMismatch, duplicateId, emptyId,
+        emptyTitle, idTooLong, titleTooLong, imageTooLong, nestedSection, multipleSearchTabs, searchNotPinned, searchInSection,
+        sidebarOnlyInTabBar, conflictingImage, dynamicPrefixConflict, tooManyItems, invalidStandIn, invalidName, unknownField,
+        invalidType, missingField, invalidValue, invalidId, mismatch,
+    ]
+}
+
+/// A problem's `type` (`urn:tabstore:problem:<slug>`), open to slugs a newer server adds.
+public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// The type of a slug (`rule-violation` is `urn:tabstore:problem:rule-violation`).
+    public static func slug(_ slug: String) -> ProblemType { ProblemType(rawValue: "urn:tabstore:problem:" + slug) }
+
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// The slug after `urn:tabstore:problem:` (nil for `about:blank`).
+    public var slug: String? {
+        let prefix = "urn:tabstore:problem:"
+        return rawValue.hasPrefix(prefix) ? String(rawValue.dropFirst(prefix.count)) : nil
+    }
+
+    public static let ruleViolation = slug("rule-violation")
+    public static let revisionMismatch = slug("revision-mismatch")
+    public static let revisionNotFound = slug("revision-not-found")
+    public static let idempotencyKeyReused = slug("idempotency-key-reused")
+    public static let unauthorized = slug("unauthorized")
+    public static let forbidden = slug("forbidden")
+    public static let draining = slug("draining")
+    public static let aboutBlank = ProblemType(rawValue: "about:blank")
+
+    /// Every type this client version knows, in openapi.yaml's order.
+    public static let known: [ProblemType] = [
+        "already-exists", "app-exists", "app-not-found", "body-not-allowed", "concurrent-registration", "database-unavailable", "draining",
+        "forbidden", "idempotency-key-reused", "internal-error", "invalid-idempotency-key", "invalid-if-match", "invalid-if-none-match",
+        "invalid-parameter", "invalid-path", "invalid-user-id", "malformed-json", "malformed-request", "method-not-allowed", "no-route",
+        "no-schema", "not-implemented", "revision-mismatch", "revision-not-found", "rule-violation", "schema-version-not-found",
+        "storage-unavailable", "too-many-followers", "too-many-waiting", "unauthorized", "unsupported-media-type", "write-contention",
+    ].map(slug) + [aboutBlank]
+}
+
+/// An RFC 9457 problem the server answered with (openapi.yaml `Problem`).
+public struct Problem: Codable, Sendable, Hashable, CustomStringConvertible {
+    /// One refusal: where in the request body, which rule, and a human sentence.
+    public struct FieldError: Codable, Sendable, Hashable {
+        public var pointer: String
+        public var code: RuleCode
+        public var detail: String
+
+        public init(pointer: String, code: RuleCode, detail: String) {
+            self.pointer = pointer
+            self.code = code
+            self.detail = detail
+        }
+    }
+
+    public var type: ProblemType
+    public var title: String
+    public var status: Int
+    public var detail: String
+    public var errors: [FieldError]?
+
+    public init(type: ProblemType, title: String, status: Int, detail: String, errors: [FieldError]? = nil) {
+        self.type = type
+        self.title = title
+        self.status = status
+        self.detail = detail
+        self.errors = errors
+    }
+
+    /// The rule codes of `errors`, in order.
+    public var codes: [RuleCode] { (errors ?? []).map(\.code) }
+
+    public var description: String { "\(status) \(type.slug ?? type.rawValue): \(detail)" }
+}

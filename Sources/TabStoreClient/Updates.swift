@@ -1,0 +1,134 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The person's customization each time it changes, from the change feed (`GET …/customization/events`): first
+/// the current one (unless resumed from it), then one per committed revision (several quick ones may arrive as
+/// the latest only: each carries the whole document). It reconnects by itself, with `Last-Event-ID` so nothing
+/// already delivered comes again, after the waits of `Configuration.feedBackoff`; when the server says
+/// `token-expired` (or answers 401) it asks the token provider for a fresh token and reconnects at once.
+/// It ends by throwing when the server refuses the feed for good (401 with a fresh token, 403, 404); a token
+/// provider that throws is retried like an unreachable server. Stop iterating (or cancel the task) to close it.
+public struct CustomizationUpdates: AsyncSequence, Sendable {
+    public typealias Element = Customization
+
+    let stream: AsyncThrowingStream<Customization, any Error>
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<Customization, any Error>.AsyncIterator
+
+        public mutating func next() async throws -> Customization? { try await base.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
+}
+
+extension TabStoreClient {
+    /// Follows the change feed (see `CustomizationUpdates`).
+    /// - Parameter lastEventId: the `id` of a customization the app already has (its `etag` without quotes), to
+    ///   skip it; nil to start with the current customization.
+    public func updates(resumingFrom lastEventId: String? = nil) -> CustomizationUpdates {
+        let (stream, continuation) = AsyncThrowingStream<Customization, any Error>.makeStream()
+        let task = Task { await self.follow(FeedState(lastEventId: lastEventId), into: continuation) }
+        continuation.onTermination = { _ in task.cancel() }
+        return CustomizationUpdates(stream: stream)
+    }
+
+    struct FeedState {
+        var lastEventId: String?
+        /// The token the last connection used.
+        var token: String?
+        /// Connections refused with 401 in a row (the second, with a fresh token, ends the feed).
+        var unauthorized = 0
+        /// Reconnects in a row that delivered nothing.
+        var attempt = 0
+    }
+
+    enum FeedEnd {
+        /// The stream ended or could not be opened: reconnect after a wait.
+        case lost
+        /// The token expired or was refused: reconnect at once with a fresh one.
+        case needsToken
+    }
+
+    private func follow(_ start: FeedState, into continuation: AsyncThrowingStream<Customization, any Error>.Continuation) async {
+        var state = start
+        var refresh = false
+        while !Task.isCancelled {
+            let end: FeedEnd
+            do {
+                let token = refresh ? try await tokens.refresh(rejected: state.token) : try await tokens.current()
+                refresh = false
+                state.token = token
+                end = try await connect(&state, continuation)
+            } catch is CancellationError {
+                break
+            } catch let error as TabStoreError where !error.isTransient {
+                continuation.finish(throwing: error)
+                return
+            } catch {
+                end = .lost  // no answer, a passing server state, or the token provider failed (offline too): retry
+            }
+            switch end {
+            case .needsToken:
+                refresh = true
+            case .lost:
+                do {
+                    try await configuration.feedBackoff.sleep(attempt: state.attempt)
+                } catch {
+                    break
+                }
+                state.attempt += 1
+            }
+        }
+        continuation.finish()
+    }
+
+    /// One connection: delivers its events until it ends.
+    private func connect(_ state: inout FeedState, _ continuation: AsyncThrowingStream<Customization, any Error>.Continuation) async throws -> FeedEnd {
+        var headers = ["Authorization": "Bearer " + (state.token ?? "")]
+        if let id = state.lastEventId { headers["Last-Event-ID"] = id }
+        var request = request("GET", resource("customization/events"), headers: headers)
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        let stream: TransportStream
+        do {
+            stream = try await configuration.transport.stream(request)
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw TabStoreError.unreachable(error)
+        }
+        guard stream.status == 200 else {
+            var body = Data()
+            for try await chunk in stream.body where body.count < 65_536 { body.append(chunk) }
+            if stream.status == 401 {
+                state.unauthorized += 1
+                if state.unauthorized == 1 { return .needsToken }
+            }
+            throw try await failure(TransportResponse(status: stream.status, headers: stream.headers, body: body))
+        }
+        state.unauthorized = 0
+        var parser = EventStreamParser()
+        let customizationURL = resource("customization")
+        for try await chunk in stream.body {
+            for event in parser.feed(chunk) {
+                switch event.event {
+                case "customization":
+                    guard let id = event.id, id != state.lastEventId else { continue }
+                    let data = Data(event.data.utf8)
+                    guard let customization = try? TabStoreJSON.decode(Customization.self, from: data) else { continue }
+                    state.lastEventId = id
+                    state.attempt = 0
+                    await cache.store(customizationURL, etag: "\"\(id)\"", body: data)
+                    continuation.yield(customization)
+                case "token-expired":
+                    return .needsToken
+                default:
+                    continue  // `shutdown` is followed by the end of the stream
+                }
+            }
+        }
+        return .lost
+    }
+}

@@ -1,0 +1,80 @@
+// A resolved layout (GET …/layout) drawn as the device shows it, following the answer exactly: the sidebar's
+// tabs and sections in its order (a collapsed section closed), the bar's tabs in its order with a More item
+// when `more` is not empty, pinned tabs at the bar's trailing end (beside the sidebar when there is no bar),
+// the More list, and beside the device the tabs left out with the tab selected instead.
+import { h } from "./dom.js";
+
+const PLATFORM_DEVICE = { iOS: "iPhone", iPadOS: "iPad", macOS: "Mac", visionOS: "Vision Pro", tvOS: "Apple TV" };
+
+/** The device a layout is drawn on: the platform's, else the size class's (regular: iPad, compact: iPhone). */
+export function deviceName(layout) {
+  return layout.platform ? PLATFORM_DEVICE[layout.platform] : layout.sizeClass === "regular" ? "iPad" : "iPhone";
+}
+
+const icon = (tab) => h("span", { class: "icon", "aria-hidden": "true", title: tab.systemImage || tab.image || "" },
+  (tab.role === "search" ? "⌕" : (tab.title || tab.id).trim().charAt(0) || "•").toUpperCase());
+
+const tabItem = (tab, className, selected) => h("li", { class: `${className}${selected === tab.id ? " selected" : ""}`, "data-tab-id": tab.id,
+  "aria-current": selected === tab.id ? "page" : false }, icon(tab), h("span", { class: "tab-title" }, tab.title));
+
+/**
+ * The drawing of one layout answer. `titles` maps tab ids to titles (from the schema) for the hidden list.
+ */
+export function drawLayout(layout, titles = new Map()) {
+  const selected = layout.sidebar.length
+    ? (layout.sidebar[0].kind === "section" ? layout.sidebar[0].tabs[0]?.id : layout.sidebar[0].id)
+    : layout.tabBar[0]?.id;
+  const compactBar = !layout.sidebar.length;
+  const parts = [];
+  if (layout.sidebar.length) {
+    parts.push(h("div", { class: "sidebar", "data-part": "sidebar", role: "group", "aria-label": "Sidebar" },
+      layout.tabBar.length || !layout.pinned.length ? null
+        : h("ol", { class: "sidebar-toolbar", "data-part": "pinned" }, layout.pinned.map((tab) => tabItem(tab, "pinned-tab", selected))),
+      h("ol", { class: "sidebar-list" }, layout.sidebar.map((item) => item.kind === "section"
+        ? h("li", { class: "sidebar-section", "data-section-id": item.id },
+          h("details", { open: item.expanded }, h("summary", {}, item.title),
+            h("ol", {}, item.tabs.map((tab) => tabItem(tab, "sidebar-tab", selected)))))
+        : tabItem(item, "sidebar-tab", selected)))));
+  }
+  const content = h("div", { class: "content" });
+  if (layout.tabBar.length || layout.more.length) {
+    const bar = h("div", { class: compactBar ? "tabbar bottom" : "tabbar top", "data-part": "tabbar", role: "group", "aria-label": "Tab bar" },
+      h("ol", { class: "bar-tabs" },
+        layout.tabBar.map((tab) => tabItem(tab, "bar-tab", selected)),
+        layout.more.length ? h("li", { class: "bar-more", "data-more": "true" }, h("span", { class: "icon", "aria-hidden": "true" }, "…"),
+          h("span", { class: "tab-title" }, "More")) : null),
+      layout.pinned.length ? h("ol", { class: "bar-pinned", "data-part": "pinned" }, layout.pinned.map((tab) => tabItem(tab, "pinned-tab", selected))) : null);
+    if (compactBar) { content.append(h("div", { class: "screen-title" }, titleOf(layout, selected))); parts.push(content, bar); }
+    else { content.append(bar, h("div", { class: "screen-title" }, titleOf(layout, selected))); parts.push(content); }
+  } else {
+    content.append(h("div", { class: "screen-title" }, titleOf(layout, selected)));
+    parts.push(content);
+  }
+
+  const device = deviceName(layout);
+  const caption = [device, layout.sizeClass, layout.platform || "no platform", layout.style || "sidebarAdaptable"].join(" · ");
+  const fallback = Object.entries(layout.selectionFallback || {});
+  return h("figure", { class: "layout", "data-size-class": layout.sizeClass, "data-device": device },
+    h("figcaption", {}, h("strong", {}, caption), " ",
+      h("span", { class: layout.customizationApplied ? "hint" : "hint note" },
+        layout.customizationApplied ? `revision ${layout.revision}, the user's choices applied` : "the schema's defaults (the user's choices do not apply here)"),
+      layout.sidebar.length && layout.tabBar.length
+        ? h("span", { class: "hint block" }, "Drawn with both: the device shows the tab bar, or the sidebar once the person opens it.") : null),
+    h("div", { class: "layout-body" },
+      h("div", { class: `device device-${layout.sizeClass === "compact" && compactBar ? "phone" : "tablet"}` }, parts),
+      h("div", { class: "beside" },
+        layout.more.length ? h("div", { class: "more-screen", "data-part": "more" }, h("h5", {}, "More"),
+          h("ol", {}, layout.more.map((tab) => tabItem(tab, "more-tab", null)))) : null,
+        h("div", { class: "hidden-tabs", "data-part": "hidden" }, h("h5", {}, `Not shown (${layout.hidden.length})`),
+          layout.hidden.length === 0 ? h("p", { class: "hint" }, "none")
+            : h("ul", {}, layout.hidden.map((id) => h("li", { "data-tab-id": id }, titles.get(id) || id, " ", h("code", {}, id),
+              layout.selectionFallback?.[id] ? h("span", { class: "hint" }, ` → selects ${titles.get(layout.selectionFallback[id]) || layout.selectionFallback[id]}`) : null)))),
+        fallback.length && fallback.some(([id]) => !layout.hidden.includes(id))
+          ? h("p", { class: "hint" }, "Left out in this size class: ", fallback.filter(([id]) => !layout.hidden.includes(id)).map(([id, to]) => `${titles.get(id) || id} → ${titles.get(to) || to}`).join(", "))
+          : null)));
+}
+
+function titleOf(layout, id) {
+  const all = [...layout.sidebar.flatMap((item) => item.kind === "section" ? item.tabs : [item]), ...layout.tabBar, ...layout.pinned];
+  return all.find((tab) => tab.id === id)?.title || "";
+}

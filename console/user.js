@@ -1,0 +1,110 @@
+// A user: look up by id; the customization, its history with revert, and the resolved layouts drawn for a
+// platform and style (regular and compact side by side).
+import { attempt, call, clearProblem, Problem, segment, showProblem } from "./api.js";
+import { fill, h, status, when } from "./dom.js";
+import { drawLayout } from "./layout-drawing.js";
+import { appPicker } from "./picker.js";
+import { flatten } from "./schema-diff.js";
+
+const PLATFORMS = ["", "iOS", "iPadOS", "macOS", "visionOS", "tvOS"];
+const view = { platform: "", style: "sidebarAdaptable" };
+
+export async function userScreen(container, args, { go }) {
+  const [appId, userId] = args;
+  fill(container, h("h2", {}, "User"), appPicker(appId, (id) => go("user", id, userId || "")));
+  if (!appId) { container.append(status("Pick an app, then a user.")); return; }
+  const userInput = h("input", { id: "user-id", name: "user-id", value: userId || "", required: true, autocomplete: "off", spellcheck: "false" });
+  container.append(h("form", { class: "row picker", id: "user-form", onsubmit: (event) => { event.preventDefault(); go("user", appId, userInput.value); } },
+    h("label", { for: "user-id" }, "User id"), userInput, h("button", { type: "submit" }, "Look up")));
+  if (!userId) return;
+  const user = `/v1/apps/${segment(appId)}/users/${segment(userId)}`;
+
+  const summary = h("section", { id: "customization", "aria-labelledby": "customization-title" });
+  const layouts = h("section", { id: "layouts", "aria-labelledby": "layouts-title" });
+  const history = h("section", { id: "history", "aria-labelledby": "history-title" });
+  container.append(summary, layouts, history);
+
+  let titles = new Map();
+  let customization;
+  try {
+    const [answer, schema] = await Promise.all([call(`${user}/customization`), call(`/v1/apps/${segment(appId)}/schema`)]);
+    customization = answer;
+    titles = new Map(flatten(schema.body).map((e) => [e.id, e.item.title || e.id]));
+  } catch (error) { showProblem(error); return; }
+
+  const c = customization.body;
+  const etag = customization.headers.get("ETag");
+  fill(summary, h("h3", { id: "customization-title" }, "Customization"),
+    h("dl", { class: "counts" },
+      h("dt", {}, "Revision"), h("dd", { id: "user-revision" }, c.revision === 0 ? "0 (nothing stored: the schema's defaults)" : c.revision),
+      h("dt", {}, "Schema version"), h("dd", {}, `v${c.schemaVersion}`),
+      h("dt", {}, "Updated"), h("dd", {}, when(c.updatedAt)),
+      h("dt", {}, "ETag"), h("dd", {}, h("code", {}, etag || "—"))),
+    h("details", {}, h("summary", {}, "The customization as JSON"), h("pre", { class: "json", id: "customization-json" }, JSON.stringify(c, null, 2))));
+
+  // Layouts: the platform and style chosen here, both size classes.
+  const platform = h("select", { id: "layout-platform" }, PLATFORMS.map((p) => h("option", { value: p, selected: p === view.platform }, p || "none (the size class decides)")));
+  const style = h("select", { id: "layout-style" }, ["sidebarAdaptable", "tabBarOnly"].map((v) => h("option", { value: v, selected: v === view.style }, v)));
+  const drawings = h("div", { class: "drawings", id: "layout-drawings", "aria-live": "polite" });
+  let drawing = 0;  // only the latest choice draws: an earlier answer arriving late is dropped
+  async function drawLayouts() {
+    const mine = ++drawing;
+    view.platform = platform.value;
+    view.style = style.value;
+    const query = (sizeClass) => `${user}/layout?sizeClass=${sizeClass}` + (view.platform ? `&platform=${view.platform}` : "")
+      + (view.platform || view.style !== "sidebarAdaptable" ? `&style=${view.style}` : "");
+    try {
+      const answers = await Promise.all(["regular", "compact"].map((sizeClass) => call(query(sizeClass))));
+      if (mine === drawing) fill(drawings, answers.map((answer) => drawLayout(answer.body, titles)));
+    } catch (error) {
+      if (mine === drawing) { showProblem(error); drawings.replaceChildren(); }
+    }
+  }
+  platform.addEventListener("change", drawLayouts);
+  style.addEventListener("change", drawLayouts);
+  fill(layouts, h("h3", { id: "layouts-title" }, "Layouts"),
+    h("div", { class: "row" }, h("label", { for: "layout-platform" }, "Platform"), platform, h("label", { for: "layout-style" }, "Style"), style),
+    drawings);
+
+  // History, newest first, a page at a time; each kept revision can be reverted to.
+  const list = h("ol", { class: "history-list", id: "history-list" });
+  const more = h("div", { class: "row" });
+  async function loadHistory(before) {
+    const page = await attempt(() => call(`${user}/customization/history?limit=20` + (before ? `&before=${before}` : "")));
+    if (!page) return;
+    list.append(...page.body.items.map((item) => h("li", { "data-revision": item.revision },
+      h("strong", {}, `r${item.revision}`), ` ${item.change} · ${when(item.updatedAt)}`,
+      item.operations ? h("span", { class: "hint" }, ` · ${item.operations.map(describeOperation).join("; ")}`) : null,
+      item.revision === c.revision ? h("span", { class: "badge" }, "current")
+        : h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(item.revision) }, `Revert to r${item.revision}`))));
+    fill(more, page.body.nextBefore ? h("button", { type: "button", class: "quiet", onclick: () => loadHistory(page.body.nextBefore) }, "Older revisions") : null);
+  }
+  async function revert(revision) {
+    try {
+      await call(`${user}/customization/revert`, { method: "POST", body: { toRevision: revision }, headers: etag ? { "If-Match": etag } : {} });
+      clearProblem();
+      go("user", appId, userId);
+    } catch (error) {
+      showProblem(error);
+      if (error instanceof Problem && error.status === 412) list.before(status("The customization changed meanwhile: reload to see it."));
+    }
+  }
+  fill(history, h("h3", { id: "history-title" }, "History"), list, more,
+    c.revision > 0 ? h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(0) }, "Revert to the empty customization (revision 0)") : null);
+  await Promise.all([drawLayouts(), loadHistory(null)]);
+}
+
+/** One PATCH operation in a line: its op and what it names (tab, section, visibility, index, order). */
+function describeOperation(op) {
+  const parts = [op.op];
+  if (op.section) parts.push(op.section);
+  if (op.tab) parts.push(op.tab);
+  if (op.visibility) parts.push(`→ ${op.visibility}`);
+  if (op.toIndex !== undefined) parts.push(`→ place ${op.toIndex + 1}`);
+  if (Array.isArray(op.tabOrder)) parts.push(`[${op.tabOrder.join(", ")}]`);
+  if (Array.isArray(op.tabBarOrder)) parts.push(`[${op.tabBarOrder.join(", ")}]`);
+  if (op.expanded !== undefined) parts.push(op.expanded ? "expanded" : "collapsed");
+  if (Array.isArray(op.tabs)) parts.push(`${op.tabs.length} tabs`);
+  if (op.placement) parts.push(op.placement);
+  return parts.join(" ");
+}
