@@ -111,4 +111,31 @@ struct PostgresStoreTests {
             #expect(after.field("revision") == before.field("revision"))
         }
     }
+
+    @Test("forEachCustomization walks every row once, in byte order of user ids, across pages of 500")
+    func forEachAcrossPages() async throws {
+        let url = try cluster.freshDatabase()
+        let store = try PostgresStore(configuration: PostgresStore.Configuration(url: url))
+        _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
+        _ = try await store.createApp(id: "other", name: "Other", signingSecret: "s", createdAt: "t")
+        let db = try PostgresConnection(conninfo: url)
+        try db.execute("""
+            INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at)
+            SELECT 'app', 'u' || i, i, 1, '\\x7b7d'::bytea, 't' FROM generate_series(1, 1234) AS i;
+            INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at) VALUES ('other', 'x', 1, 1, '\\x7b7d'::bytea, 't')
+            """)
+        var seen: [String] = []
+        var revisionSum = 0
+        try await store.forEachCustomization(appId: "app") { record in
+            seen.append(record.userId)
+            revisionSum += record.revision
+            #expect(record.document == Array("{}".utf8))
+        }
+        #expect(seen.count == 1234 && Set(seen).count == 1234)
+        #expect(revisionSum == 1234 * 1235 / 2)
+        #expect(seen.map { Array($0.utf8) } == seen.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) })
+        // The pool is whole again: the session's connection came back (or was replaced).
+        #expect(try await store.customizationCount() == 1235)
+        await store.close()
+    }
 }

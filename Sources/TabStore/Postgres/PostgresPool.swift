@@ -21,7 +21,7 @@ package final class PostgresPool: Sendable {
     }
 
     /// What a waiting caller is given: an open connection, or the right to open one.
-    private enum Grant {
+    fileprivate enum Grant {
         case connection(PostgresConnection)
         case open
     }
@@ -42,7 +42,7 @@ package final class PostgresPool: Sendable {
 
     package let settings: Settings
     private let state = Locked(State())
-    private let queue = DispatchQueue(label: "tabstore-postgres", qos: .userInitiated, attributes: .concurrent)
+    fileprivate let queue = DispatchQueue(label: "tabstore-postgres", qos: .userInitiated, attributes: .concurrent)
 
     package init(settings: Settings) {
         self.settings = settings
@@ -72,6 +72,65 @@ package final class PostgresPool: Sendable {
         }
     }
 
+    /// Several statements on one connection with suspension points between them (a transaction read in pages):
+    /// `body` gets a session whose `run` calls all use the same connection, given back when `body` returns
+    /// (discarded when it is left inside a transaction or broken).
+    package func session<T>(_ body: (Session) async throws -> T) async throws -> T {
+        let session = Session(pool: self, grant: try await acquire())
+        do {
+            let value = try await body(session)
+            session.end()
+            return value
+        } catch {
+            session.end()
+            throw error
+        }
+    }
+
+    /// One checked-out connection; its `run` calls must not overlap (each awaits the last).
+    package final class Session: @unchecked Sendable {
+        private let pool: PostgresPool
+        private var grant: Grant?
+        private var connection: PostgresConnection?
+
+        fileprivate init(pool: PostgresPool, grant: Grant) {
+            self.pool = pool
+            self.grant = grant
+        }
+
+        package func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+            try await withCheckedThrowingContinuation { continuation in
+                pool.queue.async {
+                    do {
+                        if self.connection == nil {
+                            if case .connection(let idle)? = self.grant, idle.isAlive() {
+                                self.connection = idle
+                            } else {
+                                self.connection = try PostgresConnection(conninfo: self.pool.settings.conninfo,
+                                                                         connectTimeoutSeconds: self.pool.settings.connectTimeoutSeconds)
+                            }
+                            self.grant = nil
+                        }
+                        continuation.resume(returning: try body(self.connection!))
+                    } catch {
+                        continuation.resume(throwing: PostgresPool.storageError(error))
+                    }
+                }
+            }
+        }
+
+        /// Gives the connection (or the right to open one) back to the pool.
+        fileprivate func end() {
+            if let connection {
+                pool.release(connection, broken: !connection.isReusable)
+            } else {
+                pool.release(nil, broken: true)  // never opened (or failed to): frees its place
+            }
+            connection = nil
+            grant = nil
+        }
+    }
+
     /// A libpq failure that means the database cannot serve becomes the 503 the API maps `StorageError`s
     /// that are `isUnavailable` to; other failures stay as they are for the caller to interpret.
     package static func storageError(_ error: any Error) -> any Error {
@@ -79,7 +138,7 @@ package final class PostgresPool: Sendable {
         return StorageError(unavailable: "the database is unreachable", message: failure.message, sql: failure.sql)
     }
 
-    private func acquire() async throws -> Grant {
+    fileprivate func acquire() async throws -> Grant {
         enum Immediate { case grant(Grant), closed, wait }
         let immediate = state.withLock { state -> Immediate in
             if state.closed { return .closed }
@@ -126,7 +185,7 @@ package final class PostgresPool: Sendable {
 
     /// Gives a connection back: to the first waiter, else to the idle list; a broken one (or none, when
     /// opening failed) frees its place, which a waiter may use to open a new one.
-    private func release(_ connection: PostgresConnection?, broken: Bool) {
+    fileprivate func release(_ connection: PostgresConnection?, broken: Bool) {
         let (waiter, grant) = state.withLock { state -> (Waiter?, Grant?) in
             if let connection, !broken, !state.closed {
                 if !state.waiters.isEmpty { return (state.waiters.removeFirst(), .connection(connection)) }

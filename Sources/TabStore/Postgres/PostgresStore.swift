@@ -268,15 +268,32 @@ package final class PostgresStore: TabStoreBackend {
         }
     }
 
-    /// The rows are read in one statement (one snapshot) and handed to `body` after the connection is back.
+    /// Rows per page of `forEachCustomization`.
+    static let customizationPage = 500
+
+    /// Every customization of the app from one snapshot (a read-only repeatable-read transaction), read in pages
+    /// of `customizationPage` by user id, so an app of a million users never sits in memory at once; `body`
+    /// runs between pages, off the pool's queue.
     package func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws {
-        let rows = try await pool.run { db in
-            try db.query("SELECT revision, schema_version, document, updated_at, user_id FROM customizations WHERE app_id = $1 ORDER BY user_id",
-                         [.text(appId)])
-        }
-        for row in 0..<rows.count {
-            try body(CustomizationRecord(appId: appId, userId: rows.text(row, 4), revision: rows.int(row, 0), schemaVersion: rows.int(row, 1),
-                                         document: rows.bytes(row, 2), updatedAt: rows.text(row, 3)))
+        try await pool.session { session in
+            try await session.run { db in try db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") }
+            var after = ""  // ids are never empty: "" is below every one
+            while true {
+                let cursor = after
+                let rows = try await session.run { db in
+                    try db.query("""
+                        SELECT revision, schema_version, document, updated_at, user_id FROM customizations
+                        WHERE app_id = $1 AND user_id > $2 ORDER BY user_id LIMIT $3
+                        """, [.text(appId), .text(cursor), .integer(Self.customizationPage)])
+                }
+                for row in 0..<rows.count {
+                    try body(CustomizationRecord(appId: appId, userId: rows.text(row, 4), revision: rows.int(row, 0), schemaVersion: rows.int(row, 1),
+                                                 document: rows.bytes(row, 2), updatedAt: rows.text(row, 3)))
+                }
+                guard rows.count == Self.customizationPage else { break }
+                after = rows.text(rows.count - 1, 4)
+            }
+            try await session.run { db in try db.execute("COMMIT") }
         }
     }
 
