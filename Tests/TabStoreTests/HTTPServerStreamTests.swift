@@ -74,7 +74,7 @@ struct HTTPServerStreamTests {
 
     /// The next `count` blocks' comment lines (the test stream writes SSE comments), read off the pool.
     static func comments(_ client: SSEClient, _ count: Int) async throws -> [[String]] {
-        try await offPool { (0..<count).compactMap { _ in client.nextBlock(timeout: 3) }.map(\.comments) }
+        try await offPool { (0..<count).compactMap { _ in client.nextBlock(timeout: 15) }.map(\.comments) }
     }
 
     @Test("chunks go out as the source is woken from another thread; the end writes the last chunk; finish once")

@@ -54,7 +54,9 @@ final class SSEClient: @unchecked Sendable {
         var raw: [UInt8] = []
         var closed = false
         var headEnd: Int?
-        let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+        // Generous: under the sanitizers, on 2 cores with the whole suite running, the handler's task can wait
+        // seconds for a thread (a safety net, not a measurement).
+        let deadline = DispatchTime.now().uptimeNanoseconds + 30_000_000_000
         while headEnd == nil {
             guard DispatchTime.now().uptimeNanoseconds < deadline, !closed else {
                 Glibc.close(fd)
