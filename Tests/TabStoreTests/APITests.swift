@@ -176,6 +176,26 @@ struct APITests {
         }
     }
 
+    @Test("the same schema PUT many times at once: one 201, every other 200 with that version, no 409", arguments: PostgresTestCluster.backends)
+    func identicalSchemaConcurrently(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
+            let created = try await live.send(.post("/v1/apps").bearer(live.admin).json(#"{"id": "app.race", "name": "Race"}"#))
+            #expect(created.status == 201)
+            let statuses = try await withThrowingTaskGroup(of: (Int, JSONValue?).self) { group in
+                for _ in 0..<9 {
+                    group.addTask {
+                        let answer = try await live.send(.put("/v1/apps/app.race/schema").bearer(live.admin).json(ReconcilerTests.v1))
+                        return (answer.status, answer.field("version"))
+                    }
+                }
+                return try await group.reduce(into: [(Int, JSONValue?)]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0.0 == 201 }.count == 1)
+            #expect(statuses.filter { $0.0 == 200 }.count == 8)
+            #expect(statuses.allSatisfy { $0.1 == .integer(1) })
+        }
+    }
+
     @Test("a dry run counts the customizations a new schema affects and what it removes, and registers nothing", arguments: PostgresTestCluster.backends)
     func schemaDryRun(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in

@@ -84,8 +84,12 @@ extension CustomizationRoutes {
                 }
                 return response
             }
-            throw APIError(status: 503, slug: .writeContention, title: "Service unavailable",
-                           detail: "the customization kept changing while this write was computed; retry")
+            // Only when other servers keep winning the compare-and-set (one server serializes its own writes per
+            // user): nothing was applied; retry soon, as every other 503 here says.
+            var contention = APIError(status: 503, slug: .writeContention, title: "Service unavailable",
+                                      detail: "the customization kept changing while this write was computed; retry")
+            contention.headers.add("Retry-After", "1")
+            throw contention
         }
     }
 

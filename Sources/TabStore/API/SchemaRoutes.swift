@@ -42,6 +42,11 @@ struct SchemaRoutes: RouteGroup {
             }, createdAt: createdAt)
         } catch StoreConflict.revisionMismatch {
             services.apps.invalidate(appId)
+            // Another registration won: when it registered this very schema (the same PUT sent twice at once),
+            // this one is answered as a repeat is, 200 with that version; another schema is a conflict.
+            if let now = try await services.apps.entry(appId)?.schema, now.schema == schema {
+                return .json(200, now.schema.storedDocument(version: now.version, createdAt: try await schemaCreatedAt(appId.text, now.version)))
+            }
             throw APIError(status: 409, slug: .concurrentRegistration, title: "Conflict",
                            detail: "another schema version was registered meanwhile; read it and retry")
         } catch StoreConflict.notFound {
