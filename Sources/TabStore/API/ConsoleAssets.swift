@@ -413,11 +413,12 @@ li.mark-removed { background: #fbe9e8; }
 .layout[data-size-class="compact"] { flex: 2 1 24rem; }
 .layout figcaption { margin-bottom: 0.4rem; }
 .layout-body { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; }
-.device { border: 10px solid #23272e; border-radius: 22px; background: var(--paper); overflow: hidden; display: flex; min-height: 16rem; }
-.device-tablet { flex: 1 1 26rem; min-width: min(100%, 20rem); aspect-ratio: 4 / 3; max-width: 44rem; }
-.device-phone { flex-direction: column; width: 18rem; max-width: 100%; aspect-ratio: 9 / 17; border-radius: 30px; }
+/* The device frame grows with its content (no fixed shape, no clipping): every item of the layout answer is drawn. */
+.device { border: 10px solid #23272e; border-radius: 22px; background: var(--paper); display: flex; min-height: 16rem; }
+.device-tablet { flex: 1 1 26rem; min-width: min(100%, 20rem); min-height: 20rem; max-width: 44rem; }
+.device-phone { flex-direction: column; width: 18rem; max-width: 100%; min-height: 32rem; border-radius: 30px; }
 .device ol { list-style: none; margin: 0; padding: 0; }
-.sidebar { width: 34%; min-width: 8.5rem; background: var(--sidebar); padding: 0.5rem 0.35rem; border-right: 1px solid var(--line); overflow: hidden; font-size: 0.85rem; }
+.sidebar { width: 34%; min-width: 8.5rem; background: var(--sidebar); padding: 0.5rem 0.35rem; border-right: 1px solid var(--line); font-size: 0.85rem; }
 .sidebar-tab, .more-tab { display: flex; align-items: center; gap: 0.4rem; padding: 0.2rem 0.35rem; border-radius: 7px; }
 .sidebar-section summary { font-weight: 700; font-size: 0.8rem; color: var(--muted); padding: 0.45rem 0.35rem 0.15rem; cursor: pointer; }
 .selected { background: var(--selected); }
@@ -430,7 +431,7 @@ li.mark-removed { background: #fbe9e8; }
 .tabbar.bottom { background: var(--bar); border-top: 1px solid var(--line); padding: 0.3rem 0.25rem 0.6rem; }
 .tabbar.bottom .bar-tabs { flex: 1; display: flex; justify-content: space-around; min-width: 0; }
 .tabbar.bottom .bar-tab, .tabbar.bottom .bar-more, .tabbar.bottom .pinned-tab { flex: 1 1 0; display: flex; flex-direction: column; align-items: center; gap: 0.1rem; padding: 0.15rem 0.1rem; border-radius: 8px; min-width: 0; text-align: center; }
-.tabbar.bottom .tab-title { max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.tabbar.bottom .tab-title { max-width: 100%; }
 .bar-pinned { display: flex; gap: 0.2rem; }
 .tabbar.bottom .bar-pinned { border-left: 1px solid var(--line); padding-left: 0.25rem; }
 .icon { display: inline-grid; place-items: center; width: 1.35rem; height: 1.35rem; border-radius: 6px; background: #5b6675; color: #fff; font-size: 0.7rem; font-weight: 700; flex: none; }
@@ -451,8 +452,15 @@ pre.json { max-height: 24rem; overflow: auto; background: var(--panel); padding:
   #apps-table thead { display: none; }
   #apps-table tr { display: grid; border-bottom: 1px solid var(--line); padding: 0.4rem 0; }
   #apps-table th, #apps-table td { border: none; padding: 0.1rem 0; }
-  .device-tablet { aspect-ratio: auto; min-height: 14rem; }
+  .device-tablet { min-height: 14rem; }
 }
+
+/* Text from data wraps anywhere (a 1000-character title must not widen the page) and is isolated from its neighbours'
+   direction (a U+202E in one title must not reorder the text beside it). */
+body { overflow-wrap: anywhere; }
+li, td, th, dd, dt, summary, code, strong, .tab-title, .screen-title, .sidebar-tab, .more-tab, .bar-tab, .pinned-tab { min-width: 0; }
+.tab-title, .screen-title, summary, code, td, [data-tab-id], [data-section-id], h2, h3, h4, h5, strong, .hint { unicode-bidi: isolate; }
+.escaped-char { color: #b00020; background: #fde8ea; border-radius: 3px; font-family: monospace; font-size: 0.85em; padding: 0 0.1em; }
 """#),
         ("dom.js", #"""
 // Building DOM from data without HTML strings: every text goes in as a text node, so nothing an API answer
@@ -1293,7 +1301,19 @@ export async function userScreen(container, args, { go }) {
         : h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(item.revision) }, `Revert to r${item.revision}`))));
     fill(more, page.body.nextBefore ? h("button", { type: "button", class: "quiet", onclick: () => loadHistory(page.body.nextBefore) }, "Older revisions") : null);
   }
-  async function revert(revision) {
+  // A revert is a write that reaches the user's devices at once: confirmed first, as rotate and delete are.
+  const revertConfirm = h("div", { id: "revert-confirm" });
+  function revert(revision) {
+    fill(revertConfirm, h("section", { class: "card", "aria-labelledby": "revert-confirm-title" },
+      h("h3", { id: "revert-confirm-title", tabindex: "-1" }, revision === 0 ? "Revert to the empty customization (revision 0)?" : `Revert to r${revision}?`),
+      h("p", {}, `This writes a new revision with the customization of r${revision}${revision === 0 ? " (none: the schema's defaults)" : ""}, `
+        + "data-driven tabs of that revision included. It reaches the user's devices at once."),
+      h("div", { class: "row" },
+        h("button", { type: "button", id: "confirm-revert", onclick: () => { revertConfirm.replaceChildren(); doRevert(revision); } }, "Revert"),
+        h("button", { type: "button", class: "quiet", onclick: () => revertConfirm.replaceChildren() }, "Cancel"))));
+    revertConfirm.querySelector("h3").focus();
+  }
+  async function doRevert(revision) {
     try {
       await call(`${user}/customization/revert`, { method: "POST", body: { toRevision: revision }, headers: etag ? { "If-Match": etag } : {} });
       clearProblem();
@@ -1303,7 +1323,7 @@ export async function userScreen(container, args, { go }) {
       if (error instanceof Problem && error.status === 412) list.before(status("The customization changed meanwhile: reload to see it."));
     }
   }
-  fill(history, h("h3", { id: "history-title" }, "History"), list, more,
+  fill(history, h("h3", { id: "history-title" }, "History"), revertConfirm, list, more,
     c.revision > 0 ? h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(0) }, "Revert to the empty customization (revision 0)") : null);
   await Promise.all([drawLayouts(), loadHistory(null)]);
 }
