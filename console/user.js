@@ -17,6 +17,10 @@ export async function userScreen(container, args, { go }) {
   container.append(h("form", { class: "row picker", id: "user-form", onsubmit: (event) => { event.preventDefault(); go("user", appId, userInput.value); } },
     h("label", { for: "user-id" }, "User id"), userInput, h("button", { type: "submit" }, "Look up")));
   if (!userId) return;
+  if ([appId, userId].some((id) => id === "." || id === "..")) {  // browsers fold these path segments, even percent-encoded
+    container.append(status(`The id "${appId === "." || appId === ".." ? appId : userId}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded, so the request would go to another path. Use the API from a client that keeps them.`));
+    return;
+  }
   const user = `/v1/apps/${segment(appId)}/users/${segment(userId)}`;
 
   const summary = h("section", { id: "customization", "aria-labelledby": "customization-title" });

@@ -193,7 +193,7 @@ render();
         ("apps.js", #"""
 // Apps: a paged list, create (the signing secret shown once), rotate the secret, delete with a typed confirmation.
 import { attempt, call, clearProblem, segment } from "./api.js";
-import { fill, h, status, when } from "./dom.js";
+import { fill, h, status, when, idCode } from "./dom.js";
 
 const PAGE = 20;
 
@@ -215,11 +215,13 @@ export async function appsScreen(container, _args, { go }) {
       h("caption", {}, `Apps, page ${cursors.length}`),
       h("thead", {}, h("tr", {}, ["Id", "Name", "Created", "Schema", "Actions"].map((title) => h("th", { scope: "col" }, title)))),
       h("tbody", {}, apps.map((app) => h("tr", { "data-app-id": app.id },
-        h("th", { scope: "row" }, h("code", {}, app.id)),
+        h("th", { scope: "row" }, idCode(app.id)),
         h("td", {}, app.name),
         h("td", {}, when(app.createdAt)),
         h("td", {}, app.schemaVersion ? `v${app.schemaVersion}` : "none"),
-        h("td", { class: "actions" },
+        app.id === "." || app.id === ".."
+          ? h("td", { class: "actions hint", "data-dot-id": "true" }, `An app with id "${app.id}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded. Use the API from a client that keeps them.`)
+          : h("td", { class: "actions" },
           h("button", { type: "button", class: "quiet", onclick: () => go("schemas", app.id) }, "Schemas"),
           h("button", { type: "button", class: "quiet", onclick: () => go("stats", app.id) }, "Stats"),
           h("button", { type: "button", class: "quiet", onclick: () => go("user", app.id) }, "Users"),
@@ -278,7 +280,7 @@ export async function appsScreen(container, _args, { go }) {
     } },
       h("h3", { id: "confirm-title", tabindex: "-1" }, `Delete ${app.id}?`),
       h("p", {}, "Its schema versions, every user's customization and their history go too. This cannot be undone."),
-      h("label", { for: "confirm-id" }, "Type the app id to confirm: ", h("code", {}, app.id)), typed,
+      h("label", { for: "confirm-id" }, "Type the app id to confirm: ", idCode(app.id)), typed,
       h("div", { class: "row" }, remove, h("button", { type: "button", class: "quiet", onclick: () => confirmPanel.replaceChildren() }, "Cancel"))));
     typed.focus();
   }
@@ -524,6 +526,25 @@ export function when(text) {
 export function status(text) {
   return h("p", { class: "status", role: "status" }, text);
 }
+
+// Invisible and direction-control characters (bidi overrides and isolates, zero-width, BOM, soft hyphen,
+// other format characters): shown escaped, so two different ids never look the same.
+const INVISIBLE = /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/gu;
+
+/** An id as a `<code>`, each invisible or direction-control character shown as `\uXXXX` in a distinct style. */
+export function idCode(id) {
+  const text = String(id);
+  const parts = [];
+  let last = 0;
+  for (const match of text.matchAll(INVISIBLE)) {
+    if (match.index > last) parts.push(text.slice(last, match.index));
+    parts.push(h("span", { class: "escaped-char", title: "invisible or direction-control character" },
+      `\\u${match[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`));
+    last = match.index + match[0].length;
+  }
+  if (last < text.length) parts.push(text.slice(last));
+  return h("code", {}, parts);
+}
 """#),
         ("icon.svg", #"""
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0b57d0"/><rect x="5" y="21" width="22" height="6" rx="2" fill="#fff"/><rect x="5" y="5" width="9" height="13" rx="2" fill="#fff" opacity=".75"/></svg>
@@ -699,7 +720,7 @@ export function lineOfPointer(lines, pointer) {
 // tabs and sections in its order (a collapsed section closed), the bar's tabs in its order with a More item
 // when `more` is not empty, pinned tabs at the bar's trailing end (beside the sidebar when there is no bar),
 // the More list, and beside the device the tabs left out with the tab selected instead.
-import { h } from "./dom.js";
+import { h, idCode } from "./dom.js";
 
 const PLATFORM_DEVICE = { iOS: "iPhone", iPadOS: "iPad", macOS: "Mac", visionOS: "Vision Pro", tvOS: "Apple TV" };
 
@@ -764,7 +785,7 @@ export function drawLayout(layout, titles = new Map()) {
           h("ol", {}, layout.more.map((tab) => tabItem(tab, "more-tab", null)))) : null,
         h("div", { class: "hidden-tabs", "data-part": "hidden" }, h("h5", {}, `Not shown (${layout.hidden.length})`),
           layout.hidden.length === 0 ? h("p", { class: "hint" }, "none")
-            : h("ul", {}, layout.hidden.map((id) => h("li", { "data-tab-id": id }, titles.get(id) || id, " ", h("code", {}, id),
+            : h("ul", {}, layout.hidden.map((id) => h("li", { "data-tab-id": id }, titles.get(id) || id, " ", idCode(id),
               layout.selectionFallback?.[id] ? h("span", { class: "hint" }, ` → selects ${titles.get(layout.selectionFallback[id]) || layout.selectionFallback[id]}`) : null)))),
         fallback.length && fallback.some(([id]) => !layout.hidden.includes(id))
           ? h("p", { class: "hint" }, "Left out in this size class: ", fallback.filter(([id]) => !layout.hidden.includes(id)).map(([id, to]) => `${titles.get(id) || id} → ${titles.get(to) || to}`).join(", "))
@@ -949,7 +970,7 @@ export function withDefaults(input) {
 // Schemas: two versions side by side with their differences, and a new version registered from pasted JSON
 // after a dry run that shows what it would do to the stored customizations.
 import { call, clearProblem, Problem, segment, showProblem } from "./api.js";
-import { fill, h, status, when } from "./dom.js";
+import { fill, h, status, when, idCode } from "./dom.js";
 import { lineOfPointer, parseWithLines, JSONSyntaxError } from "./json-lines.js";
 import { appPicker } from "./picker.js";
 import { diffSchemas, withDefaults } from "./schema-diff.js";
@@ -1002,7 +1023,7 @@ export async function schemasScreen(container, args, { go }) {
       changes.length === 0 ? status(left === right ? (current.version === 1 ? "The only version so far." : "Pick two different versions to compare.") : "No differences.")
         : h("ul", { class: "changes", id: "schema-changes" }, changes.map((change) =>
           h("li", { class: `change mark-${change.kind}`, "data-change": change.kind, "data-id": change.id },
-            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", h("code", {}, change.id), " ", change.detail))));
+            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", idCode(change.id), " ", change.detail))));
   }
 
   function schemaColumn(schema, marks, side) {
@@ -1013,7 +1034,7 @@ export async function schemasScreen(container, args, { go }) {
         item.customizationBehavior ? `behaviour ${item.customizationBehavior.sidebar}/${item.customizationBehavior.tabBar}` : null,
         item.dynamicTabs ? `data tabs ${item.dynamicTabs.idPrefix}…` : null].filter(Boolean);
       return h("li", { class: kinds.map((kind) => `mark-${kind}`).join(" "), "data-id": item.id },
-        h("span", { class: "item-title" }, item.title || item.id), " ", h("code", {}, item.id),
+        h("span", { class: "item-title" }, item.title || item.id), " ", idCode(item.id),
         kinds.map((kind) => [" ", h("span", { class: "badge" }, KIND_LABEL[kind])]),
         facts.length ? h("span", { class: "facts" }, facts.join(" · ")) : null,
         item.kind === "section" && item.tabs.length ? h("ol", {}, item.tabs.map(entry)) : null);
@@ -1085,7 +1106,7 @@ export async function schemasScreen(container, args, { go }) {
     registerButton.disabled = r.identical;
     registerButton.textContent = r.identical ? "Register (identical: nothing to store)" : `Register as v${r.wouldCreateVersion}`;
     const ids = (title, list, id) => h("div", {}, h("h5", {}, `${title} (${list.length})`),
-      list.length ? h("ul", { class: "id-list", id }, list.map((x) => h("li", {}, h("code", {}, x)))) : h("p", { class: "hint" }, "none"));
+      list.length ? h("ul", { class: "id-list", id }, list.map((x) => h("li", {}, idCode(x)))) : h("p", { class: "hint" }, "none"));
     fill(report, h("div", { class: "card", "data-testid": "dry-run-report" },
       h("h4", {}, r.identical ? `Identical to v${r.currentVersion}: nothing would be stored`
         : `Dry run: would create v${r.wouldCreateVersion}${r.currentVersion ? ` (current v${r.currentVersion})` : ""}`),
@@ -1108,7 +1129,7 @@ export async function schemasScreen(container, args, { go }) {
       changes.length === 0 ? h("p", { class: "hint" }, "none item by item")
         : h("ul", { class: "changes", id: "dry-run-changes" }, changes.map((change) =>
           h("li", { class: `change mark-${change.kind}`, "data-change": change.kind, "data-id": change.id },
-            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", h("code", {}, change.id), " ", change.detail))),
+            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", idCode(change.id), " ", change.detail))),
       withoutId ? h("p", { class: "hint" }, `${withoutId} tab${withoutId === 1 ? "" : "s"} without an id left out here (the server derives their ids).`) : null);
   }
 
@@ -1138,7 +1159,7 @@ export async function schemasScreen(container, args, { go }) {
 // Stats: per tab of the current schema, how many users hid it in the sidebar and in the tab bar, as an SVG
 // bar chart drawn here (two bars per tab, on one scale: the users with a customization), with the numbers as a table.
 import { call, Problem, segment, showProblem } from "./api.js";
-import { fill, h, s, status } from "./dom.js";
+import { fill, h, s, status, idCode } from "./dom.js";
 import { appPicker } from "./picker.js";
 import { flatten } from "./schema-diff.js";
 
@@ -1175,7 +1196,7 @@ export async function statsScreen(container, args, { go }) {
     rows.length === 0 ? null : h("details", {}, h("summary", {}, "The numbers as a table"),
       h("table", { id: "stats-table" }, h("caption", {}, "Users who hid each tab"),
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Tab"), h("th", { scope: "col" }, "Hid in sidebar"), h("th", { scope: "col" }, "Hid in tab bar"))),
-        h("tbody", {}, rows.map((row) => h("tr", {}, h("th", { scope: "row" }, row.title, " ", h("code", {}, row.id)),
+        h("tbody", {}, rows.map((row) => h("tr", {}, h("th", { scope: "row" }, row.title, " ", idCode(row.id)),
           h("td", {}, row.sidebarHidden), h("td", {}, row.tabBarHidden)))))),
     h("p", { class: "hint" }, "Counts come from the stored customizations, reconciled with the current schema. The server keeps no history of these numbers, so there is no chart over time."));
 }
@@ -1239,6 +1260,10 @@ export async function userScreen(container, args, { go }) {
   container.append(h("form", { class: "row picker", id: "user-form", onsubmit: (event) => { event.preventDefault(); go("user", appId, userInput.value); } },
     h("label", { for: "user-id" }, "User id"), userInput, h("button", { type: "submit" }, "Look up")));
   if (!userId) return;
+  if ([appId, userId].some((id) => id === "." || id === "..")) {  // browsers fold these path segments, even percent-encoded
+    container.append(status(`The id "${appId === "." || appId === ".." ? appId : userId}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded, so the request would go to another path. Use the API from a client that keeps them.`));
+    return;
+  }
   const user = `/v1/apps/${segment(appId)}/users/${segment(userId)}`;
 
   const summary = h("section", { id: "customization", "aria-labelledby": "customization-title" });
