@@ -473,6 +473,9 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
         width = phone.evaluate("() => document.documentElement.scrollWidth")
         check(width <= 375, f"{name} fits 375 px without sideways scrolling ({width} px)")
         check(phone.evaluate(UNLABELLED) == [], f"every control of the {name} screen has a label")
+        if name == "apps":
+            shown = phone.evaluate("() => import('/console/dom.js').then((m) => [m.idCode('admin\\u202e').textContent, m.idCode('zw\\u200b\\u200d\\ufeff').textContent])")
+            check(shown == ["admin\\u202E", "zw\\u200B\\u200D\\uFEFF"], f"ids are shown with invisible and direction-control characters escaped ({shown})")
         shot(phone, args, f"10-narrow-{name}")
     narrow.close()
     context.close()
