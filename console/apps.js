@@ -1,6 +1,6 @@
 // Apps: a paged list, create (the signing secret shown once), rotate the secret, delete with a typed confirmation.
 import { attempt, call, clearProblem, segment } from "./api.js";
-import { fill, h, status, when } from "./dom.js";
+import { fill, h, status, when, idCode } from "./dom.js";
 
 const PAGE = 20;
 
@@ -22,11 +22,13 @@ export async function appsScreen(container, _args, { go }) {
       h("caption", {}, `Apps, page ${cursors.length}`),
       h("thead", {}, h("tr", {}, ["Id", "Name", "Created", "Schema", "Actions"].map((title) => h("th", { scope: "col" }, title)))),
       h("tbody", {}, apps.map((app) => h("tr", { "data-app-id": app.id },
-        h("th", { scope: "row" }, h("code", {}, app.id)),
+        h("th", { scope: "row" }, idCode(app.id)),
         h("td", {}, app.name),
         h("td", {}, when(app.createdAt)),
         h("td", {}, app.schemaVersion ? `v${app.schemaVersion}` : "none"),
-        h("td", { class: "actions" },
+        app.id === "." || app.id === ".."
+          ? h("td", { class: "actions hint", "data-dot-id": "true" }, `An app with id "${app.id}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded. Use the API from a client that keeps them.`)
+          : h("td", { class: "actions" },
           h("button", { type: "button", class: "quiet", onclick: () => go("schemas", app.id) }, "Schemas"),
           h("button", { type: "button", class: "quiet", onclick: () => go("stats", app.id) }, "Stats"),
           h("button", { type: "button", class: "quiet", onclick: () => go("user", app.id) }, "Users"),
@@ -85,7 +87,7 @@ export async function appsScreen(container, _args, { go }) {
     } },
       h("h3", { id: "confirm-title", tabindex: "-1" }, `Delete ${app.id}?`),
       h("p", {}, "Its schema versions, every user's customization and their history go too. This cannot be undone."),
-      h("label", { for: "confirm-id" }, "Type the app id to confirm: ", h("code", {}, app.id)), typed,
+      h("label", { for: "confirm-id" }, "Type the app id to confirm: ", idCode(app.id)), typed,
       h("div", { class: "row" }, remove, h("button", { type: "button", class: "quiet", onclick: () => confirmPanel.replaceChildren() }, "Cancel"))));
     typed.focus();
   }

@@ -59,3 +59,22 @@ export function when(text) {
 export function status(text) {
   return h("p", { class: "status", role: "status" }, text);
 }
+
+// Invisible and direction-control characters (bidi overrides and isolates, zero-width, BOM, soft hyphen,
+// other format characters): shown escaped, so two different ids never look the same.
+const INVISIBLE = /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/gu;
+
+/** An id as a `<code>`, each invisible or direction-control character shown as `\uXXXX` in a distinct style. */
+export function idCode(id) {
+  const text = String(id);
+  const parts = [];
+  let last = 0;
+  for (const match of text.matchAll(INVISIBLE)) {
+    if (match.index > last) parts.push(text.slice(last, match.index));
+    parts.push(h("span", { class: "escaped-char", title: "invisible or direction-control character" },
+      `\\u${match[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`));
+    last = match.index + match[0].length;
+  }
+  if (last < text.length) parts.push(text.slice(last));
+  return h("code", {}, parts);
+}

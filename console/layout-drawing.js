@@ -2,7 +2,7 @@
 // tabs and sections in its order (a collapsed section closed), the bar's tabs in its order with a More item
 // when `more` is not empty, pinned tabs at the bar's trailing end (beside the sidebar when there is no bar),
 // the More list, and beside the device the tabs left out with the tab selected instead.
-import { h } from "./dom.js";
+import { h, idCode } from "./dom.js";
 
 const PLATFORM_DEVICE = { iOS: "iPhone", iPadOS: "iPad", macOS: "Mac", visionOS: "Vision Pro", tvOS: "Apple TV" };
 
@@ -67,7 +67,7 @@ export function drawLayout(layout, titles = new Map()) {
           h("ol", {}, layout.more.map((tab) => tabItem(tab, "more-tab", null)))) : null,
         h("div", { class: "hidden-tabs", "data-part": "hidden" }, h("h5", {}, `Not shown (${layout.hidden.length})`),
           layout.hidden.length === 0 ? h("p", { class: "hint" }, "none")
-            : h("ul", {}, layout.hidden.map((id) => h("li", { "data-tab-id": id }, titles.get(id) || id, " ", h("code", {}, id),
+            : h("ul", {}, layout.hidden.map((id) => h("li", { "data-tab-id": id }, titles.get(id) || id, " ", idCode(id),
               layout.selectionFallback?.[id] ? h("span", { class: "hint" }, ` → selects ${titles.get(layout.selectionFallback[id]) || layout.selectionFallback[id]}`) : null)))),
         fallback.length && fallback.some(([id]) => !layout.hidden.includes(id))
           ? h("p", { class: "hint" }, "Left out in this size class: ", fallback.filter(([id]) => !layout.hidden.includes(id)).map(([id, to]) => `${titles.get(id) || id} → ${titles.get(to) || to}`).join(", "))

@@ -1,7 +1,7 @@
 // Schemas: two versions side by side with their differences, and a new version registered from pasted JSON
 // after a dry run that shows what it would do to the stored customizations.
 import { call, clearProblem, Problem, segment, showProblem } from "./api.js";
-import { fill, h, status, when } from "./dom.js";
+import { fill, h, status, when, idCode } from "./dom.js";
 import { lineOfPointer, parseWithLines, JSONSyntaxError } from "./json-lines.js";
 import { appPicker } from "./picker.js";
 import { diffSchemas, withDefaults } from "./schema-diff.js";
@@ -54,7 +54,7 @@ export async function schemasScreen(container, args, { go }) {
       changes.length === 0 ? status(left === right ? (current.version === 1 ? "The only version so far." : "Pick two different versions to compare.") : "No differences.")
         : h("ul", { class: "changes", id: "schema-changes" }, changes.map((change) =>
           h("li", { class: `change mark-${change.kind}`, "data-change": change.kind, "data-id": change.id },
-            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", h("code", {}, change.id), " ", change.detail))));
+            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", idCode(change.id), " ", change.detail))));
   }
 
   function schemaColumn(schema, marks, side) {
@@ -65,7 +65,7 @@ export async function schemasScreen(container, args, { go }) {
         item.customizationBehavior ? `behaviour ${item.customizationBehavior.sidebar}/${item.customizationBehavior.tabBar}` : null,
         item.dynamicTabs ? `data tabs ${item.dynamicTabs.idPrefix}…` : null].filter(Boolean);
       return h("li", { class: kinds.map((kind) => `mark-${kind}`).join(" "), "data-id": item.id },
-        h("span", { class: "item-title" }, item.title || item.id), " ", h("code", {}, item.id),
+        h("span", { class: "item-title" }, item.title || item.id), " ", idCode(item.id),
         kinds.map((kind) => [" ", h("span", { class: "badge" }, KIND_LABEL[kind])]),
         facts.length ? h("span", { class: "facts" }, facts.join(" · ")) : null,
         item.kind === "section" && item.tabs.length ? h("ol", {}, item.tabs.map(entry)) : null);
@@ -137,7 +137,7 @@ export async function schemasScreen(container, args, { go }) {
     registerButton.disabled = r.identical;
     registerButton.textContent = r.identical ? "Register (identical: nothing to store)" : `Register as v${r.wouldCreateVersion}`;
     const ids = (title, list, id) => h("div", {}, h("h5", {}, `${title} (${list.length})`),
-      list.length ? h("ul", { class: "id-list", id }, list.map((x) => h("li", {}, h("code", {}, x)))) : h("p", { class: "hint" }, "none"));
+      list.length ? h("ul", { class: "id-list", id }, list.map((x) => h("li", {}, idCode(x)))) : h("p", { class: "hint" }, "none"));
     fill(report, h("div", { class: "card", "data-testid": "dry-run-report" },
       h("h4", {}, r.identical ? `Identical to v${r.currentVersion}: nothing would be stored`
         : `Dry run: would create v${r.wouldCreateVersion}${r.currentVersion ? ` (current v${r.currentVersion})` : ""}`),
@@ -160,7 +160,7 @@ export async function schemasScreen(container, args, { go }) {
       changes.length === 0 ? h("p", { class: "hint" }, "none item by item")
         : h("ul", { class: "changes", id: "dry-run-changes" }, changes.map((change) =>
           h("li", { class: `change mark-${change.kind}`, "data-change": change.kind, "data-id": change.id },
-            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", h("code", {}, change.id), " ", change.detail))),
+            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", idCode(change.id), " ", change.detail))),
       withoutId ? h("p", { class: "hint" }, `${withoutId} tab${withoutId === 1 ? "" : "s"} without an id left out here (the server derives their ids).`) : null);
   }
 

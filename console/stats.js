@@ -1,7 +1,7 @@
 // Stats: per tab of the current schema, how many users hid it in the sidebar and in the tab bar, as an SVG
 // bar chart drawn here (two bars per tab, on one scale: the users with a customization), with the numbers as a table.
 import { call, Problem, segment, showProblem } from "./api.js";
-import { fill, h, s, status } from "./dom.js";
+import { fill, h, s, status, idCode } from "./dom.js";
 import { appPicker } from "./picker.js";
 import { flatten } from "./schema-diff.js";
 
@@ -38,7 +38,7 @@ export async function statsScreen(container, args, { go }) {
     rows.length === 0 ? null : h("details", {}, h("summary", {}, "The numbers as a table"),
       h("table", { id: "stats-table" }, h("caption", {}, "Users who hid each tab"),
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Tab"), h("th", { scope: "col" }, "Hid in sidebar"), h("th", { scope: "col" }, "Hid in tab bar"))),
-        h("tbody", {}, rows.map((row) => h("tr", {}, h("th", { scope: "row" }, row.title, " ", h("code", {}, row.id)),
+        h("tbody", {}, rows.map((row) => h("tr", {}, h("th", { scope: "row" }, row.title, " ", idCode(row.id)),
           h("td", {}, row.sidebarHidden), h("td", {}, row.tabBarHidden)))))),
     h("p", { class: "hint" }, "Counts come from the stored customizations, reconciled with the current schema. The server keeps no history of these numbers, so there is no chart over time."));
 }

@@ -17,6 +17,10 @@ export async function userScreen(container, args, { go }) {
   container.append(h("form", { class: "row picker", id: "user-form", onsubmit: (event) => { event.preventDefault(); go("user", appId, userInput.value); } },
     h("label", { for: "user-id" }, "User id"), userInput, h("button", { type: "submit" }, "Look up")));
   if (!userId) return;
+  if ([appId, userId].some((id) => id === "." || id === "..")) {  // browsers fold these path segments, even percent-encoded
+    container.append(status(`The id "${appId === "." || appId === ".." ? appId : userId}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded, so the request would go to another path. Use the API from a client that keeps them.`));
+    return;
+  }
   const user = `/v1/apps/${segment(appId)}/users/${segment(userId)}`;
 
   const summary = h("section", { id: "customization", "aria-labelledby": "customization-title" });
@@ -79,7 +83,19 @@ export async function userScreen(container, args, { go }) {
         : h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(item.revision) }, `Revert to r${item.revision}`))));
     fill(more, page.body.nextBefore ? h("button", { type: "button", class: "quiet", onclick: () => loadHistory(page.body.nextBefore) }, "Older revisions") : null);
   }
-  async function revert(revision) {
+  // A revert is a write that reaches the user's devices at once: confirmed first, as rotate and delete are.
+  const revertConfirm = h("div", { id: "revert-confirm" });
+  function revert(revision) {
+    fill(revertConfirm, h("section", { class: "card", "aria-labelledby": "revert-confirm-title" },
+      h("h3", { id: "revert-confirm-title", tabindex: "-1" }, revision === 0 ? "Revert to the empty customization (revision 0)?" : `Revert to r${revision}?`),
+      h("p", {}, `This writes a new revision with the customization of r${revision}${revision === 0 ? " (none: the schema's defaults)" : ""}, `
+        + "data-driven tabs of that revision included. It reaches the user's devices at once."),
+      h("div", { class: "row" },
+        h("button", { type: "button", id: "confirm-revert", onclick: () => { revertConfirm.replaceChildren(); doRevert(revision); } }, "Revert"),
+        h("button", { type: "button", class: "quiet", onclick: () => revertConfirm.replaceChildren() }, "Cancel"))));
+    revertConfirm.querySelector("h3").focus();
+  }
+  async function doRevert(revision) {
     try {
       await call(`${user}/customization/revert`, { method: "POST", body: { toRevision: revision }, headers: etag ? { "If-Match": etag } : {} });
       clearProblem();
@@ -89,7 +105,7 @@ export async function userScreen(container, args, { go }) {
       if (error instanceof Problem && error.status === 412) list.before(status("The customization changed meanwhile: reload to see it."));
     }
   }
-  fill(history, h("h3", { id: "history-title" }, "History"), list, more,
+  fill(history, h("h3", { id: "history-title" }, "History"), revertConfirm, list, more,
     c.revision > 0 ? h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(0) }, "Revert to the empty customization (revision 0)") : null);
   await Promise.all([drawLayouts(), loadHistory(null)]);
 }

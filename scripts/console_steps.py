@@ -1,5 +1,5 @@
 """The steps of scripts/console-browser-test, in the order an operator would take them (each builds on the last)."""
-import http.server, json, os, re, shutil, threading
+import http.server, json, os, re, shutil, threading, time
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -24,7 +24,9 @@ DRAWN = """(figure) => {
     visible: figure.getBoundingClientRect().height > 100,
     inside: (() => {
       const device = figure.querySelector('.device').getBoundingClientRect();
-      return boxes('.device [data-tab-id], .device .bar-more').every((b) => b.left >= device.left - 1 && b.right <= device.right + 1);
+      // Every drawn item inside the device's box on both axes (the frame grows with its content: nothing cut off).
+      return boxes('.device [data-tab-id], .device .bar-more, .device .sidebar-section summary').every((b) => b.left >= device.left - 1 && b.right <= device.right + 1
+        && b.top >= device.top - 1 && b.bottom <= device.bottom + 1);
     })(),
   };
 }"""
@@ -354,6 +356,12 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     check(bob_drawn["inside"], "bob's iPhone bar (four tabs, More and Search) fits inside the device")
     before = api(base, "GET", f"/v1/apps/{app}/users/bob/customization", admin)[1]
     page.click("#history-list li[data-revision='1'] button[data-action=revert]")
+    page.wait_for_selector("#revert-confirm #confirm-revert")
+    time.sleep(0.3)
+    check(api(base, "GET", f"/v1/apps/{app}/users/bob/customization", admin)[1]["revision"] == before["revision"],
+          "Revert asks first: one click writes nothing")
+    check("reaches the user's devices at once" in page.inner_text("#revert-confirm"), "the revert confirmation says what it does")
+    page.click("#revert-confirm #confirm-revert")
     page.wait_for_selector(f"#history-list li[data-revision='{before['revision'] + 1}']")
     after_revert = api(base, "GET", f"/v1/apps/{app}/users/bob/customization", admin)[1]
     _, history = api(base, "GET", f"/v1/apps/{app}/users/bob/customization/history", admin)
@@ -465,6 +473,9 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
         width = phone.evaluate("() => document.documentElement.scrollWidth")
         check(width <= 375, f"{name} fits 375 px without sideways scrolling ({width} px)")
         check(phone.evaluate(UNLABELLED) == [], f"every control of the {name} screen has a label")
+        if name == "apps":
+            shown = phone.evaluate("() => import('/console/dom.js').then((m) => [m.idCode('admin\\u202e').textContent, m.idCode('zw\\u200b\\u200d\\ufeff').textContent])")
+            check(shown == ["admin\\u202E", "zw\\u200B\\u200D\\uFEFF"], f"ids are shown with invisible and direction-control characters escaped ({shown})")
         shot(phone, args, f"10-narrow-{name}")
     narrow.close()
     context.close()

@@ -193,7 +193,7 @@ render();
         ("apps.js", #"""
 // Apps: a paged list, create (the signing secret shown once), rotate the secret, delete with a typed confirmation.
 import { attempt, call, clearProblem, segment } from "./api.js";
-import { fill, h, status, when } from "./dom.js";
+import { fill, h, status, when, idCode } from "./dom.js";
 
 const PAGE = 20;
 
@@ -215,11 +215,13 @@ export async function appsScreen(container, _args, { go }) {
       h("caption", {}, `Apps, page ${cursors.length}`),
       h("thead", {}, h("tr", {}, ["Id", "Name", "Created", "Schema", "Actions"].map((title) => h("th", { scope: "col" }, title)))),
       h("tbody", {}, apps.map((app) => h("tr", { "data-app-id": app.id },
-        h("th", { scope: "row" }, h("code", {}, app.id)),
+        h("th", { scope: "row" }, idCode(app.id)),
         h("td", {}, app.name),
         h("td", {}, when(app.createdAt)),
         h("td", {}, app.schemaVersion ? `v${app.schemaVersion}` : "none"),
-        h("td", { class: "actions" },
+        app.id === "." || app.id === ".."
+          ? h("td", { class: "actions hint", "data-dot-id": "true" }, `An app with id "${app.id}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded. Use the API from a client that keeps them.`)
+          : h("td", { class: "actions" },
           h("button", { type: "button", class: "quiet", onclick: () => go("schemas", app.id) }, "Schemas"),
           h("button", { type: "button", class: "quiet", onclick: () => go("stats", app.id) }, "Stats"),
           h("button", { type: "button", class: "quiet", onclick: () => go("user", app.id) }, "Users"),
@@ -278,7 +280,7 @@ export async function appsScreen(container, _args, { go }) {
     } },
       h("h3", { id: "confirm-title", tabindex: "-1" }, `Delete ${app.id}?`),
       h("p", {}, "Its schema versions, every user's customization and their history go too. This cannot be undone."),
-      h("label", { for: "confirm-id" }, "Type the app id to confirm: ", h("code", {}, app.id)), typed,
+      h("label", { for: "confirm-id" }, "Type the app id to confirm: ", idCode(app.id)), typed,
       h("div", { class: "row" }, remove, h("button", { type: "button", class: "quiet", onclick: () => confirmPanel.replaceChildren() }, "Cancel"))));
     typed.focus();
   }
@@ -413,11 +415,12 @@ li.mark-removed { background: #fbe9e8; }
 .layout[data-size-class="compact"] { flex: 2 1 24rem; }
 .layout figcaption { margin-bottom: 0.4rem; }
 .layout-body { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; }
-.device { border: 10px solid #23272e; border-radius: 22px; background: var(--paper); overflow: hidden; display: flex; min-height: 16rem; }
-.device-tablet { flex: 1 1 26rem; min-width: min(100%, 20rem); aspect-ratio: 4 / 3; max-width: 44rem; }
-.device-phone { flex-direction: column; width: 18rem; max-width: 100%; aspect-ratio: 9 / 17; border-radius: 30px; }
+/* The device frame grows with its content (no fixed shape, no clipping): every item of the layout answer is drawn. */
+.device { border: 10px solid #23272e; border-radius: 22px; background: var(--paper); display: flex; min-height: 16rem; }
+.device-tablet { flex: 1 1 26rem; min-width: min(100%, 20rem); min-height: 20rem; max-width: 44rem; }
+.device-phone { flex-direction: column; width: 18rem; max-width: 100%; min-height: 32rem; border-radius: 30px; }
 .device ol { list-style: none; margin: 0; padding: 0; }
-.sidebar { width: 34%; min-width: 8.5rem; background: var(--sidebar); padding: 0.5rem 0.35rem; border-right: 1px solid var(--line); overflow: hidden; font-size: 0.85rem; }
+.sidebar { width: 34%; min-width: 8.5rem; background: var(--sidebar); padding: 0.5rem 0.35rem; border-right: 1px solid var(--line); font-size: 0.85rem; }
 .sidebar-tab, .more-tab { display: flex; align-items: center; gap: 0.4rem; padding: 0.2rem 0.35rem; border-radius: 7px; }
 .sidebar-section summary { font-weight: 700; font-size: 0.8rem; color: var(--muted); padding: 0.45rem 0.35rem 0.15rem; cursor: pointer; }
 .selected { background: var(--selected); }
@@ -430,7 +433,7 @@ li.mark-removed { background: #fbe9e8; }
 .tabbar.bottom { background: var(--bar); border-top: 1px solid var(--line); padding: 0.3rem 0.25rem 0.6rem; }
 .tabbar.bottom .bar-tabs { flex: 1; display: flex; justify-content: space-around; min-width: 0; }
 .tabbar.bottom .bar-tab, .tabbar.bottom .bar-more, .tabbar.bottom .pinned-tab { flex: 1 1 0; display: flex; flex-direction: column; align-items: center; gap: 0.1rem; padding: 0.15rem 0.1rem; border-radius: 8px; min-width: 0; text-align: center; }
-.tabbar.bottom .tab-title { max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.tabbar.bottom .tab-title { max-width: 100%; }
 .bar-pinned { display: flex; gap: 0.2rem; }
 .tabbar.bottom .bar-pinned { border-left: 1px solid var(--line); padding-left: 0.25rem; }
 .icon { display: inline-grid; place-items: center; width: 1.35rem; height: 1.35rem; border-radius: 6px; background: #5b6675; color: #fff; font-size: 0.7rem; font-weight: 700; flex: none; }
@@ -451,8 +454,15 @@ pre.json { max-height: 24rem; overflow: auto; background: var(--panel); padding:
   #apps-table thead { display: none; }
   #apps-table tr { display: grid; border-bottom: 1px solid var(--line); padding: 0.4rem 0; }
   #apps-table th, #apps-table td { border: none; padding: 0.1rem 0; }
-  .device-tablet { aspect-ratio: auto; min-height: 14rem; }
+  .device-tablet { min-height: 14rem; }
 }
+
+/* Text from data wraps anywhere (a 1000-character title must not widen the page) and is isolated from its neighbours'
+   direction (a U+202E in one title must not reorder the text beside it). */
+body { overflow-wrap: anywhere; }
+li, td, th, dd, dt, summary, code, strong, .tab-title, .screen-title, .sidebar-tab, .more-tab, .bar-tab, .pinned-tab { min-width: 0; }
+.tab-title, .screen-title, summary, code, td, [data-tab-id], [data-section-id], h2, h3, h4, h5, strong, .hint { unicode-bidi: isolate; }
+.escaped-char { color: #b00020; background: #fde8ea; border-radius: 3px; font-family: monospace; font-size: 0.85em; padding: 0 0.1em; }
 """#),
         ("dom.js", #"""
 // Building DOM from data without HTML strings: every text goes in as a text node, so nothing an API answer
@@ -515,6 +525,25 @@ export function when(text) {
 /** A status line that screen readers announce. */
 export function status(text) {
   return h("p", { class: "status", role: "status" }, text);
+}
+
+// Invisible and direction-control characters (bidi overrides and isolates, zero-width, BOM, soft hyphen,
+// other format characters): shown escaped, so two different ids never look the same.
+const INVISIBLE = /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/gu;
+
+/** An id as a `<code>`, each invisible or direction-control character shown as `\uXXXX` in a distinct style. */
+export function idCode(id) {
+  const text = String(id);
+  const parts = [];
+  let last = 0;
+  for (const match of text.matchAll(INVISIBLE)) {
+    if (match.index > last) parts.push(text.slice(last, match.index));
+    parts.push(h("span", { class: "escaped-char", title: "invisible or direction-control character" },
+      `\\u${match[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`));
+    last = match.index + match[0].length;
+  }
+  if (last < text.length) parts.push(text.slice(last));
+  return h("code", {}, parts);
 }
 """#),
         ("icon.svg", #"""
@@ -691,7 +720,7 @@ export function lineOfPointer(lines, pointer) {
 // tabs and sections in its order (a collapsed section closed), the bar's tabs in its order with a More item
 // when `more` is not empty, pinned tabs at the bar's trailing end (beside the sidebar when there is no bar),
 // the More list, and beside the device the tabs left out with the tab selected instead.
-import { h } from "./dom.js";
+import { h, idCode } from "./dom.js";
 
 const PLATFORM_DEVICE = { iOS: "iPhone", iPadOS: "iPad", macOS: "Mac", visionOS: "Vision Pro", tvOS: "Apple TV" };
 
@@ -756,7 +785,7 @@ export function drawLayout(layout, titles = new Map()) {
           h("ol", {}, layout.more.map((tab) => tabItem(tab, "more-tab", null)))) : null,
         h("div", { class: "hidden-tabs", "data-part": "hidden" }, h("h5", {}, `Not shown (${layout.hidden.length})`),
           layout.hidden.length === 0 ? h("p", { class: "hint" }, "none")
-            : h("ul", {}, layout.hidden.map((id) => h("li", { "data-tab-id": id }, titles.get(id) || id, " ", h("code", {}, id),
+            : h("ul", {}, layout.hidden.map((id) => h("li", { "data-tab-id": id }, titles.get(id) || id, " ", idCode(id),
               layout.selectionFallback?.[id] ? h("span", { class: "hint" }, ` → selects ${titles.get(layout.selectionFallback[id]) || layout.selectionFallback[id]}`) : null)))),
         fallback.length && fallback.some(([id]) => !layout.hidden.includes(id))
           ? h("p", { class: "hint" }, "Left out in this size class: ", fallback.filter(([id]) => !layout.hidden.includes(id)).map(([id, to]) => `${titles.get(id) || id} → ${titles.get(to) || to}`).join(", "))
@@ -941,7 +970,7 @@ export function withDefaults(input) {
 // Schemas: two versions side by side with their differences, and a new version registered from pasted JSON
 // after a dry run that shows what it would do to the stored customizations.
 import { call, clearProblem, Problem, segment, showProblem } from "./api.js";
-import { fill, h, status, when } from "./dom.js";
+import { fill, h, status, when, idCode } from "./dom.js";
 import { lineOfPointer, parseWithLines, JSONSyntaxError } from "./json-lines.js";
 import { appPicker } from "./picker.js";
 import { diffSchemas, withDefaults } from "./schema-diff.js";
@@ -994,7 +1023,7 @@ export async function schemasScreen(container, args, { go }) {
       changes.length === 0 ? status(left === right ? (current.version === 1 ? "The only version so far." : "Pick two different versions to compare.") : "No differences.")
         : h("ul", { class: "changes", id: "schema-changes" }, changes.map((change) =>
           h("li", { class: `change mark-${change.kind}`, "data-change": change.kind, "data-id": change.id },
-            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", h("code", {}, change.id), " ", change.detail))));
+            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", idCode(change.id), " ", change.detail))));
   }
 
   function schemaColumn(schema, marks, side) {
@@ -1005,7 +1034,7 @@ export async function schemasScreen(container, args, { go }) {
         item.customizationBehavior ? `behaviour ${item.customizationBehavior.sidebar}/${item.customizationBehavior.tabBar}` : null,
         item.dynamicTabs ? `data tabs ${item.dynamicTabs.idPrefix}…` : null].filter(Boolean);
       return h("li", { class: kinds.map((kind) => `mark-${kind}`).join(" "), "data-id": item.id },
-        h("span", { class: "item-title" }, item.title || item.id), " ", h("code", {}, item.id),
+        h("span", { class: "item-title" }, item.title || item.id), " ", idCode(item.id),
         kinds.map((kind) => [" ", h("span", { class: "badge" }, KIND_LABEL[kind])]),
         facts.length ? h("span", { class: "facts" }, facts.join(" · ")) : null,
         item.kind === "section" && item.tabs.length ? h("ol", {}, item.tabs.map(entry)) : null);
@@ -1077,7 +1106,7 @@ export async function schemasScreen(container, args, { go }) {
     registerButton.disabled = r.identical;
     registerButton.textContent = r.identical ? "Register (identical: nothing to store)" : `Register as v${r.wouldCreateVersion}`;
     const ids = (title, list, id) => h("div", {}, h("h5", {}, `${title} (${list.length})`),
-      list.length ? h("ul", { class: "id-list", id }, list.map((x) => h("li", {}, h("code", {}, x)))) : h("p", { class: "hint" }, "none"));
+      list.length ? h("ul", { class: "id-list", id }, list.map((x) => h("li", {}, idCode(x)))) : h("p", { class: "hint" }, "none"));
     fill(report, h("div", { class: "card", "data-testid": "dry-run-report" },
       h("h4", {}, r.identical ? `Identical to v${r.currentVersion}: nothing would be stored`
         : `Dry run: would create v${r.wouldCreateVersion}${r.currentVersion ? ` (current v${r.currentVersion})` : ""}`),
@@ -1100,7 +1129,7 @@ export async function schemasScreen(container, args, { go }) {
       changes.length === 0 ? h("p", { class: "hint" }, "none item by item")
         : h("ul", { class: "changes", id: "dry-run-changes" }, changes.map((change) =>
           h("li", { class: `change mark-${change.kind}`, "data-change": change.kind, "data-id": change.id },
-            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", h("code", {}, change.id), " ", change.detail))),
+            h("span", { class: "badge" }, KIND_LABEL[change.kind]), " ", idCode(change.id), " ", change.detail))),
       withoutId ? h("p", { class: "hint" }, `${withoutId} tab${withoutId === 1 ? "" : "s"} without an id left out here (the server derives their ids).`) : null);
   }
 
@@ -1130,7 +1159,7 @@ export async function schemasScreen(container, args, { go }) {
 // Stats: per tab of the current schema, how many users hid it in the sidebar and in the tab bar, as an SVG
 // bar chart drawn here (two bars per tab, on one scale: the users with a customization), with the numbers as a table.
 import { call, Problem, segment, showProblem } from "./api.js";
-import { fill, h, s, status } from "./dom.js";
+import { fill, h, s, status, idCode } from "./dom.js";
 import { appPicker } from "./picker.js";
 import { flatten } from "./schema-diff.js";
 
@@ -1167,7 +1196,7 @@ export async function statsScreen(container, args, { go }) {
     rows.length === 0 ? null : h("details", {}, h("summary", {}, "The numbers as a table"),
       h("table", { id: "stats-table" }, h("caption", {}, "Users who hid each tab"),
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Tab"), h("th", { scope: "col" }, "Hid in sidebar"), h("th", { scope: "col" }, "Hid in tab bar"))),
-        h("tbody", {}, rows.map((row) => h("tr", {}, h("th", { scope: "row" }, row.title, " ", h("code", {}, row.id)),
+        h("tbody", {}, rows.map((row) => h("tr", {}, h("th", { scope: "row" }, row.title, " ", idCode(row.id)),
           h("td", {}, row.sidebarHidden), h("td", {}, row.tabBarHidden)))))),
     h("p", { class: "hint" }, "Counts come from the stored customizations, reconciled with the current schema. The server keeps no history of these numbers, so there is no chart over time."));
 }
@@ -1231,6 +1260,10 @@ export async function userScreen(container, args, { go }) {
   container.append(h("form", { class: "row picker", id: "user-form", onsubmit: (event) => { event.preventDefault(); go("user", appId, userInput.value); } },
     h("label", { for: "user-id" }, "User id"), userInput, h("button", { type: "submit" }, "Look up")));
   if (!userId) return;
+  if ([appId, userId].some((id) => id === "." || id === "..")) {  // browsers fold these path segments, even percent-encoded
+    container.append(status(`The id "${appId === "." || appId === ".." ? appId : userId}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded, so the request would go to another path. Use the API from a client that keeps them.`));
+    return;
+  }
   const user = `/v1/apps/${segment(appId)}/users/${segment(userId)}`;
 
   const summary = h("section", { id: "customization", "aria-labelledby": "customization-title" });
@@ -1293,7 +1326,19 @@ export async function userScreen(container, args, { go }) {
         : h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(item.revision) }, `Revert to r${item.revision}`))));
     fill(more, page.body.nextBefore ? h("button", { type: "button", class: "quiet", onclick: () => loadHistory(page.body.nextBefore) }, "Older revisions") : null);
   }
-  async function revert(revision) {
+  // A revert is a write that reaches the user's devices at once: confirmed first, as rotate and delete are.
+  const revertConfirm = h("div", { id: "revert-confirm" });
+  function revert(revision) {
+    fill(revertConfirm, h("section", { class: "card", "aria-labelledby": "revert-confirm-title" },
+      h("h3", { id: "revert-confirm-title", tabindex: "-1" }, revision === 0 ? "Revert to the empty customization (revision 0)?" : `Revert to r${revision}?`),
+      h("p", {}, `This writes a new revision with the customization of r${revision}${revision === 0 ? " (none: the schema's defaults)" : ""}, `
+        + "data-driven tabs of that revision included. It reaches the user's devices at once."),
+      h("div", { class: "row" },
+        h("button", { type: "button", id: "confirm-revert", onclick: () => { revertConfirm.replaceChildren(); doRevert(revision); } }, "Revert"),
+        h("button", { type: "button", class: "quiet", onclick: () => revertConfirm.replaceChildren() }, "Cancel"))));
+    revertConfirm.querySelector("h3").focus();
+  }
+  async function doRevert(revision) {
     try {
       await call(`${user}/customization/revert`, { method: "POST", body: { toRevision: revision }, headers: etag ? { "If-Match": etag } : {} });
       clearProblem();
@@ -1303,7 +1348,7 @@ export async function userScreen(container, args, { go }) {
       if (error instanceof Problem && error.status === 412) list.before(status("The customization changed meanwhile: reload to see it."));
     }
   }
-  fill(history, h("h3", { id: "history-title" }, "History"), list, more,
+  fill(history, h("h3", { id: "history-title" }, "History"), revertConfirm, list, more,
     c.revision > 0 ? h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(0) }, "Revert to the empty customization (revision 0)") : null);
   await Promise.all([drawLayouts(), loadHistory(null)]);
 }
