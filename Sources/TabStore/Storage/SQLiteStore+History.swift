@@ -18,7 +18,7 @@ extension SQLiteStore {
             guard (current ?? 0) == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current ?? 0) }
             var historyDelta = 0
             do {
-                if let record = commit.record { try Self.storeRevision(record, db: db) }
+                if let record = commit.record { try Self.storeRevision(record, appId: record.appId, userId: record.userId, db: db) }
                 // The answer first: its housekeeping decides which answers stay, and the history's retention
                 // keeps the rows those name.
                 if let answer = commit.answer { try Self.storeAnswer(answer, commit, db: db) }
@@ -34,13 +34,14 @@ extension SQLiteStore {
         adjustHistoryTotal(historyDelta)
     }
 
-    private static func storeRevision(_ next: CustomizationRecord, db: SQLiteConnection) throws {
+    /// Stores `next` as the user's current customization (the row under `appId`, `userId`), replacing any.
+    static func storeRevision(_ next: CustomizationRecord, appId: String, userId: String, db: SQLiteConnection) throws {
         try db.run("""
             INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at)
             VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (app_id, user_id) DO UPDATE SET revision = excluded.revision,
                 schema_version = excluded.schema_version, document = excluded.document, updated_at = excluded.updated_at
-            """, [.text(next.appId), .text(next.userId), .integer(next.revision), .integer(next.schemaVersion),
+            """, [.text(appId), .text(userId), .integer(next.revision), .integer(next.schemaVersion),
                   .blob(next.document), .text(next.updatedAt)])
     }
 

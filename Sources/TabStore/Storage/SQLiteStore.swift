@@ -274,13 +274,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
             }
             guard let next = try change(current) else { return (current, 0) }
             do {
-                try db.run("""
-                    INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (app_id, user_id) DO UPDATE SET revision = excluded.revision,
-                        schema_version = excluded.schema_version, document = excluded.document, updated_at = excluded.updated_at
-                    """, [.text(appId), .text(userId), .integer(next.revision), .integer(next.schemaVersion),
-                          .blob(next.document), .text(next.updatedAt)])
+                try Self.storeRevision(next, appId: appId, userId: userId, db: db)
             } catch let error as StorageError where error.isConstraintViolation {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
             }
