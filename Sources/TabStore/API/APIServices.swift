@@ -48,6 +48,11 @@ struct APIServices: Sendable {
         ByteKey(key.appId.text, key.userId.text, resource, etag.opaque)
     }
 
+    /// Keeps a representation's bytes under its key, costed as the bytes plus the key and the entry's bookkeeping.
+    func keepRepresentation(_ cacheKey: ByteKey, _ bytes: [UInt8]) {
+        representations.put(cacheKey, bytes, cost: bytes.count + cacheKey.bytes.count + 96)
+    }
+
     /// The app named in the path, or 404.
     /// - Throws: `APIError` 404, storage errors.
     func requireApp(_ context: RouteContext) async throws -> AppCache.Entry {

@@ -123,7 +123,7 @@ struct CustomizationRoutes: RouteGroup {
         if let cached = services.representations.value(cacheKey) { return customizationResponse(document: cached, etag: etag) }
         if reconcileLater { return nil }
         let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
-        services.representations.put(cacheKey, current.document, cost: current.document.count + cacheKey.bytes.count + 96)
+        services.keepRepresentation(cacheKey, current.document)
         return customizationResponse(document: current.document, etag: etag)
     }
 
@@ -179,7 +179,7 @@ struct CustomizationRoutes: RouteGroup {
         let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
         let layout = Layout(customization: current.value, index: schema, request: layoutRequest)
         let document = JSONWriter.bytes(layout.json(appId: key.appId, userId: key.userId, customization: current.value))
-        services.representations.put(cacheKey, document, cost: document.count + cacheKey.bytes.count + 96)
+        services.keepRepresentation(cacheKey, document)
         return customizationResponse(document: document, etag: etag)
     }
 }
