@@ -146,14 +146,14 @@ package final class Metrics: Sendable, ServerObserver {
         out += "# HELP tabstore_long_polls Long polls waiting for a change.\n# TYPE tabstore_long_polls gauge\n"
         out += "tabstore_long_polls \(gauges.longPolls)\n"
         let caches = gauges.caches
-        out += "# HELP tabstore_cache_entries Entries kept by each read cache.\n# TYPE tabstore_cache_entries gauge\n"
-        for cache in caches { out += "tabstore_cache_entries{cache=\"\(cache.name)\"} \(cache.statistics.entries)\n" }
-        out += "# HELP tabstore_cache_bytes Bytes the entries of each read cache count against its budget (--cache-bytes).\n# TYPE tabstore_cache_bytes gauge\n"
-        for cache in caches { out += "tabstore_cache_bytes{cache=\"\(cache.name)\"} \(cache.statistics.cost)\n" }
-        out += "# HELP tabstore_cache_hits_total Reads each read cache answered.\n# TYPE tabstore_cache_hits_total counter\n"
-        for cache in caches { out += "tabstore_cache_hits_total{cache=\"\(cache.name)\"} \(cache.statistics.hits)\n" }
-        out += "# HELP tabstore_cache_misses_total Reads each read cache could not answer.\n# TYPE tabstore_cache_misses_total counter\n"
-        for cache in caches { out += "tabstore_cache_misses_total{cache=\"\(cache.name)\"} \(cache.statistics.misses)\n" }
+        func perCache(_ name: String, _ help: String, _ type: String, _ value: (CacheStatistics) -> Int) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for cache in caches { out += "\(name){cache=\"\(cache.name)\"} \(value(cache.statistics))\n" }
+        }
+        perCache("tabstore_cache_entries", "Entries kept by each read cache.", "gauge") { $0.entries }
+        perCache("tabstore_cache_bytes", "Bytes the entries of each read cache count against its budget (--cache-bytes).", "gauge") { $0.cost }
+        perCache("tabstore_cache_hits_total", "Reads each read cache answered.", "counter") { $0.hits }
+        perCache("tabstore_cache_misses_total", "Reads each read cache could not answer.", "counter") { $0.misses }
         return out
     }
 
