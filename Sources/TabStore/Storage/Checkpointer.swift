@@ -1,3 +1,4 @@
+import CSQLite
 import Dispatch
 import Foundation
 import TabStoreSupport
@@ -7,11 +8,24 @@ import TabStoreSupport
 /// WAL past 1,000 pages: that commit, and every write waiting in its batch, waited for the copy and the
 /// database file's fsync.) The writer says when it committed; a few times a second, when something was
 /// committed since, this runs a PASSIVE checkpoint, which never blocks the writer or readers.
+///
+/// A PASSIVE checkpoint alone never lets the WAL start over while writes keep coming: SQLite rewinds the log
+/// only when a write begins with every frame already copied, and the writer has always appended more by the
+/// time a pass ends. So under sustained writes the file grew without end (hundreds of MB a minute in the
+/// PATCH benchmark), each append extending it. When a pass finds the log at `restartFrames` or more and
+/// copied all of it, it asks the writer to copy the few frames committed since, between two batches
+/// (`copyRestOnWriter`); the writer's next transaction then writes from the start of the file again.
 final class Checkpointer: Sendable {
     private struct State {
         var committed = false
         var closed = false
+        /// The last pass copied a long log whole: the writer finishes the copy so the log can start over.
+        var restartWanted = false
     }
+
+    /// The WAL length (in frames, one page each) past which the log is made to start over: SQLite's own
+    /// automatic checkpoint threshold.
+    static let restartFrames: Int32 = 1000
 
     private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
@@ -35,6 +49,17 @@ final class Checkpointer: Sendable {
         if first { wake.signal() }
     }
 
+    /// Called by the writer between batches (never inside one): when the last pass asked for it, copies the
+    /// frames committed since on the writer's own connection, so its next transaction restarts the log. Only a
+    /// few batches' pages are left to copy by then; a reader still on an older snapshot makes it wait for a later pass.
+    func copyRestOnWriter(_ db: SQLiteConnection) {
+        let wanted = state.withLock { state -> Bool in
+            defer { state.restartWanted = false }
+            return state.restartWanted
+        }
+        if wanted { try? db.execute("PRAGMA wal_checkpoint(PASSIVE)") }
+    }
+
     /// Runs a last checkpoint and ends the thread.
     func close() {
         state.withLock { $0.closed = true }
@@ -54,7 +79,13 @@ final class Checkpointer: Sendable {
             if work || closed {
                 // PASSIVE: as much as no reader still needs; what is left goes in the next round. A failure
                 // (disk full, I/O) leaves the pages in the WAL, where readers still find them.
-                try? db.execute(closed ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(PASSIVE)")
+                var logFrames: Int32 = 0
+                var copiedFrames: Int32 = 0
+                let rc = sqlite3_wal_checkpoint_v2(db.handle, nil, closed ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_PASSIVE,
+                                                   &logFrames, &copiedFrames)
+                if rc == SQLITE_OK, logFrames >= Self.restartFrames, copiedFrames == logFrames {
+                    state.withLock { $0.restartWanted = true }
+                }
             }
             if closed { break }
         }

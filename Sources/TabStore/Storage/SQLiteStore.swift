@@ -72,7 +72,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
                                  onBatch: { size, seconds in
                                      checkpointer.committed()
                                      onBatch(size, seconds)
-                                 })
+                                 },
+                                 betweenBatches: { db in checkpointer.copyRestOnWriter(db) })
     }
 
     /// A read-only file, folder or mount opens, and even "migrates" when nothing is left to migrate, so

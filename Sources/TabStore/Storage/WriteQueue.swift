@@ -37,14 +37,18 @@ final class WriteQueue: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let maxBatch: Int
     private let onBatch: @Sendable (_ size: Int, _ seconds: Double) -> Void
+    /// Run on the writer's connection after each batch, once its callers are answered (WAL upkeep).
+    private let betweenBatches: @Sendable (SQLiteConnection) -> Void
     /// Told about every failure that means the database cannot take writes, and about every commit.
     let health: StorageHealth
 
     /// Starts the writer thread, which owns `connection` from now on.
-    init(connection: SQLiteConnection, maxBatch: Int, health: StorageHealth, onBatch: @escaping @Sendable (Int, Double) -> Void) {
+    init(connection: SQLiteConnection, maxBatch: Int, health: StorageHealth, onBatch: @escaping @Sendable (Int, Double) -> Void,
+         betweenBatches: @escaping @Sendable (SQLiteConnection) -> Void = { _ in }) {
         self.maxBatch = max(1, maxBatch)
         self.health = health
         self.onBatch = onBatch
+        self.betweenBatches = betweenBatches
         let thread = Thread { [self] in self.loop(connection) }
         thread.name = "tabstore-writer"
         thread.start()
@@ -150,5 +154,6 @@ final class WriteQueue: Sendable {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         onBatch(batch.count, seconds)
         for job in batch { job.complete(failure) }
+        betweenBatches(db)
     }
 }
