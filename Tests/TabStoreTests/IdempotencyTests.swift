@@ -29,6 +29,26 @@ struct IdempotencyTests {
         }
     }
 
+    @Test("a retry the write would now refuse (its If-Match is stale, its operation names a tab gone) is replayed, not refused",
+          arguments: PostgresTestCluster.backends)
+    func retryWouldNowBeRefused(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
+            let creds = try await Credentials.register(on: live)
+            let first = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
+            let guarded = TestRequest.patch(creds.customization).bearer(creds.userToken).ifMatch(try #require(first.etag))
+                .header("Idempotency-Key", "guarded-1").json(Sync.hide("bell"))
+            let answer = try await live.send(guarded)
+            #expect(answer.status == 200 && answer.revision == 2)
+            // The first answer was lost; the retry carries the If-Match the first one already moved past.
+            let again = try await live.send(guarded)
+            #expect(again.status == 200 && again.body == answer.body && again.header("Idempotent-Replayed") == "true")
+            // Without the key the same request is refused: the replay is what the key bought.
+            let unkeyed = try await live.send(.patch(creds.customization).bearer(creds.userToken).ifMatch(try #require(first.etag)).json(Sync.hide("bell")))
+            #expect(unkeyed.status == 412)
+            #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).revision == 2)
+        }
+    }
+
     @Test("the same key with another method, path or body is 422 idempotency-key-reused and changes nothing", arguments: PostgresTestCluster.backends)
     func reusedKey(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in

@@ -44,45 +44,21 @@ extension CustomizationRoutes {
         let key = try userKey(context)
         let preconditions = try Preconditions(request)
         let idempotent = try IdempotentRequest(request)
-        let store = services.store
         return try await services.userLocks.withLock(key) { () async throws -> HTTPResponse in
-            for _ in 0..<Self.writeAttempts {
-                if let idempotent, let replay = try await replay(idempotent, key) { return replay }
-                let record = try await store.customization(appId: key.appId.text, userId: key.userId.text)
-                let base = record?.revision ?? 0
-                let floor = record == nil ? try await store.revisionFloor(appId: key.appId.text, userId: key.userId.text) : 0
-                // Against what was read, named as a GET would name it now (the revision and the current schema
-                // version): a tag from before a schema change no longer matches. The set below compares revisions,
-                // so what was checked here is what gets replaced. A customization "exists" once it has a revision.
-                let current = Self.customizationTag(revision: base, schemaVersion: schema.version)
-                if preconditions.evaluate(current, exists: base > 0, safe: false) == .failed {
-                    throw APIError.preconditionFailed(current: current, detail: "the customization is now \(current.text); read it again and retry")
-                }
-                let candidate = try next(WriteBase(record: record, nextRevision: max(base, floor) + 1), schema, key)
-                if let candidate, candidate.document.count > services.configuration.maxCustomizationBytes {
-                    throw RuleRefusal([Violation(pointer: "", code: .customizationTooLarge,
-                                                 detail: "the customization would take \(candidate.document.count) bytes; at most \(services.configuration.maxCustomizationBytes) are stored")])
-                }
-                let response = try answer(kind, stored: candidate ?? record, schema: schema, key: key)
-                let now = services.configuration.clock()
-                let stored = idempotent?.answer(response, at: now)
-                guard candidate != nil || stored != nil else { return response }
+            // A stored answer is looked up only when this key may have one: the first attempt goes straight to the
+            // commit, which stores the answer with the change or finds the key taken (`answerExists`, then the
+            // next attempt replays); a request refused on the way (412, 409, a rule) looks before refusing. So a
+            // new key costs no read, and a repeat still gets the first answer whatever happened since.
+            for attempt in 0..<Self.writeAttempts {
+                if attempt > 0, let idempotent, let replay = try await replay(idempotent, key) { return replay }
                 do {
-                    try await store.commitCustomization(CustomizationCommit(
-                        appId: key.appId.text, userId: key.userId.text, expectedRevision: base, record: candidate, change: kind.change,
-                        operations: kind.operations, historyRevisions: services.configuration.historyRevisions, answer: stored,
-                        answersExpireBefore: now - services.configuration.idempotencySeconds,
-                        maxAnswersPerUser: services.configuration.maxIdempotentAnswersPerUser))
-                } catch StoreConflict.revisionMismatch, StoreConflict.answerExists {
-                    continue  // changed meanwhile by another server: read again (a stored answer is replayed), check, compute again
-                } catch StoreConflict.notFound {
-                    throw APIError.notFound(.appNotFound, "no app \"\(key.appId)\"")
+                    if let response = try await attemptWrite(kind, key: key, schema: schema, preconditions: preconditions, idempotent: idempotent, next: next) {
+                        return response
+                    }
+                } catch let error where idempotent != nil {
+                    if let idempotent, let replay = try await replay(idempotent, key) { return replay }
+                    throw error
                 }
-                if let candidate {
-                    services.changes.publish(key, CustomizationState(revision: candidate.revision, schemaVersion: candidate.schemaVersion,
-                                                                     document: candidate.document))
-                }
-                return response
             }
             // Only when other servers keep winning the compare-and-set (one server serializes its own writes per
             // user): nothing was applied; retry soon, as every other 503 here says.
@@ -91,6 +67,50 @@ extension CustomizationRoutes {
             contention.headers.add("Retry-After", "1")
             throw contention
         }
+    }
+
+    /// One attempt of `write`: reads the stored record, checks the preconditions, computes and commits.
+    /// - Returns: the answer, or nil when another write won the compare-and-set or the key already has an answer.
+    private func attemptWrite(
+        _ kind: WriteKind, key: UserKey, schema: SchemaIndex, preconditions: Preconditions, idempotent: IdempotentRequest?,
+        next: @escaping @Sendable (WriteBase, SchemaIndex, UserKey) throws -> CustomizationRecord?
+    ) async throws -> HTTPResponse? {
+        let store = services.store
+        let record = try await store.customization(appId: key.appId.text, userId: key.userId.text)
+        let base = record?.revision ?? 0
+        let floor = record == nil ? try await store.revisionFloor(appId: key.appId.text, userId: key.userId.text) : 0
+        // Against what was read, named as a GET would name it now (the revision and the current schema
+        // version): a tag from before a schema change no longer matches. The set below compares revisions,
+        // so what was checked here is what gets replaced. A customization "exists" once it has a revision.
+        let current = Self.customizationTag(revision: base, schemaVersion: schema.version)
+        if preconditions.evaluate(current, exists: base > 0, safe: false) == .failed {
+            throw APIError.preconditionFailed(current: current, detail: "the customization is now \(current.text); read it again and retry")
+        }
+        let candidate = try next(WriteBase(record: record, nextRevision: max(base, floor) + 1), schema, key)
+        if let candidate, candidate.document.count > services.configuration.maxCustomizationBytes {
+            throw RuleRefusal([Violation(pointer: "", code: .customizationTooLarge,
+                                         detail: "the customization would take \(candidate.document.count) bytes; at most \(services.configuration.maxCustomizationBytes) are stored")])
+        }
+        let response = try answer(kind, stored: candidate ?? record, schema: schema, key: key)
+        let now = services.configuration.clock()
+        let stored = idempotent?.answer(response, at: now)
+        guard candidate != nil || stored != nil else { return response }
+        do {
+            try await store.commitCustomization(CustomizationCommit(
+                appId: key.appId.text, userId: key.userId.text, expectedRevision: base, record: candidate, change: kind.change,
+                operations: kind.operations, historyRevisions: services.configuration.historyRevisions, answer: stored,
+                answersExpireBefore: now - services.configuration.idempotencySeconds,
+                maxAnswersPerUser: services.configuration.maxIdempotentAnswersPerUser))
+        } catch StoreConflict.revisionMismatch, StoreConflict.answerExists {
+            return nil  // changed meanwhile by another server, or the key has its answer: read again, check, compute again
+        } catch StoreConflict.notFound {
+            throw APIError.notFound(.appNotFound, "no app \"\(key.appId)\"")
+        }
+        if let candidate {
+            services.changes.publish(key, CustomizationState(revision: candidate.revision, schemaVersion: candidate.schemaVersion,
+                                                             document: candidate.document))
+        }
+        return response
     }
 
     /// The stored first answer of a repeated request (nil for a new key).

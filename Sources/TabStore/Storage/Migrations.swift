@@ -92,6 +92,40 @@ package enum Migrations {
             ALTER TABLE idempotent_answers ADD COLUMN insert_order INTEGER NOT NULL DEFAULT 0;
             CREATE INDEX idempotent_answers_by_insertion ON idempotent_answers (app_id, user_id, insert_order);
             """),
+        // What a keyed PATCH writes, in pages: the history kept each document inside its (app, user, revision)
+        // key, so a row was a quarter of a page or more and every write split the user's last page (or spilled
+        // to an overflow page); each answer was written three times (its row, the index by age and the index by
+        // insertion). Each page a commit dirties is written to the WAL and copied again by the checkpoint.
+        // Now the history is a rowid table, so the documents of a batch go to the same last pages, and only a
+        // small (app, user, revision) index entry goes in the user's place; answers keep one B-tree, clustered
+        // by user. Insertion order comes from one counter (`answer_order`, the largest number given so far), on
+        // a page every write of a batch shares; expiry works through each user's answers at their housekeeping
+        // and through everyone's in bounded steps (SQLiteStore+History).
+        Migration(version: 6, name: "history in insertion order, answers in one B-tree", sql: """
+            CREATE TABLE customization_history_v6 (
+                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL,
+                revision INTEGER NOT NULL,
+                schema_version INTEGER NOT NULL,
+                change_kind TEXT NOT NULL,
+                operations BLOB,
+                document BLOB NOT NULL,
+                updated_at TEXT NOT NULL,
+                UNIQUE (app_id, user_id, revision)
+            );
+            INSERT INTO customization_history_v6 (app_id, user_id, revision, schema_version, change_kind, operations, document, updated_at)
+                SELECT app_id, user_id, revision, schema_version, change_kind, operations, document, updated_at
+                FROM customization_history ORDER BY app_id, user_id, revision;
+            DROP TABLE customization_history;
+            ALTER TABLE customization_history_v6 RENAME TO customization_history;
+            DROP INDEX idempotent_answers_by_age;
+            DROP INDEX idempotent_answers_by_insertion;
+            CREATE TABLE tabstore_counters (
+                name TEXT PRIMARY KEY NOT NULL,
+                value INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO tabstore_counters (name, value) SELECT 'answer_order', coalesce(max(insert_order), 0) FROM idempotent_answers;
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

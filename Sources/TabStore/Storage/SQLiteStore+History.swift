@@ -3,15 +3,24 @@ import TabStoreSupport
 
 /// History, idempotent answers, export and erase on the embedded store. The SQL is plain (no SQLite-only
 /// functions), so another backend can run the same statements.
+/// Where the sweep of everyone's expired answers goes on from: the last (app, user, key) it looked at. Only the
+/// writer thread uses it; a position past rows a failed batch did not remove only means they wait for the next round.
+final class AnswerSweep: Sendable {
+    static let start: [SQLiteValue] = [.text(""), .text(""), .text("")]
+    let position = Locked(AnswerSweep.start)
+}
+
 extension SQLiteStore {
     /// Housekeeping runs once every this many revisions of a user (and for every keyed write that makes no
     /// revision), not on every write: the writer's time per write is what PATCH throughput is made of.
     package static let housekeepingEvery = 16
-    /// Expired answers removed each time: at least `housekeepingEvery` (one answer per write), so the
-    /// cleanup keeps up, never so many that one write pays for a backlog.
+    /// Answers each step of the sweep of everyone's expired answers looks at: four times the answers the
+    /// writes between two steps can add (one each), so the sweep passes over all of them again and again,
+    /// never so many that one write pays for a backlog.
     package static let expiredAnswersPerHousekeeping = 64
 
     package func commitCustomization(_ commit: CustomizationCommit) async throws {
+        let answerSweep = self.answerSweep
         let (added, historyDelta) = try await writer.write { db -> (Int, Int) in
             let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?",
                                            [.text(commit.appId), .text(commit.userId)])
@@ -21,7 +30,7 @@ extension SQLiteStore {
                 if let record = commit.record { try Self.storeRevision(record, appId: record.appId, userId: record.userId, db: db) }
                 // The answer first: its housekeeping decides which answers stay, and the history's retention
                 // keeps the rows those name.
-                if let answer = commit.answer { try Self.storeAnswer(answer, commit, db: db) }
+                if let answer = commit.answer { try Self.storeAnswer(answer, commit, sweep: answerSweep, db: db) }
                 if let record = commit.record { historyDelta = try Self.storeHistory(commit, record, db: db) }
             } catch let error as StorageError where error.isConstraintViolation {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
@@ -95,25 +104,30 @@ extension SQLiteStore {
 
     /// Stores the answer; an expired one under the same key gives way, a live one means another write won.
     /// An answer that is the new revision's document names its history row instead of copying the bytes.
-    /// Each answer takes the next number of its user's insertion order (`insert_order`, one past the largest,
-    /// through the index): the order the cap evicts in. A replaced expired answer is a new one, numbered anew.
-    private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, db: SQLiteConnection) throws {
+    /// Each answer takes the next number of the insertion order (`answer_order`, one counter for the whole
+    /// database, on a page a batch shares): the order the cap evicts in. A replaced expired answer is a new
+    /// one, numbered anew.
+    private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, sweep: AnswerSweep,
+                                    db: SQLiteConnection) throws {
         let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
         let bodyRevision = Self.answerBodyRevision(commit)
+        let order = try db.scalarInt("UPDATE tabstore_counters SET value = value + 1 WHERE name = 'answer_order' RETURNING value") ?? 0
         try db.run("""
             INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at,
                 insert_order)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,
-                (SELECT coalesce(max(insert_order), 0) + 1 FROM idempotent_answers WHERE app_id = ? AND user_id = ?))
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (app_id, user_id, idempotency_key) DO UPDATE SET request_digest = excluded.request_digest,
                 status = excluded.status, etag = excluded.etag, body = excluded.body, body_revision = excluded.body_revision,
                 created_at = excluded.created_at, insert_order = excluded.insert_order
             WHERE idempotent_answers.created_at < ?
             """, user + [.text(answer.key), .blob(answer.requestDigest), .integer(answer.status), answer.etag.map { .text($0) } ?? .null,
                          bodyRevision == nil ? .blob(answer.body) : .null, bodyRevision.map { .integer($0) } ?? .null,
-                         .integer(answer.createdAt)] + user + [.integer(commit.answersExpireBefore)])
+                         .integer(answer.createdAt), .integer(order), .integer(commit.answersExpireBefore)])
         if db.changes == 0 { throw StoreConflict.answerExists }
         guard Self.housekeeping(commit.record) else { return }
+        // The user's expired answers go first (their rows are next to each other: one short scan).
+        try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND created_at < ?",
+                   user + [.integer(commit.answersExpireBefore)])
         // Bounded per user: past the cap the answers stored first go (a client retries within minutes, not 1,000
         // writes later); checked at the user's housekeeping, so at most `housekeepingEvery` more are ever kept.
         // Strictly in insertion order: never by time (a burst shares its second) nor by key (a recent key that
@@ -127,11 +141,29 @@ extension SQLiteStore {
                     ORDER BY insert_order, created_at, idempotency_key LIMIT ?)
                 """, user + user + [.integer(kept - commit.maxAnswersPerUser)])
         }
-        // Bounded cleanup of expired answers (any user's), oldest first through the created_at index.
-        try db.run("""
-            DELETE FROM idempotent_answers WHERE (app_id, user_id, idempotency_key) IN (
-                SELECT app_id, user_id, idempotency_key FROM idempotent_answers WHERE created_at < ? ORDER BY created_at LIMIT ?)
-            """, [.integer(commit.answersExpireBefore), .integer(Self.expiredAnswersPerHousekeeping)])
+        try Self.sweepExpiredAnswers(sweep, before: commit.answersExpireBefore, db: db)
+    }
+
+    /// Everyone's expired answers (a user who never writes again has no housekeeping of their own), in bounded
+    /// steps: each looks at the next `expiredAnswersPerHousekeeping` answers in key order after where the last
+    /// step ended and removes the expired ones among them; past the last answer the next step starts over.
+    private static func sweepExpiredAnswers(_ sweep: AnswerSweep, before: Int, db: SQLiteConnection) throws {
+        let key = "(app_id, user_id, idempotency_key)"
+        let from = sweep.position.withLock { $0 }
+        let statement = try db.statement("""
+            SELECT app_id, user_id, idempotency_key FROM idempotent_answers WHERE \(key) > (?, ?, ?)
+            ORDER BY app_id, user_id, idempotency_key LIMIT 1 OFFSET ?
+            """).bind(from + [.integer(Self.expiredAnswersPerHousekeeping - 1)])
+        let last: [SQLiteValue]? = try statement.step() ? [.text(statement.text(0)), .text(statement.text(1)), .text(statement.text(2))] : nil
+        statement.reset()
+        if let last {
+            try db.run("DELETE FROM idempotent_answers WHERE \(key) > (?, ?, ?) AND \(key) <= (?, ?, ?) AND created_at < ?",
+                       from + last + [.integer(before)])
+        } else {
+            // Fewer than a step's worth are left after the position: the rest, then from the start again.
+            try db.run("DELETE FROM idempotent_answers WHERE \(key) > (?, ?, ?) AND created_at < ?", from + [.integer(before)])
+        }
+        sweep.position.withLock { $0 = last ?? AnswerSweep.start }
     }
 
     package func revisionFloor(appId: String, userId: String) async throws -> Int {

@@ -35,6 +35,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     package let records: RecordCache
     /// Checkpoints the WAL off the writer's thread.
     private let checkpointer: Checkpointer
+    /// Where the bounded sweep of expired idempotent answers goes on from (SQLiteStore+History).
+    let answerSweep = AnswerSweep()
 
     /// Opens or creates the database, checks it, migrates it and starts the writer.
     /// - Throws: `StorageError` for a file that is not a database, a corrupt one, or one from a newer version.
