@@ -84,7 +84,7 @@ public enum Commands {
             ("host", .string(options.host)), ("port", .integer(service.port)), ("database", .string(options.databaseDescription)),
             ("threads", .integer(options.threads)), ("durability", .string(options.durabilityFull ? "full" : "normal")),
             ("groupCommit", .bool(options.groupCommit)), ("historyRevisions", .integer(options.historyRevisions)),
-            ("cacheBytes", .integer(options.cacheBytes)), ("version", .string(TabStoreVersion.current)),
+            ("cacheBytes", .integer(options.cacheBytes)), ("sqliteCacheBytes", .integer(options.sqliteCacheBytes)), ("version", .string(TabStoreVersion.current)),
         ])
         let signalNumber = await waitForSignal()
         logger.info("shutdown_started", [("signal", .integer(Int(signalNumber))), ("graceSeconds", .number(options.shutdownGrace))])

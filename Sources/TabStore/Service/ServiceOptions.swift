@@ -38,6 +38,9 @@ public struct ServiceOptions: Sendable {
     /// Bytes of memory for the caches: half for stored customizations, a quarter for encoded layouts and
     /// reconciled customizations, a quarter for verified tokens; 0 turns them all off.
     public var cacheBytes = 32 << 20
+    /// Bytes of SQLite's page cache on the embedded store's writer connection (its B-tree pages stay in memory
+    /// between writes); each reader keeps `sqliteReaderCacheBytes` (a reader's cache is emptied by every commit).
+    public var sqliteCacheBytes = 16 << 20
     /// Seconds between keep-alive comments on change-feed streams (tests shorten it; not a flag).
     package var feedKeepAliveSeconds = 12.0
     /// Change-feed streams and long polls one user may have open at once (not a flag).
@@ -154,6 +157,9 @@ public struct ServiceOptions: Sendable {
         },
         Setting(flag: "cache-bytes", help: "memory for the caches of customizations, layouts and verified tokens, in bytes (default 33554432; 0 turns them off)") {
             $0.cacheBytes = try integer("cache-bytes", 0...(1 << 40), $1)
+        },
+        Setting(flag: "sqlite-cache-bytes", help: "SQLite page cache of the embedded store's writer, in bytes (default 16777216; readers keep 1 MiB each)") {
+            $0.sqliteCacheBytes = try integer("sqlite-cache-bytes", 0...(1 << 40), $1)
         },
         Setting(flag: "log-level", help: "debug, info, warning or error (default info)") { options, value in
             guard let level = Logger.Level(name: value) else { throw Invalid(description: "--log-level must be debug, info, warning or error, got \"\(value)\"") }

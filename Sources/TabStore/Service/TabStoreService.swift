@@ -155,6 +155,7 @@ public final class TabStoreService: Sendable {
         // Enough readers that event loops (inline GETs) and the concurrency pool never wait for one.
         configuration.readers = options.threads + System.coreCount + 2
         configuration.recordCacheBytes = options.recordCacheBytes
+        configuration.writerPageCacheBytes = options.sqliteCacheBytes
         if let onBatch { configuration.onBatch = onBatch }
         return try SQLiteStore(configuration: configuration)
     }

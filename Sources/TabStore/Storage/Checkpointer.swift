@@ -30,8 +30,9 @@ final class Checkpointer: Sendable {
     private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
-    /// How long the thread waits between checkpoints while writes keep coming.
-    static let interval = DispatchTimeInterval.milliseconds(50)
+    /// How long the thread waits between checkpoints while writes keep coming: a page written again within it
+    /// is copied once (at 50 ms the copy cost a keyed PATCH a few percent more); the WAL holds about this long's writes.
+    static let interval = DispatchTimeInterval.milliseconds(200)
 
     /// Starts the thread, which owns `connection` from now on.
     init(connection: SQLiteConnection) {

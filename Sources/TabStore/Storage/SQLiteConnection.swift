@@ -64,6 +64,11 @@ package final class SQLiteConnection: @unchecked Sendable {
         StorageError(extendedCode: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
     }
 
+    /// Bounds this connection's page cache to `bytes` (SQLite's `cache_size` in KiB, at least one page's worth).
+    package func setPageCache(bytes: Int) throws(StorageError) {
+        try execute("PRAGMA cache_size = -\(max(4, bytes / 1024))")
+    }
+
     /// Runs one or more statements without parameters.
     package func execute(_ sql: String) throws(StorageError) {
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)

@@ -14,6 +14,12 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         package var maxBatch = 256
         /// Bytes of stored customizations kept in memory (`RecordCache`); 0 reads every one from the file.
         package var recordCacheBytes = 24 << 20
+        /// SQLite's page cache on the writer: the B-tree pages writes go through stay in memory, instead of
+        /// being read from the file again (at 10,000 users, a keyed PATCH read a page from the file on most
+        /// writes with SQLite's default of 2 MB).
+        package var writerPageCacheBytes = 16 << 20
+        /// SQLite's page cache on each reader: small, since every commit empties it (WAL mode).
+        package var readerPageCacheBytes = 1 << 20
         /// Called after each committed batch with its size and commit time (metrics).
         package var onBatch: @Sendable (Int, Double) -> Void = { _, _ in }
 
@@ -59,6 +65,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         for _ in 0..<count {
             let reader = try SQLiteConnection(path: configuration.path, options: readOnly)
             try reader.execute("PRAGMA query_only=ON")
+            try reader.setPageCache(bytes: configuration.readerPageCacheBytes)
             connections.append(reader)
         }
         self.path = configuration.path
@@ -66,6 +73,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         self.records = RecordCache(budget: configuration.recordCacheBytes)
         // The writer no longer checkpoints inside its commits; the checkpointer does, on its own connection.
         try db.execute("PRAGMA wal_autocheckpoint=0")
+        try db.setPageCache(bytes: configuration.writerPageCacheBytes)
         let checkpointer = Checkpointer(connection: try SQLiteConnection(path: configuration.path, options: options))
         self.checkpointer = checkpointer
         // The one batch observer (metrics, benchmarks, tests), fixed before the writer starts.
