@@ -10,6 +10,15 @@ import Testing
 
 @Suite("JSON parser and JWT")
 struct JSONAndJWTTests {
+    @Test("SHA-256 and HMAC-SHA256 give the published test vectors (FIPS 180-2, RFC 4231 case 2)")
+    func digestVectors() {
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+        #expect(hex(Crypto.sha256(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(hex(Crypto.sha256([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(hex(Crypto.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8)))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+
     @Test("the parser refuses what could be read two ways", arguments: [
         "{\"a\": 1, \"a\": 2}", "[1, 2", "{\"a\" 1}", "01", "1.", "-", "1e", "\"\\ud800\"", "\"\\x\"", "\"a\u{1}\"",
         "[1] [2]", "nul", "1e400", "{\"a\": 1,}", "[,]",

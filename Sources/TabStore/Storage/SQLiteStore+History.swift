@@ -3,11 +3,14 @@ import TabStoreSupport
 
 /// History, idempotent answers, export and erase on the embedded store. The SQL is plain (no SQLite-only
 /// functions), so another backend can run the same statements.
-/// Where the sweep of everyone's expired answers goes on from: the last (app, user, key) it looked at. Only the
-/// writer thread uses it; a position past rows a failed batch did not remove only means they wait for the next round.
+/// The writer's bookkeeping for idempotent answers; only the writer thread uses it.
 final class AnswerSweep: Sendable {
     static let start: [SQLiteValue] = [.text(""), .text(""), .text("")]
+    /// Where the sweep of everyone's expired answers goes on from: the last (app, user, key) it looked at. A
+    /// position past rows a failed batch did not remove only means they wait for the next round.
     let position = Locked(AnswerSweep.start)
+    /// The last insertion number given (`answer_order`), read from the database at the first answer.
+    let lastOrder = Locked<Int?>(nil)
 }
 
 extension SQLiteStore {
@@ -111,7 +114,14 @@ extension SQLiteStore {
                                     db: SQLiteConnection) throws {
         let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
         let bodyRevision = Self.answerBodyRevision(commit)
-        let order = try db.scalarInt("UPDATE tabstore_counters SET value = value + 1 WHERE name = 'answer_order' RETURNING value") ?? 0
+        // The writer's copy of the counter runs ahead of the stored one only by numbers a rolled-back write took
+        // (gaps, never a repeat); every transaction that stores an answer stores the counter with it.
+        let order = try sweep.lastOrder.withLock { last in
+            let next = (try last ?? db.scalarInt("SELECT value FROM tabstore_counters WHERE name = 'answer_order'") ?? 0) + 1
+            last = next
+            return next
+        }
+        try db.run("UPDATE tabstore_counters SET value = ? WHERE name = 'answer_order'", [.integer(order)])
         try db.run("""
             INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at,
                 insert_order)
