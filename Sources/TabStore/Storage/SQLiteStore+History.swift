@@ -9,8 +9,36 @@ final class AnswerSweep: Sendable {
     /// Where the sweep of everyone's expired answers goes on from: the last (app, user, key) it looked at. A
     /// position past rows a failed batch did not remove only means they wait for the next round.
     let position = Locked(AnswerSweep.start)
-    /// The last insertion number given (`answer_order`), read from the database at the first answer.
-    let lastOrder = Locked<Int?>(nil)
+    private struct Order {
+        /// The last insertion number given (`answer_order`), read from the database at the first answer.
+        var last: Int?
+        /// Whether `last` moved since it was stored.
+        var unstored = false
+    }
+
+    private let order = Locked(Order())
+
+    /// The next insertion number for an answer. The writer's copy runs ahead of the stored one only by numbers
+    /// a rolled-back write took (gaps, never a repeat): every batch that stores an answer stores the counter
+    /// in its transaction (`storeOrder`), so after a restart numbering goes on above every committed answer.
+    func nextOrder(_ db: SQLiteConnection) throws -> Int {
+        try order.withLock { order in
+            let next = (try order.last ?? db.scalarInt("SELECT value FROM tabstore_counters WHERE name = 'answer_order'") ?? 0) + 1
+            order.last = next
+            order.unstored = true
+            return next
+        }
+    }
+
+    /// Stores the counter when a job of this batch moved it (called before the batch's COMMIT). A batch whose
+    /// COMMIT then fails leaves the stored counter behind the writer's copy, which only skips numbers.
+    func storeOrder(_ db: SQLiteConnection) throws {
+        try order.withLock { order in
+            guard order.unstored, let last = order.last else { return }
+            try db.run("UPDATE tabstore_counters SET value = ? WHERE name = 'answer_order'", [.integer(last)])
+            order.unstored = false
+        }
+    }
 }
 
 extension SQLiteStore {
@@ -114,14 +142,7 @@ extension SQLiteStore {
                                     db: SQLiteConnection) throws {
         let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
         let bodyRevision = Self.answerBodyRevision(commit)
-        // The writer's copy of the counter runs ahead of the stored one only by numbers a rolled-back write took
-        // (gaps, never a repeat); every transaction that stores an answer stores the counter with it.
-        let order = try sweep.lastOrder.withLock { last in
-            let next = (try last ?? db.scalarInt("SELECT value FROM tabstore_counters WHERE name = 'answer_order'") ?? 0) + 1
-            last = next
-            return next
-        }
-        try db.run("UPDATE tabstore_counters SET value = ? WHERE name = 'answer_order'", [.integer(order)])
+        let order = try sweep.nextOrder(db)
         try db.run("""
             INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at,
                 insert_order)

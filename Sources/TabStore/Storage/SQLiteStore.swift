@@ -83,6 +83,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
                                      checkpointer.committed()
                                      onBatch(size, seconds)
                                  },
+                                 beforeCommit: { [answerSweep] db in try answerSweep.storeOrder(db) },
                                  betweenBatches: { db in checkpointer.copyRestOnWriter(db) })
     }
 

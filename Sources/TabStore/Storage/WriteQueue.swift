@@ -39,12 +39,17 @@ final class WriteQueue: Sendable {
     private let onBatch: @Sendable (_ size: Int, _ seconds: Double) -> Void
     /// Run on the writer's connection after each batch, once its callers are answered (WAL upkeep).
     private let betweenBatches: @Sendable (SQLiteConnection) -> Void
+    /// Run in each batch's transaction after its jobs, before COMMIT (what the batch's jobs share, stored once);
+    /// when it throws, the batch fails as a failed COMMIT does.
+    private let beforeCommit: @Sendable (SQLiteConnection) throws -> Void
     /// Told about every failure that means the database cannot take writes, and about every commit.
     let health: StorageHealth
 
     /// Starts the writer thread, which owns `connection` from now on.
     init(connection: SQLiteConnection, maxBatch: Int, health: StorageHealth, onBatch: @escaping @Sendable (Int, Double) -> Void,
+         beforeCommit: @escaping @Sendable (SQLiteConnection) throws -> Void = { _ in },
          betweenBatches: @escaping @Sendable (SQLiteConnection) -> Void = { _ in }) {
+        self.beforeCommit = beforeCommit
         self.maxBatch = max(1, maxBatch)
         self.health = health
         self.onBatch = onBatch
@@ -138,6 +143,7 @@ final class WriteQueue: Sendable {
                     unavailable = error
                 }
             }
+            try beforeCommit(db)
             try db.run("COMMIT")
         } catch {
             failure = error
