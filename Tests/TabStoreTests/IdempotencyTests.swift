@@ -190,6 +190,26 @@ struct IdempotencyTests {
         }
     }
 
+    @Test("a keyed revert is replayed after the revision it named left the history; another request under its key is 422, not 404")
+    func revertReplayedAfterRetention() async throws {
+        try await withInProcessAPI(configure: { $0.historyRevisions = 3 }) { api in
+            let creds = try await Credentials.register(on: api)
+            let user = creds.userToken
+            _ = await api.send(.patch(creds.customization).bearer(user).json(Sync.hide("climate")))
+            _ = await api.send(.patch(creds.customization).bearer(user).json(Sync.hide("bell")))
+            let revert = TestRequest.post(creds.customization + "/revert").bearer(user).header("Idempotency-Key", "undo-1").json(#"{"toRevision": 1}"#)
+            let first = await api.send(revert)
+            #expect(first.status == 200 && first.revision == 3)
+            for tab in ["lights", "climate", "bell"] { _ = await api.send(.patch(creds.customization).bearer(user).json(Sync.hide(tab))) }
+            let unkeyed = await api.send(.post(creds.customization + "/revert").bearer(user).json(#"{"toRevision": 1}"#))
+            #expect(unkeyed.status == 404)
+            let again = await api.send(revert)
+            #expect(again.status == 200 && again.body == first.body && again.header("Idempotent-Replayed") == "true")
+            let reused = await api.send(.post(creds.customization + "/revert").bearer(user).header("Idempotency-Key", "undo-1").json(#"{"toRevision": 99}"#))
+            #expect(reused.status == 422 && reused.problemType == "urn:tabstore:problem:idempotency-key-reused")
+        }
+    }
+
     @Test("answers are kept 24 hours: a repeat a second before is replayed, one after is a new request")
     func expiry() async throws {
         let clock = TestClock()

@@ -72,6 +72,9 @@ extension CustomizationRoutes {
         } else {
             guard let row = try await services.store.historyRecord(appId: key.appId.text, userId: key.userId.text, revision: target,
                                                                         keep: services.configuration.historyRevisions) else {
+                // A retry of a revert that was applied gets its first answer, even once the revision it named is
+                // no longer kept (and another request under the key is 422, not 404).
+                if let idempotent = try IdempotentRequest(request), let replay = try await replay(idempotent, key) { return replay }
                 throw APIError.notFound(.revisionNotFound, "revision \(target) is not kept; GET …/customization/history lists the kept ones")
             }
             choices = try Customization.decodeStored(row.document)

@@ -115,7 +115,7 @@ extension CustomizationRoutes {
 
     /// The stored first answer of a repeated request (nil for a new key).
     /// - Throws: `APIError` 422 when the key was used for another request.
-    private func replay(_ idempotent: IdempotentRequest, _ key: UserKey) async throws -> HTTPResponse? {
+    func replay(_ idempotent: IdempotentRequest, _ key: UserKey) async throws -> HTTPResponse? {
         let notBefore = services.configuration.clock() - services.configuration.idempotencySeconds
         guard let stored = try await services.store.idempotentAnswer(appId: key.appId.text, userId: key.userId.text, key: idempotent.key,
                                                                      notBefore: notBefore)
