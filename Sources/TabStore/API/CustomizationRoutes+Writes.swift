@@ -55,7 +55,7 @@ extension CustomizationRoutes {
                     if let response = try await attemptWrite(kind, key: key, schema: schema, preconditions: preconditions, idempotent: idempotent, next: next) {
                         return response
                     }
-                } catch let error where idempotent != nil {
+                } catch {
                     if let idempotent, let replay = try await replay(idempotent, key) { return replay }
                     throw error
                 }

@@ -39,7 +39,7 @@ public struct ServiceOptions: Sendable {
     /// reconciled customizations, a quarter for verified tokens; 0 turns them all off.
     public var cacheBytes = 32 << 20
     /// Bytes of SQLite's page cache on the embedded store's writer connection (its B-tree pages stay in memory
-    /// between writes); each reader keeps `sqliteReaderCacheBytes` (a reader's cache is emptied by every commit).
+    /// between writes); each reader keeps 1 MiB (`SQLiteStore.Configuration.readerPageCacheBytes`: every commit empties it).
     public var sqliteCacheBytes = 16 << 20
     /// Seconds between keep-alive comments on change-feed streams (tests shorten it; not a flag).
     package var feedKeepAliveSeconds = 12.0

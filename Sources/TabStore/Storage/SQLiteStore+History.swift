@@ -4,11 +4,11 @@ import TabStoreSupport
 /// History, idempotent answers, export and erase on the embedded store. The SQL is plain (no SQLite-only
 /// functions), so another backend can run the same statements.
 /// The writer's bookkeeping for idempotent answers; only the writer thread uses it.
-final class AnswerSweep: Sendable {
+final class AnswerBookkeeping: Sendable {
     static let start: [SQLiteValue] = [.text(""), .text(""), .text("")]
     /// Where the sweep of everyone's expired answers goes on from: the last (app, user, key) it looked at. A
     /// position past rows a failed batch did not remove only means they wait for the next round.
-    let position = Locked(AnswerSweep.start)
+    let position = Locked(AnswerBookkeeping.start)
     private struct Order {
         /// The last insertion number given (`answer_order`), read from the database at the first answer.
         var last: Int?
@@ -51,7 +51,7 @@ extension SQLiteStore {
     package static let expiredAnswersPerHousekeeping = 64
 
     package func commitCustomization(_ commit: CustomizationCommit) async throws {
-        let answerSweep = self.answerSweep
+        let answerBookkeeping = self.answerBookkeeping
         let (added, historyDelta) = try await writer.write { db -> (Int, Int) in
             let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?",
                                            [.text(commit.appId), .text(commit.userId)])
@@ -61,7 +61,7 @@ extension SQLiteStore {
                 if let record = commit.record { try Self.storeRevision(record, appId: record.appId, userId: record.userId, db: db) }
                 // The answer first: its housekeeping decides which answers stay, and the history's retention
                 // keeps the rows those name.
-                if let answer = commit.answer { try Self.storeAnswer(answer, commit, sweep: answerSweep, db: db) }
+                if let answer = commit.answer { try Self.storeAnswer(answer, commit, bookkeeping: answerBookkeeping, db: db) }
                 if let record = commit.record { historyDelta = try Self.storeHistory(commit, record, db: db) }
             } catch let error as StorageError where error.isConstraintViolation {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
@@ -138,7 +138,7 @@ extension SQLiteStore {
     /// Each answer takes the next number of the insertion order (`answer_order`, one counter for the whole
     /// database, on a page a batch shares): the order the cap evicts in. A replaced expired answer is a new
     /// one, numbered anew.
-    private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, sweep: AnswerSweep,
+    private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, bookkeeping sweep: AnswerBookkeeping,
                                     db: SQLiteConnection) throws {
         let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
         let bodyRevision = Self.answerBodyRevision(commit)
@@ -178,7 +178,7 @@ extension SQLiteStore {
     /// Everyone's expired answers (a user who never writes again has no housekeeping of their own), in bounded
     /// steps: each looks at the next `expiredAnswersPerHousekeeping` answers in key order after where the last
     /// step ended and removes the expired ones among them; past the last answer the next step starts over.
-    private static func sweepExpiredAnswers(_ sweep: AnswerSweep, before: Int, db: SQLiteConnection) throws {
+    private static func sweepExpiredAnswers(_ sweep: AnswerBookkeeping, before: Int, db: SQLiteConnection) throws {
         let key = "(app_id, user_id, idempotency_key)"
         let from = sweep.position.withLock { $0 }
         let statement = try db.statement("""
@@ -194,7 +194,7 @@ extension SQLiteStore {
             // Fewer than a step's worth are left after the position: the rest, then from the start again.
             try db.run("DELETE FROM idempotent_answers WHERE \(key) > (?, ?, ?) AND created_at < ?", from + [.integer(before)])
         }
-        sweep.position.withLock { $0 = last ?? AnswerSweep.start }
+        sweep.position.withLock { $0 = last ?? AnswerBookkeeping.start }
     }
 
     package func revisionFloor(appId: String, userId: String) async throws -> Int {

@@ -42,7 +42,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     /// Checkpoints the WAL off the writer's thread.
     private let checkpointer: Checkpointer
     /// Where the bounded sweep of expired idempotent answers goes on from (SQLiteStore+History).
-    let answerSweep = AnswerSweep()
+    let answerBookkeeping = AnswerBookkeeping()
 
     /// Opens or creates the database, checks it, migrates it and starts the writer.
     /// - Throws: `StorageError` for a file that is not a database, a corrupt one, or one from a newer version.
@@ -83,7 +83,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
                                      checkpointer.committed()
                                      onBatch(size, seconds)
                                  },
-                                 beforeCommit: { [answerSweep] db in try answerSweep.storeOrder(db) },
+                                 beforeCommit: { [answerBookkeeping] db in try answerBookkeeping.storeOrder(db) },
                                  betweenBatches: { db in checkpointer.copyRestOnWriter(db) })
     }
 
