@@ -195,6 +195,10 @@ enum TestBackend: String, Sendable, CustomStringConvertible {
             guard let cluster = PostgresTestCluster.shared else { throw PostgresTestCluster.Failure("no PostgreSQL") }
             var configuration = PostgresStore.Configuration(url: try cluster.freshDatabase())
             configuration.maxConnections = 6
+            // The suites check what the store does, not how fast a shared, loaded cluster hands out a
+            // connection: a caller queued behind 60 others on a CI machine running every suite at once can
+            // wait longer than the production default of 5 s (a flake seen in CI), so tests wait up to 60 s.
+            configuration.acquireTimeout = 60
             return try PostgresStore(configuration: configuration)
         }
     }
