@@ -66,6 +66,11 @@ struct BinaryTests {
         #expect(backupStatus == 0)
         #expect(FileManager.default.fileExists(atPath: directory.file("copy.sqlite")))
         #expect(try TabServerProcess.run(["healthcheck", "--port", String(port)]).0 == 0)
+        // The server's own threads carry names `top -H` and `ps -L` show (the concurrency pool's are the runtime's).
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.process.processIdentifier)/task")
+        let names = Set(try tasks.map { try String(contentsOfFile: "/proc/\(server.process.processIdentifier)/task/\($0)/comm", encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        #expect(names.isSuperset(of: ["tabstore-loop-0", "tabstore-writer", "tabstore-ckpt"]), "\(names)")
 
         let (exitStatus, rest) = try await server.stop()  // SIGTERM
         #expect(exitStatus == 0)

@@ -32,6 +32,33 @@ struct HistoryTests {
         }
     }
 
+    @Test("a DELETE of what is already forgotten changes nothing: no revision, history row or stored customization", arguments: PostgresTestCluster.backends)
+    func deleteTwice(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
+            let creds = try await Credentials.register(on: live)
+            let user = creds.userToken
+            // Never written: nothing is stored, nothing is counted.
+            for request in [TestRequest.delete(creds.customization).bearer(user), .delete(creds.customization).bearer(user).header("Idempotency-Key", "first")] {
+                #expect(try await live.send(request).status == 204)
+            }
+            #expect(try await live.send(.get(creds.customization).bearer(user)).etag == "\"0.1\"")
+            #expect(try await live.send(.get("/v1/apps/app.one/stats").bearer(live.admin)).field("storedCustomizations") == .integer(0))
+            _ = try await live.send(.patch(creds.customization).bearer(user).json(Sync.hide("bell")))
+            #expect(try await live.send(.delete(creds.customization).bearer(user)).status == 204)
+            for request in [TestRequest.delete(creds.customization).bearer(user), .delete(creds.customization).bearer(user).header("Idempotency-Key", "again")] {
+                #expect(try await live.send(request).status == 204)
+            }
+            let current = try await live.send(.get(creds.customization).bearer(user))
+            #expect(current.etag == "\"2.1\"" && Sync.hidden(current) == [])
+            #expect(Self.revisions(try await live.send(.get(creds.customization + "/history").bearer(user))) == [2, 1])
+            #expect(try await live.send(.get("/v1/apps/app.one/stats").bearer(live.admin)).field("storedCustomizations") == .integer(1))
+            // Something to forget again: the next DELETE is a revision.
+            _ = try await live.send(.patch(creds.customization).bearer(user).json(Sync.hide("bell")))
+            _ = try await live.send(.delete(creds.customization).bearer(user))
+            #expect(try await live.send(.get(creds.customization).bearer(user)).etag == "\"4.1\"")
+        }
+    }
+
     @Test("pages: limit and before walk the history newest first; nextBefore is null on the last page")
     func paging() async throws {
         try await withInProcessAPI { api in

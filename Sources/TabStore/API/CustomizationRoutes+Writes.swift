@@ -198,13 +198,26 @@ extension CustomizationRoutes {
         }
     }
 
-    /// Forgets the user's choices without decoding what is stored (so even a document an older version
-    /// accepted, whatever its size, can always be deleted). The revision still moves forward (the empty
-    /// customization is stored as the next revision), so an ETag is never reused for different content.
+    /// Forgets the user's choices. The revision moves forward (the empty customization is stored as the next
+    /// revision), so an ETag is never reused for different content. A customization that is already forgotten
+    /// under the current schema stays as it is (no new revision, history row or event), as a PUT of the same
+    /// choices does. What is stored is decoded only when it is small enough to be the empty customization:
+    /// any other document, even one an older version accepted whatever its size, or one that no longer
+    /// decodes, is replaced without being read.
     func deleteCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         try await write(request, context, kind: WriteKind(change: .delete, answersWithDocument: false)) { base, schema, key in
-            guard base.record != nil else { return nil }
+            guard let record = base.record else { return nil }
+            if record.schemaVersion == schema.version, record.document.count <= Self.maxEmptyDocumentBytes,
+               let stored = try? Customization.decodeStored(record.document), stored.sameChoices(as: .empty)
+            {
+                return nil
+            }
             return Self.nextRecord(.empty, base, schema: schema, key: key)
         }
     }
+
+    /// An upper bound on the stored form of the empty customization (its two ids, each escaped at most to twice
+    /// its size, with its revision, time and room to spare): a larger document says something, and is not
+    /// decoded to find out.
+    static let maxEmptyDocumentBytes = 4 * Identifier.maxBytes + 512
 }

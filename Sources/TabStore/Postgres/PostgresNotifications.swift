@@ -78,9 +78,7 @@ final class PostgresListener: Sendable {
             return !state.started && !state.stopped
         }
         guard start else { return }
-        let thread = Thread { [self] in self.run() }
-        thread.name = "tabstore-listener"
-        thread.start()
+        NamedThread.start("tabstore-listen") { [self] in self.run() }
     }
 
     /// The thread ends within half a second.

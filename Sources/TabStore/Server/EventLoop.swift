@@ -64,9 +64,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func start(name: String) {
-        let thread = Thread { [self] in self.run() }
-        thread.name = name
-        thread.start()
+        NamedThread.start(name) { [self] in self.run() }
     }
 
     /// Wakes the loop from another thread.

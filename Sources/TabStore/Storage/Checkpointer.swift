@@ -36,9 +36,7 @@ final class Checkpointer: Sendable {
 
     /// Starts the thread, which owns `connection` from now on.
     init(connection: SQLiteConnection) {
-        let thread = Thread { [self] in self.loop(connection) }
-        thread.name = "tabstore-checkpoint"
-        thread.start()
+        NamedThread.start("tabstore-ckpt") { [self] in self.loop(connection) }
     }
 
     /// A batch committed: its pages are in the WAL.

@@ -54,9 +54,7 @@ final class WriteQueue: Sendable {
         self.health = health
         self.onBatch = onBatch
         self.betweenBatches = betweenBatches
-        let thread = Thread { [self] in self.loop(connection) }
-        thread.name = "tabstore-writer"
-        thread.start()
+        NamedThread.start("tabstore-writer") { [self] in self.loop(connection) }
     }
 
     /// Runs `body` in the next batch and returns its result once that batch committed.
