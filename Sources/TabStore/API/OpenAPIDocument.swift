@@ -729,7 +729,7 @@ paths:
       tags: [customization]
       operationId: deleteCustomization
       summary: Forget a user's choices (back to the schema's defaults)
-      description: The empty customization is stored as the next revision, so ETags are never reused.
+      description: The empty customization is stored as the next revision, so ETags are never reused. A customization that is already empty (forgotten, or never written) under the current schema stays as it is, revision included.
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfMatch'
