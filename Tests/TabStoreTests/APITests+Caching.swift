@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TabStoreAPI
 @testable import TabStoreAuth
+@testable import TabStoreDomain
 @testable import TabStoreSupport
 
 /// Caching (RFC 9111): the schema's validators, Cache-Control on every answer, Vary: Origin, /openapi.yaml's tag.
@@ -210,5 +211,38 @@ extension APITests {
             #expect(cacheCounter(metrics, "tabstore_cache_bytes", "customizations") > 0)
             #expect(cacheCounter(metrics, "tabstore_cache_misses_total", "representations") >= 0)
         }
+    }
+
+    @Test("a write starts from its user's last document decoded in memory; an entry answers only for its exact bytes")
+    func decodedDocuments() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: Self.withBell)
+            let patch = TestRequest.patch(creds.customization).bearer(creds.userToken)
+            #expect(try await live.send(patch.json(#"{"operations": [{"op": "setSidebarVisibility", "tab": "com.myApp.bell", "visibility": "hidden"}]}"#)).status == 200)
+            let before = cacheCounter(try await live.send(.get("/metrics")).text, "tabstore_cache_hits_total", "documents")
+            let second = try await live.send(patch.json(#"{"operations": [{"op": "setTabBarVisibility", "tab": "com.myApp.bell", "visibility": "hidden"}]}"#))
+            #expect(second.status == 200 && second.etag == "\"2.1\"")
+            let metrics = try await live.send(.get("/metrics")).text
+            #expect(cacheCounter(metrics, "tabstore_cache_hits_total", "documents") == before + 1)
+            #expect(cacheCounter(metrics, "tabstore_cache_entries", "documents") == 1)
+            // Both choices stand: the second write started from the first one's document.
+            let read = try await live.send(.get(creds.customization).bearer(creds.userToken))
+            #expect(read.field("tabs")?["com.myApp.bell"] == (try json(#"{"sidebarVisibility": "hidden", "tabBarVisibility": "hidden"}"#)))
+        }
+
+        // Other bytes under the same user are decoded, never answered from the entry.
+        let documents = DecodedDocuments(budget: 1 << 20)
+        let key = UserKey(appId: Identifier("app"), userId: Identifier("u"))
+        var hidden = Customization.empty
+        hidden.tabs[Identifier("com.myApp.bell")] = Customization.TabEntry(sidebarVisibility: .hidden, tabBarVisibility: .automatic)
+        let first = JSONWriter.bytes(hidden.json(appId: key.appId, userId: key.userId))
+        documents.encoded(first, from: hidden, of: key)
+        #expect(try documents.decodeStored(first, of: key) == hidden)
+        let other = JSONWriter.bytes(Customization.empty.json(appId: key.appId, userId: key.userId))
+        #expect(try documents.decodeStored(other, of: key) == Customization.empty)
+        #expect(throws: (any Error).self) { try documents.decodeStored(Array("{\"tabs\": [1]}".utf8), of: key) }
+        #expect(try documents.decodeStored(other, of: key) == Customization.empty)
+        // Counted as hits: the two reads of the bytes it held; the other bytes were misses.
+        #expect(documents.statistics.hits == 2 && documents.statistics.misses == 2)
     }
 }

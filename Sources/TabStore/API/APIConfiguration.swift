@@ -32,6 +32,8 @@ package struct APIConfiguration: Sendable {
     package var feedKeepAliveSeconds = 12.0
     /// Bytes kept of encoded layouts and reconciled customizations (`APIServices.representations`); 0 keeps none.
     package var representationCacheBytes = 8 << 20
+    /// Bytes kept of decoded stored documents (`APIServices.documents`); 0 keeps none.
+    package var documentCacheBytes = 4 << 20
     /// Bytes kept of verified user tokens (`APIServices.tokens`); 0 verifies every request's token.
     package var tokenCacheBytes = 8 << 20
     /// Seconds since 1970; injectable so token expiry is testable.

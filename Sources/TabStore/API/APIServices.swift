@@ -26,6 +26,8 @@ struct APIServices: Sendable {
     /// with a newer schema), keyed by app, user and ETag. An ETag names exactly one representation of a
     /// user's resource, so an entry never goes stale: nothing invalidates it, it only ages out.
     let representations: ByteBoundedCache<[UInt8]>
+    /// Decoded stored documents, so a write starts from its user's last document without parsing it again.
+    let documents: DecodedDocuments
     /// Verified user tokens, so a client that sends the same JWT on every request pays for its check once.
     let tokens: TokenCache
 
@@ -39,6 +41,7 @@ struct APIServices: Sendable {
         self.apps = AppCache(store: store)
         self.changes = ChangeHub(maxPerUser: configuration.maxFollowersPerUser, maxLongPolls: configuration.maxLongPolls)
         self.representations = ByteBoundedCache(budget: configuration.representationCacheBytes)
+        self.documents = DecodedDocuments(budget: configuration.documentCacheBytes)
         self.tokens = TokenCache(budget: configuration.tokenCacheBytes)
         observeReplicas()
     }

@@ -137,14 +137,15 @@ extension CustomizationRoutes {
         return customizationResponse(document: current.document, etag: etag)
     }
 
-    /// The record that stores `value` as the revision `base` names.
-    private static func nextRecord(_ value: Customization, _ base: WriteBase, schema: SchemaIndex, key: UserKey) -> CustomizationRecord {
+    /// The record that stores `value` as the revision `base` names, and the value it stores.
+    private static func nextRecord(_ value: Customization, _ base: WriteBase, schema: SchemaIndex, key: UserKey) -> (CustomizationRecord, Customization) {
         var next = value
         next.revision = base.nextRevision
         next.schemaVersion = schema.version
         next.updatedAt = Timestamp.now()
-        return CustomizationRecord(appId: key.appId.text, userId: key.userId.text, revision: next.revision, schemaVersion: schema.version,
-                                   document: JSONWriter.bytes(next.json(appId: key.appId, userId: key.userId)), updatedAt: next.updatedAt!)
+        let record = CustomizationRecord(appId: key.appId.text, userId: key.userId.text, revision: next.revision, schemaVersion: schema.version,
+                                         document: JSONWriter.bytes(next.json(appId: key.appId, userId: key.userId)), updatedAt: next.updatedAt!)
+        return (record, next)
     }
 
     /// A write that edits the current choices: nil when they stay the same under the current schema.
@@ -152,13 +153,18 @@ extension CustomizationRoutes {
         _ request: HTTPRequest, _ context: RouteContext, kind: WriteKind,
         change: @escaping @Sendable (Customization, SchemaIndex) throws -> Customization
     ) async throws -> HTTPResponse {
-        try await write(request, context, kind: kind) { base, schema, key in
-            let current = try Self.current(base.record, appId: key.appId, userId: key.userId, schema: schema)
+        let documents = services.documents
+        return try await write(request, context, kind: kind) { base, schema, key in
+            let current = try Self.current(base.record, appId: key.appId, userId: key.userId, schema: schema, documents: documents)
             let changed = try change(current.value, schema)
             // Nothing to store when the choices stay the same and the stored form is already current (or there
             // is none: the empty customization at revision 0 is what a first no-op write leaves).
             if changed.sameChoices(as: current.value), base.record == nil || base.record?.schemaVersion == schema.version { return nil }
-            return Self.nextRecord(changed, base, schema: schema, key: key)
+            let (record, value) = Self.nextRecord(changed, base, schema: schema, key: key)
+            // The next write of this user starts from these bytes: it finds them decoded (kept whether or not this
+            // one commits, since an entry answers only for its exact bytes).
+            documents.encoded(record.document, from: value, of: key)
+            return record
         }
     }
 
@@ -212,7 +218,7 @@ extension CustomizationRoutes {
             {
                 return nil
             }
-            return Self.nextRecord(.empty, base, schema: schema, key: key)
+            return Self.nextRecord(.empty, base, schema: schema, key: key).0
         }
     }
 

@@ -28,14 +28,17 @@ struct CustomizationRoutes: RouteGroup {
     }
 
     /// Decodes a stored record (or the empty customization) under storage rules and reconciles it with `schema`.
+    /// - Parameter documents: where a decoded document may already be (the write path); nil decodes.
     /// - Throws: `JSONParser.Failure` / `MalformedDocument` when the stored bytes are damaged.
-    static func current(_ record: CustomizationRecord?, appId: Identifier, userId: Identifier, schema: SchemaIndex) throws -> CurrentCustomization {
+    static func current(_ record: CustomizationRecord?, appId: Identifier, userId: Identifier, schema: SchemaIndex,
+                        documents: DecodedDocuments? = nil) throws -> CurrentCustomization {
         guard let record else {
             var empty = Customization.empty
             empty.schemaVersion = schema.version
             return CurrentCustomization(value: empty, document: JSONWriter.bytes(empty.json(appId: appId, userId: userId)))
         }
-        var value = try Customization.decodeStored(record.document)
+        var value = try documents?.decodeStored(record.document, of: UserKey(appId: appId, userId: userId))
+            ?? Customization.decodeStored(record.document)
         if record.schemaVersion == schema.version {
             return CurrentCustomization(value: value, document: record.document)
         }

@@ -38,6 +38,7 @@ struct SystemRoutes: RouteGroup {
                                     historyRows: try await services.store.historyCount(), streams: streams, longPolls: longPolls)
         if let records = services.store.recordCacheStatistics { gauges.caches.append(("customizations", records)) }
         gauges.caches.append(("representations", services.representations.statistics))
+        gauges.caches.append(("documents", services.documents.statistics))
         gauges.caches.append(("tokens", services.tokens.statistics))
         let text = services.metrics.render(gauges)
         return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),

@@ -50,9 +50,10 @@ public struct ServiceOptions: Sendable {
     public init() {}
 
     /// The shares of `cacheBytes`.
-    package var recordCacheBytes: Int { cacheBytes / 2 }
+    package var recordCacheBytes: Int { cacheBytes / 8 * 3 }
+    package var documentCacheBytes: Int { cacheBytes / 8 }
     package var layoutCacheBytes: Int { cacheBytes / 4 }
-    package var tokenCacheBytes: Int { cacheBytes - recordCacheBytes - layoutCacheBytes }
+    package var tokenCacheBytes: Int { cacheBytes - recordCacheBytes - documentCacheBytes - layoutCacheBytes }
 
     /// A short description of where the data lives, for logs (never a password).
     package var databaseDescription: String {

@@ -69,6 +69,7 @@ public final class TabStoreService: Sendable {
             apiConfiguration.historyRevisions = options.historyRevisions
             apiConfiguration.representationCacheBytes = options.layoutCacheBytes
             apiConfiguration.tokenCacheBytes = options.tokenCacheBytes
+            apiConfiguration.documentCacheBytes = options.documentCacheBytes
             apiConfiguration.feedKeepAliveSeconds = options.feedKeepAliveSeconds
             apiConfiguration.maxFollowersPerUser = options.maxFollowersPerUser
             let api = APIResponder(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)

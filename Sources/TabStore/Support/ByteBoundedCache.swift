@@ -80,14 +80,19 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
     }
 
     package func value(_ key: ByteKey) -> Value? {
+        value(key, where: { _ in true })
+    }
+
+    /// The entry under `key` when `matches` accepts it; one it refuses counts as a miss (and is not marked read).
+    package func value(_ key: ByteKey, where matches: (Value) -> Bool) -> Value? {
         shard(key).withLock { shard in
-            guard let slot = shard.index[key] else {
+            guard let slot = shard.index[key], let value = shard.slots[slot].value, matches(value) else {
                 shard.misses &+= 1
                 return nil
             }
             shard.hits &+= 1
             shard.slots[slot].referenced = true
-            return shard.slots[slot].value
+            return value
         }
     }
 
