@@ -27,6 +27,27 @@ struct JSONAndJWTTests {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(text.utf8)) }
     }
 
+    @Test("a repeated member name is refused in small objects and large ones (past the in-place comparison); names are bytes")
+    func duplicateNames() throws {
+        for count in [1, 7, 8, 9, 40] {
+            let names = (0..<count).map { "\"m\($0)\": \($0)" }
+            for repeated in [0, count - 1] {
+                let text = "{" + (names + ["\"m\(repeated)\": 0"]).joined(separator: ", ") + "}"
+                #expect(throws: JSONParser.Failure.self, "\(count) members, m\(repeated) again") { try JSONParser.parse(Array(text.utf8)) }
+            }
+            guard case .object(let distinct) = try JSONParser.parse(Array(("{" + names.joined(separator: ", ") + "}").utf8)) else { Issue.record("not an object"); return }
+            #expect(distinct.members.count == count)
+        }
+        // "K" and KELVIN SIGN are canonically equivalent but two names; so are precomposed and decomposed é.
+        guard case .object(let equivalent) = try JSONParser.parse(Array("{\"K\": 1, \"\u{212A}\": 2, \"\u{E9}\": 3, \"e\u{301}\": 4}".utf8)) else { Issue.record("not an object"); return }
+        #expect(equivalent.members.count == 4)
+        // Built from members: a repeated key keeps its first position and its last value, below and past 8 members.
+        for count in [3, 12] {
+            let object = JSONObject((0..<count).map { ("k\($0)", JSONValue.integer($0)) } + [("k0", .integer(-1))])
+            #expect(object.members.count == count && object.members[0].key == "k0" && object["k0"] == .integer(-1))
+        }
+    }
+
     @Test("invalid UTF-8 and nesting deeper than the limit are refused")
     func refusedEdges() {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse([0x22, 0xFF, 0xFE, 0x22]) }
