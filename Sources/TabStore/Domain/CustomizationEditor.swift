@@ -34,6 +34,9 @@ package struct CustomizationEditor {
     let rules: CustomizationRules
     var index: SchemaIndex { rules.index }
     private(set) var value: Customization
+    /// Whether `value` is normalized as it stands (the last step normalized it, as `setDynamicTabs` does), so
+    /// the pass after the last step would change nothing.
+    private var normalized = false
 
     init(index: SchemaIndex, value: Customization) {
         self.rules = CustomizationRules(index)
@@ -84,9 +87,14 @@ package struct CustomizationEditor {
     private static func run(_ steps: [Step], from customization: Customization, index: SchemaIndex) throws(RuleRefusal) -> Customization {
         var editor = CustomizationEditor(index: index, value: customization)
         for step in steps {
+            editor.normalized = false
             try editor.apply(step)
         }
-        editor.rules.normalize(&editor.value)
+        if editor.normalized {
+            assert({ var again = editor.value; editor.rules.normalize(&again); return again == editor.value }(), "normalize is idempotent")
+        } else {
+            editor.rules.normalize(&editor.value)
+        }
         // Limits hold for what is stored, checked after normalizing (which may append to `tabBarOrder`) and
         // after every move (which may grow a dynamic section's order): an accepted write stays readable.
         let last = steps.last?.whole ?? .document
@@ -167,6 +175,7 @@ package struct CustomizationEditor {
             value.dynamicTabs[sectionId] = Customization.DynamicTabList(tabs)
             // Ids dropped from the list leave the user's choices now, so later operations see the section as it is.
             rules.normalize(&value)
+            normalized = true
         case .setSectionExpanded(let sectionId, let expanded):
             let section = try resolveSection(sectionId, at: step.at(.section))
             try check(rules.expansionRefusal(of: section), at: step.at(.section))
