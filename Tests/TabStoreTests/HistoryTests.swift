@@ -107,6 +107,27 @@ struct HistoryTests {
         }
     }
 
+    @Test("a query parameter given twice could be read two ways: 400 invalid-parameter naming it, on every route; distinct names pass")
+    func repeatedParameters() async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api)
+            let user = creds.userToken
+            let layout = creds.customization.replacingOccurrences(of: "/customization", with: "/layout")
+            for target in [creds.customization + "/history?limit=1&limit=2", creds.customization + "/history?limit=1&%6Cimit=1",
+                           creds.customization + "/history?before=5&limit=2&before=5", layout + "?sizeClass=compact&sizeClass=regular",
+                           creds.customization + "/history?" + (0..<20).map { "p\($0)=1" }.joined(separator: "&") + "&p3=2"] {
+                let answer = await api.send(.get(target).bearer(user))
+                #expect(answer.status == 400 && answer.problemType == "urn:tabstore:problem:invalid-parameter", "\(target)")
+            }
+            let named = await api.send(.get(creds.customization + "/history?limit=1&limit=2").bearer(user))
+            #expect(named.field("detail") == .string("the query parameter \"limit\" is given more than once"))
+            // Bytes: "limit" and "Limit" are two names (the second is not one the route reads); so are twenty distinct ones.
+            #expect(await api.send(.get(creds.customization + "/history?limit=1&Limit=2").bearer(user)).status == 200)
+            #expect(await api.send(.get(creds.customization + "/history?" + (0..<20).map { "p\($0)=1" }.joined(separator: "&")).bearer(user)).status == 200)
+            #expect(await api.send(.get(layout + "?sizeClass=compact").bearer(user)).status == 200)
+        }
+    }
+
     @Test("retention keeps the last N revisions; an older one is 404 revision-not-found; /metrics counts the rows stored", arguments: PostgresTestCluster.backends)
     func retention(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend, adjust: { $0.historyRevisions = 3 }) { live in

@@ -39,7 +39,8 @@ info:
     with 415 once the caller's access is granted. When such a refusal leaves a body unread the connection
     closes; otherwise it stays open for the next request.
     A method other than GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS is 501 on every path; a known
-    method a path lacks is 405 with `Allow`.
+    method a path lacks is 405 with `Allow`. A query parameter given twice (names compared as bytes after
+    percent-decoding) could be read two ways and is 400 `invalid-parameter`, whatever the route.
 
     Conditional requests follow RFC 9110 §13 on every response that carries an `ETag` (customizations,
     layouts, schemas, this document): `If-Match` is `*` or a list of entity-tags compared strongly (a weak

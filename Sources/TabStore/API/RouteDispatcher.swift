@@ -108,7 +108,11 @@ struct RouteDispatcher: Sendable {
         // methods a path lacks.
         guard Self.implementedMethods.contains(head.method) else { throw APIError.notImplemented(head.method) }
         switch router.match(method: head.method, path: head.path) {
-        case .found(let route, let parameters): return (route, parameters)
+        case .found(let route, let parameters):
+            if let repeated = head.repeatedQueryParameter {
+                throw APIError.badRequest(.invalidParameter, "the query parameter \(ClientText.quoted(repeated)) is given more than once")
+            }
+            return (route, parameters)
         case .methodNotAllowed(let allowed): throw APIError.methodNotAllowed(allowed + ["OPTIONS"])
         case .notFound: throw APIError.notFound(.noRoute, "no resource at this path")
         case .badPath: throw APIError.badRequest(.invalidPath, "the path has an invalid percent-encoding")

@@ -45,6 +45,24 @@ package struct HTTPRequestHead: Sendable, Equatable {
         guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
         return target[target.utf8.index(after: question)...]
     }
+
+    /// The first query parameter name (percent-decoded) that appears more than once, compared as bytes: such a
+    /// request could be read two ways, so the API refuses it rather than pick one.
+    package var repeatedQueryParameter: String? {
+        guard let query else { return nil }
+        var names: [Identifier] = []
+        var seen: Set<Identifier>?  // past a few names, so a long query stays linear
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let raw = pair.prefix { $0 != "=" }
+            guard let decoded = PercentDecoding.decode(raw, plusAsSpace: true) else { continue }
+            let name = Identifier(decoded)
+            if seen == nil, names.count >= 8 { seen = Set(names) }
+            let repeated = if seen != nil { !seen!.insert(name).inserted } else { names.contains(name) }
+            if repeated { return decoded }
+            names.append(name)
+        }
+        return nil
+    }
 }
 
 /// A complete request.
@@ -60,7 +78,8 @@ package struct HTTPRequest: Sendable {
     package var method: String { head.method }
     package var headers: HTTPHeaders { head.headers }
 
-    /// A query parameter, percent-decoded; the first when repeated.
+    /// A query parameter, percent-decoded (the API refuses a repeated one before a handler runs:
+    /// `HTTPRequestHead.repeatedQueryParameter`).
     package func queryParameter(_ name: String) -> String? {
         guard let query = head.query else { return nil }
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
