@@ -83,11 +83,19 @@ package struct HTTPRequest: Sendable {
     package func queryParameter(_ name: String) -> String? {
         guard let query = head.query else { return nil }
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = PercentDecoding.decode(parts[0], plusAsSpace: true)
-            if let key, Identifier(key) == Identifier(name) { return parts.count > 1 ? PercentDecoding.decode(parts[1], plusAsSpace: true) ?? "" : "" }
+            let equals = pair.utf8.firstIndex(of: UInt8(ascii: "="))
+            guard Self.queryName(equals.map { pair[..<$0] } ?? pair, is: name) else { continue }
+            guard let equals else { return "" }
+            return PercentDecoding.decode(pair[pair.utf8.index(after: equals)...], plusAsSpace: true) ?? ""
         }
         return nil
+    }
+
+    /// Whether a raw (still percent-encoded) query name is `name`, by bytes; decoded only when it has escapes.
+    static func queryName(_ raw: Substring, is name: String) -> Bool {
+        if !raw.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return raw.utf8.elementsEqual(name.utf8) }
+        guard let decoded = PercentDecoding.decode(raw, plusAsSpace: true) else { return false }
+        return Identifier(decoded) == Identifier(name)
     }
 }
 

@@ -123,19 +123,17 @@ package struct Router: Sendable {
         if decoded == [""] { decoded = [] }  // "/"
         var allowed: [String] = []
         for route in routes where route.segments.count == decoded.count {
-            var parameters: [String: String] = [:]
-            var matches = true
-            for (segment, value) in zip(route.segments, decoded) {
+            let matches = zip(route.segments, decoded).allSatisfy { segment, value in
                 switch segment {
-                case .literal(let literal): matches = Identifier(literal) == Identifier(value)  // bytes, not canonical equivalence
-                case .parameter(let name):
-                    matches = !value.isEmpty
-                    parameters[name] = value
+                case .literal(let literal): Identifier(literal) == Identifier(value)  // bytes, not canonical equivalence
+                case .parameter: !value.isEmpty
                 }
-                if !matches { break }
             }
             guard matches else { continue }
             if route.method == method || (method == "HEAD" && route.method == "GET") {
+                // Only the route that answers collects its parameters (the others were compared, not filled).
+                var parameters: [String: String] = [:]
+                for case (.parameter(let name), let value) in zip(route.segments, decoded) { parameters[name] = value }
                 return .found(route, parameters: parameters)
             }
             allowed.append(route.method)
