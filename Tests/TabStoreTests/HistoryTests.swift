@@ -59,6 +59,22 @@ struct HistoryTests {
         }
     }
 
+    @Test("a title changed only in its Unicode normalization is a change: a new revision storing the bytes sent")
+    func titleBytes() async throws {
+        try await withInProcessAPI { api in
+            let creds = try await Credentials.register(on: api, schema: Seeds.music)
+            let path = creds.customization
+            func list(_ title: String) -> String {
+                #"{"operations":[{"op":"setDynamicTabs","section":"playlists","tabs":[{"id":"playlist.a","title":""# + title + #""}]}]}"#
+            }
+            let first = await api.send(.patch(path).bearer(creds.userToken).json(list("Cafe\\u0301")))
+            let second = await api.send(.patch(path).bearer(creds.userToken).json(list("Caf\\u00e9")))
+            #expect(first.status == 200 && second.status == 200, "\(first.text) \(second.text)")
+            #expect(second.revision == (first.revision ?? 0) + 1)
+            #expect(second.text.contains("Caf\u{E9}"))
+        }
+    }
+
     @Test("pages: limit and before walk the history newest first; nextBefore is null on the last page")
     func paging() async throws {
         try await withInProcessAPI { api in

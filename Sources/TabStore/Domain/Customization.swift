@@ -47,6 +47,21 @@ package struct Customization: Sendable, Equatable {
             self.systemImage = systemImage
             self.image = image
         }
+
+        /// By bytes, every field: a title sent in another Unicode normalization is another title (a write that
+        /// only changes it is a change, stored as sent), never equal by canonical equivalence.
+        package static func == (lhs: DynamicTab, rhs: DynamicTab) -> Bool {
+            lhs.id == rhs.id && Identifier(lhs.title) == Identifier(rhs.title)
+                && sameBytes(lhs.systemImage, rhs.systemImage) && sameBytes(lhs.image, rhs.image)
+        }
+
+        private static func sameBytes(_ lhs: String?, _ rhs: String?) -> Bool {
+            switch (lhs, rhs) {
+            case (nil, nil): true
+            case let (left?, right?): Identifier(left) == Identifier(right)
+            default: false
+            }
+        }
     }
 
     /// A user's list of data-driven tabs for one section, in the app's order, with its ids indexed so a lookup
