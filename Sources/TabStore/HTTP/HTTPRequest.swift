@@ -50,16 +50,10 @@ package struct HTTPRequestHead: Sendable, Equatable {
     /// request could be read two ways, so the API refuses it rather than pick one.
     package var repeatedQueryParameter: String? {
         guard let query else { return nil }
-        var names: [Identifier] = []
-        var seen: Set<Identifier>?  // past a few names, so a long query stays linear
+        var seen = SeenIdentifiers()
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
-            let raw = pair.prefix { $0 != "=" }
-            guard let decoded = PercentDecoding.decode(raw, plusAsSpace: true) else { continue }
-            let name = Identifier(decoded)
-            if seen == nil, names.count >= 8 { seen = Set(names) }
-            let repeated = if seen != nil { !seen!.insert(name).inserted } else { names.contains(name) }
-            if repeated { return decoded }
-            names.append(name)
+            guard let decoded = PercentDecoding.decode(pair.prefix { $0 != "=" }, plusAsSpace: true) else { continue }
+            if !seen.insert(Identifier(decoded)) { return decoded }
         }
         return nil
     }

@@ -87,3 +87,25 @@ extension Identifier {
         }
     }
 }
+
+/// Identifiers seen so far, by bytes: compared in place while there are few (most JSON objects and queries),
+/// hashed once there are more, so a long list stays linear.
+package struct SeenIdentifiers {
+    /// Up to this many, in place.
+    package static let few = 8
+    private var list: [Identifier] = []
+    private var set: Set<Identifier>?
+
+    package init() {}
+
+    /// Adds `id`; false when it was already there.
+    package mutating func insert(_ id: Identifier) -> Bool {
+        if set == nil, list.count < Self.few {
+            if list.contains(id) { return false }
+            list.append(id)
+            return true
+        }
+        if set == nil { set = Set(list) }
+        return set!.insert(id).inserted
+    }
+}

@@ -66,9 +66,7 @@ package struct JSONParser {
         guard depth <= maxDepth else { throw failure("nesting deeper than \(maxDepth) levels") }
         index += 1
         var object = JSONObject()
-        // Duplicate names, by bytes ("K" and "\u{212A}" are two member names): compared in place while the object
-        // is small (most are), through a set once it is not, so a large one stays linear.
-        var seen: Set<Identifier>?
+        var seen = SeenIdentifiers()  // by bytes: "K" and "\u{212A}" are two member names
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -78,9 +76,7 @@ package struct JSONParser {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a member name") }
             let key = try parseString()
-            if seen == nil, object.members.count >= JSONObject.smallMemberCount { seen = Set(object.members.map { Identifier($0.key) }) }
-            let duplicate = if seen != nil { !seen!.insert(Identifier(key)).inserted } else { object.members.contains { Identifier($0.key) == Identifier(key) } }
-            guard !duplicate else { throw failure("duplicate member name \(ClientText.quoted(key))") }
+            guard seen.insert(Identifier(key)) else { throw failure("duplicate member name \(ClientText.quoted(key))") }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1

@@ -34,7 +34,7 @@ package struct JSONObject: Sendable, Equatable {
     /// Members in order; a repeated key keeps its first position and its last value. Linear in the member
     /// count (a subscript assignment per member would be quadratic for the thousands of entries a document has).
     package init(_ members: [(String, JSONValue)]) {
-        if members.count <= Self.smallMemberCount {
+        if members.count <= SeenIdentifiers.few {
             for (key, value) in members { self[key] = value }  // a few: found in place, no hashing
             return
         }
@@ -52,10 +52,6 @@ package struct JSONObject: Sendable, Equatable {
     }
 
     package var keys: [String] { members.map(\.key) }
-
-    /// Up to this many members, names are compared in place rather than hashed (cheaper for the small objects
-    /// documents are made of; a set takes over past it, so large objects stay linear).
-    package static let smallMemberCount = 8
 
     /// Members are found by the exact bytes of their names (see `Identifier`), never by canonical equivalence.
     package subscript(key: String) -> JSONValue? {
