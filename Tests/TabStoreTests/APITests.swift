@@ -176,6 +176,31 @@ struct APITests {
         }
     }
 
+    @Test("a schema whose only change is a title's Unicode normalization is a new version, served as sent", arguments: PostgresTestCluster.backends)
+    func schemaTitleBytes(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
+            #expect(try await live.send(.post("/v1/apps").bearer(live.admin).json(#"{"id": "app.nfc", "name": "NFC"}"#)).status == 201)
+            let composed = #"{"items": [{"id": "cafe", "title": "Caf\#u{00E9}"}]}"#
+            let decomposed = #"{"items": [{"id": "cafe", "title": "Cafe\#u{0301}"}]}"#
+            #expect(try await live.send(.put("/v1/apps/app.nfc/schema").bearer(live.admin).json(composed)).status == 201)
+            let dryRun = try await live.send(.put("/v1/apps/app.nfc/schema?dryRun=true").bearer(live.admin).json(decomposed))
+            #expect(dryRun.field("identical") == .bool(false))
+            let changed = try await live.send(.put("/v1/apps/app.nfc/schema").bearer(live.admin).json(decomposed))
+            #expect(changed.status == 201)
+            #expect(changed.field("version") == .integer(2))
+            // The bytes as sent: e, then the combining acute accent (CC 81), not the precomposed é (C3 A9).
+            let served = try await live.send(.get("/v1/apps/app.nfc/schema").bearer(live.admin))
+            let holds = { (bytes: [UInt8]) in served.body.indices.contains { served.body[$0...].starts(with: bytes) } }
+            #expect(served.status == 200)
+            #expect(holds([0x65, 0xCC, 0x81]))
+            #expect(!holds([0xC3, 0xA9]))
+            // Sent again with the very same bytes: identical, nothing stored.
+            let again = try await live.send(.put("/v1/apps/app.nfc/schema").bearer(live.admin).json(decomposed))
+            #expect(again.status == 200)
+            #expect(again.field("version") == .integer(2))
+        }
+    }
+
     @Test("the same schema PUT many times at once: one 201, every other 200 with that version, no 409", arguments: PostgresTestCluster.backends)
     func identicalSchemaConcurrently(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in

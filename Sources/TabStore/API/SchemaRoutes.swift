@@ -26,7 +26,7 @@ struct SchemaRoutes: RouteGroup {
         case "true": dryRun = true
         default: throw APIError.badRequest(.invalidParameter, "dryRun must be true or false")
         }
-        let identical = current?.schema == schema
+        let identical = current?.schema.isIdentical(to: schema) ?? false
         if dryRun {
             return .json(200, try await impactReport(appId: appId, schema: schema, current: current, identical: identical,
                                                     nextSchemaVersion: entry.app.nextSchemaVersion))
@@ -44,7 +44,7 @@ struct SchemaRoutes: RouteGroup {
             services.apps.invalidate(appId)
             // Another registration won: when it registered this very schema (the same PUT sent twice at once),
             // this one is answered as a repeat is, 200 with that version; another schema is a conflict.
-            if let now = try await services.apps.entry(appId)?.schema, now.schema == schema {
+            if let now = try await services.apps.entry(appId)?.schema, now.schema.isIdentical(to: schema) {
                 return .json(200, now.schema.storedDocument(version: now.version, createdAt: try await schemaCreatedAt(appId.text, now.version)))
             }
             throw APIError(status: 409, slug: .concurrentRegistration, title: "Conflict",

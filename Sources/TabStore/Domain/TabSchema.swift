@@ -224,6 +224,13 @@ package struct TabSchema: Sendable, Equatable {
         self.customizablePlatforms = customizablePlatforms
     }
 
+    /// Whether registering `other` over this schema would store nothing new: equal in every field and served
+    /// as the same bytes. `==` alone is not enough: it compares titles and image names as `String`s, so two
+    /// that differ only in Unicode normalization would be called equal and the registration dropped.
+    package func isIdentical(to other: TabSchema) -> Bool {
+        self == other && JSONWriter.bytes(json()) == JSONWriter.bytes(other.json())
+    }
+
     package static let maxItems = 500
     /// Longest title (and image name), in UTF-8 bytes.
     package static let maxTitleBytes = 1024
