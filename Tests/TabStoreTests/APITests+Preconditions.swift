@@ -117,6 +117,35 @@ extension APITests {
         }
     }
 
+    @Test("a PUT body's schemaVersion and updatedAt must be the served ones: a GET's body PUT back applies, a changed one is 412 and applies nothing")
+    func serverOwnedFieldsInBody() async throws {
+        try await withLiveService { live in
+            let creds = try await Self.customization(at: 1, on: live)
+            let read = try await live.send(.get(creds.customization).bearer(creds.userToken))
+            guard case .object(var document)? = try? read.json() else { Issue.record("no document: \(read.text)"); return }
+            #expect(try await live.send(.put(creds.customization).bearer(creds.userToken).json(read.text)).status == 200, "the body as read")
+            document["schemaVersion"] = .integer(2)
+            let otherSchema = try await live.send(.put(creds.customization).bearer(creds.userToken).json(String(decoding: JSONWriter.bytes(.object(document)), as: UTF8.self)))
+            #expect(otherSchema.status == 412)
+            #expect(otherSchema.problemType == "urn:tabstore:problem:revision-mismatch")
+            #expect(otherSchema.etag == "\"1.1\"")
+            document["schemaVersion"] = .integer(1)
+            document["updatedAt"] = .string("2001-01-01T00:00:00.000Z")
+            let otherTime = try await live.send(.put(creds.customization).bearer(creds.userToken).json(String(decoding: JSONWriter.bytes(.object(document)), as: UTF8.self)))
+            #expect(otherTime.status == 412)
+            #expect(otherTime.etag == "\"1.1\"")
+            // Nothing applied: still revision 1, with the time it was written.
+            let after = try await live.send(.get(creds.customization).bearer(creds.userToken))
+            #expect(after.field("revision") == .integer(1))
+            #expect(after.field("updatedAt") == read.field("updatedAt"))
+            // A user never written has no time: any is refused, null is absent.
+            let fresh = creds.app.userPath("nobody") + "/customization"
+            let admin = live.admin
+            #expect(try await live.send(.put(fresh).bearer(admin).json(#"{"updatedAt": "2001-01-01T00:00:00.000Z"}"#)).status == 412)
+            #expect(try await live.send(.put(fresh).bearer(admin).json(#"{"updatedAt": null, "schemaVersion": 1}"#)).status == 200)
+        }
+    }
+
     @Test("a PUT body naming another user is 400")
     func putNamingAnotherUser() async throws {
         try await withLiveService { live in

@@ -179,12 +179,20 @@ extension CustomizationRoutes {
             throw APIError(status: 400, slug: .malformedRequest, title: "Malformed request", detail: "userId does not match the path",
                            violations: [Violation(pointer: "/userId", code: .mismatch, detail: "userId must be \"\(key.userId)\"")])
         }
-        let bodyRevision = echo.revision
+        let (bodyRevision, bodySchemaVersion, bodyUpdatedAt) = (echo.revision, echo.schemaVersion, document.updatedAt)
         return try await edit(request, context, kind: WriteKind(change: .put)) { current, schema in
-            // A `revision` in the body works like If-Match: a stale one is refused.
+            // The server-owned fields describe the state the client read: any that differs from what is stored
+            // now is refused as a stale If-Match is. `revision`, then `schemaVersion` (the choices were read
+            // under another schema), then `updatedAt` (compared as bytes).
+            let etag = Self.customizationTag(revision: current.revision, schemaVersion: schema.version)
             if let bodyRevision, bodyRevision != current.revision {
-                let etag = Self.customizationTag(revision: current.revision, schemaVersion: schema.version)
                 throw APIError.preconditionFailed(current: etag, detail: "the customization is at revision \(current.revision), not \(bodyRevision); read it again and retry")
+            }
+            if let bodySchemaVersion, bodySchemaVersion != schema.version {
+                throw APIError.preconditionFailed(current: etag, detail: "the customization is served under schema version \(schema.version), not \(bodySchemaVersion); read it again and retry")
+            }
+            if let bodyUpdatedAt, !bodyUpdatedAt.utf8.elementsEqual((current.updatedAt ?? "").utf8) || current.updatedAt == nil {
+                throw APIError.preconditionFailed(current: etag, detail: "updatedAt is not the stored one; read the customization again and retry")
             }
             return try CustomizationEditor.replace(with: document, index: schema)
         }

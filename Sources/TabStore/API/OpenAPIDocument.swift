@@ -320,7 +320,8 @@ paths:
       summary: Register a schema version
       description: |
         Validates the schema (all problems at once). 201 with a new `version` when it differs from the
-        current one, 200 with the current version when identical. With `?dryRun=true`, nothing is stored:
+        current one, 200 with the current version when identical (every field, and titles and image names
+        byte for byte: one that differs only in Unicode normalization is a new version). With `?dryRun=true`, nothing is stored:
         the answer reports how many stored customizations the new version would change and which ids they
         would lose. `version` and `createdAt` (what GET answers with) may be sent back and are ignored, but
         must be an integer and a string (else 400). A schema read back from GET (derived ids included) registers
@@ -1806,8 +1807,8 @@ components:
         appId: {type: [string, 'null'], description: Server-owned; must equal the path when present (else 400 `mismatch`).}
         userId: {type: [string, 'null'], description: Server-owned; must equal the path when present (else 400 `mismatch`).}
         revision: {type: [integer, 'null'], description: Server-owned; when present works like If-Match (a stale one gives 412).}
-        schemaVersion: {type: [integer, 'null'], description: Server-owned; ignored.}
-        updatedAt: {type: [string, 'null'], description: Server-owned; ignored.}
+        schemaVersion: {type: [integer, 'null'], description: Server-owned; when present must be the schema version the customization is served under now (else 412, as a stale If-Match; the choices were read under another schema).}
+        updatedAt: {type: [string, 'null'], description: Server-owned; when present must be the stored revision's time, byte for byte (else 412, as a stale If-Match).}
         tabs:
           type: [object, 'null']
           maxProperties: 2000
