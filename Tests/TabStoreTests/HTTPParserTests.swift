@@ -174,6 +174,33 @@ struct HTTPParserTests {
         #expect(request?.head.expectsContinue == true)
     }
 
+    @Test("query pairs split on the bytes & and =: empty pairs skipped, a name alone has no value, escapes decoded after the split")
+    func queryPairs() {
+        let raw = "GET /x?a=1&&b&c=&d=x%26y=z&e+f=%2B+&a%3D=2&=v HTTP/1.1\r\nHost: x\r\n\r\n"
+        guard let request = parseAll(Array(raw.utf8), step: 0).requests.first else { Issue.record("not parsed"); return }
+        var pairs: [String] = []
+        request.head.forEachQueryPair { name, value in
+            pairs.append("\(name)|\(value.map(String.init) ?? "nil")")
+            return true
+        }
+        #expect(pairs == ["a|1", "b|nil", "c|", "d|x%26y=z", "e+f|%2B+", "a%3D|2", "|v"])
+        #expect(request.queryParameter("a") == "1")
+        #expect(request.queryParameter("b") == "")
+        #expect(request.queryParameter("c") == "")
+        #expect(request.queryParameter("d") == "x&y=z")
+        #expect(request.queryParameter("e f") == "+ ")
+        #expect(request.queryParameter("a=") == "2")
+        #expect(request.queryParameter("z") == nil)
+        #expect(request.head.repeatedQueryParameter == nil)
+        // A pair the & follows immediately by a combining mark is still two pairs (a Character walk saw one).
+        let head = HTTPRequestHead(method: "GET", target: "/x?k=1&\u{301}=2&k=3", version: .http11, headers: HTTPHeaders(), keepAlive: true,
+                                   contentLength: nil, chunked: false, expectsContinue: false)
+        var names: [[UInt8]] = []
+        head.forEachQueryPair { name, _ in names.append(Array(name.utf8)); return true }
+        #expect(names == [[0x6B], [0xCC, 0x81], [0x6B]])
+        #expect(head.repeatedQueryParameter == "k")
+    }
+
     @Test("a chunked body over the limit is refused with 413")
     func chunkedLimit() {
         var limits = HTTPLimits()
