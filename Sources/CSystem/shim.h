@@ -4,7 +4,6 @@
 #include <sys/eventfd.h>
 #include <stdint.h>
 #include <stddef.h>
-#include <malloc.h>
 
 // accept4 is declared by <sys/socket.h> only under _GNU_SOURCE, which would redefine types Glibc's
 // Swift module already has; declare just the function (Linux, glibc >= 2.10).
@@ -37,9 +36,6 @@ static inline int tabstore_accept4(int fd) {
 }
 
 static inline int tabstore_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
-
-/// glibc's mallopt(M_ARENA_MAX): at most `count` malloc arenas (glibc's default is 8 per core). Returns 1 on success.
-static inline int tabstore_limit_malloc_arenas(int count) { return mallopt(M_ARENA_MAX, count); }
 
 static const uint32_t TABSTORE_EPOLLIN = EPOLLIN;
 static const uint32_t TABSTORE_EPOLLOUT = EPOLLOUT;

@@ -46,8 +46,6 @@ struct BinaryTests {
         let token = try String(contentsOfFile: directory.file("admin-token"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(startLog.contains("admin_token_generated"))
         #expect(!startLog.contains(token))
-        // One event loop: malloc is limited to 2 arenas (the least it is given), and the log says so.
-        #expect(startLog.contains(#""mallocArenas":2"#), "\(startLog)")
         let attributes = try FileManager.default.attributesOfItem(atPath: directory.file("admin-token"))
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         let database = try FileManager.default.attributesOfItem(atPath: directory.file("tabstore.sqlite"))
@@ -171,17 +169,6 @@ extension BinaryTests {
         let fields = stat[stat.index(after: paren)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    @Test("MALLOC_ARENA_MAX set by the operator is left alone, and the listening line says whose limit holds")
-    func mallocArenasFromTheEnvironment() async throws {
-        let directory = TemporaryDirectory()
-        let server = try await ServingProcess(["--port", "0", "--data-dir", directory.path, "--threads", "3"])
-        #expect(server.startupLog.contains(#""mallocArenas":3"#), "one arena per event loop: \(server.startupLog)")
-        _ = try await server.stop()
-        let chosen = try await ServingProcess(["--port", "0", "--data-dir", directory.path], shell: "export MALLOC_ARENA_MAX=1;")
-        #expect(chosen.startupLog.contains(#""mallocArenas":"MALLOC_ARENA_MAX""#), "\(chosen.startupLog)")
-        #expect(try await chosen.stop().status == 0)
     }
 
     @Test("under a low open-file limit: the connection cap is lowered to fit, a flood past it neither spins nor floods the log, the server serves after")

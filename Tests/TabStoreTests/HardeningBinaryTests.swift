@@ -28,8 +28,7 @@ final class ServingProcess: @unchecked Sendable {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", prefix + #" exec "$0" serve "$@""#, TabServerProcess.binary.path] + arguments
         }
-        // Nothing of the caller's configuration (malloc's arena limit is the server's to choose unless a test sets it).
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") && $0.key != "MALLOC_ARENA_MAX" }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }
         let err = Pipe()
         process.standardError = err
         process.standardOutput = Pipe()

@@ -1,6 +1,5 @@
 import Foundation
 import TabStoreAuth
-import TabStoreServer
 import TabStoreStorage
 import TabStoreSupport
 
@@ -80,15 +79,12 @@ public enum Commands {
     /// reports a process killed by it; acknowledged writes are durable already, the rest rolls back.
     public static func serve(_ options: ServiceOptions, waitForSignal: @escaping @Sendable () async -> Int32) async throws {
         let logger = Logger(minimum: options.logLevel)
-        // As many arenas as event loops (at least 2), before they and the storage threads start.
-        let arenas = ProcessMemory.limitMallocArenas(to: max(2, options.threads))
         let service = try TabStoreService.start(options: options, logger: logger)
         logger.info("listening", [
             ("host", .string(options.host)), ("port", .integer(service.port)), ("database", .string(options.databaseDescription)),
             ("threads", .integer(options.threads)), ("durability", .string(options.durabilityFull ? "full" : "normal")),
             ("groupCommit", .bool(options.groupCommit)), ("historyRevisions", .integer(options.historyRevisions)),
-            ("cacheBytes", .integer(options.cacheBytes)), ("sqliteCacheBytes", .integer(options.sqliteCacheBytes)),
-            ("mallocArenas", arenas.map { .integer($0) } ?? .string("MALLOC_ARENA_MAX")), ("version", .string(TabStoreVersion.current)),
+            ("cacheBytes", .integer(options.cacheBytes)), ("sqliteCacheBytes", .integer(options.sqliteCacheBytes)), ("version", .string(TabStoreVersion.current)),
         ])
         let signalNumber = await waitForSignal()
         logger.info("shutdown_started", [("signal", .integer(Int(signalNumber))), ("graceSeconds", .number(options.shutdownGrace))])

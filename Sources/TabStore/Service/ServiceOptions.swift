@@ -35,10 +35,10 @@ public struct ServiceOptions: Sendable {
     public var console = true
     /// Revisions kept per user in the history; 0 keeps none.
     public var historyRevisions = 100
-    /// Bytes of memory for the caches (the shares below); 0 turns them all off. 16 MiB beside the 16 MiB of
-    /// `sqliteCacheBytes` keep the server under 96 MB resident with a million users under load (bench/README.md
-    /// "Memory"); a thousand users' working set fits many times over.
-    public var cacheBytes = 16 << 20
+    /// Bytes of memory for the caches (the shares below); 0 turns them all off. 12 MiB beside the 16 MiB of
+    /// `sqliteCacheBytes` keep the server under 96 MB resident with a million users under load
+    /// (bench/results/issue16.md, "RSS"); a thousand users' working set fits many times over.
+    public var cacheBytes = 12 << 20
     /// Bytes of SQLite's page cache on the embedded store's writer connection (its B-tree pages stay in memory
     /// between writes); each reader keeps 1 MiB (`SQLiteStore.Configuration.readerPageCacheBytes`: every commit empties it).
     public var sqliteCacheBytes = 16 << 20
@@ -157,7 +157,7 @@ public struct ServiceOptions: Sendable {
         Setting(flag: "history-revisions", help: "revisions kept per user for history and revert (default 100; 0 keeps none)") {
             $0.historyRevisions = try integer("history-revisions", 0...10_000, $1)
         },
-        Setting(flag: "cache-bytes", help: "memory for the caches of customizations, layouts and verified tokens, in bytes (default 16777216; 0 turns them off)") {
+        Setting(flag: "cache-bytes", help: "memory for the caches of customizations, layouts and verified tokens, in bytes (default 12582912; 0 turns them off)") {
             $0.cacheBytes = try integer("cache-bytes", 0...(1 << 40), $1)
         },
         Setting(flag: "sqlite-cache-bytes", help: "SQLite page cache of the embedded store's writer, in bytes (default 16777216; readers keep 1 MiB each)") {
