@@ -199,6 +199,12 @@ struct HTTPParserTests {
         head.forEachQueryPair { name, _ in names.append(Array(name.utf8)); return true }
         #expect(names == [[0x6B], [0xCC, 0x81], [0x6B]])
         #expect(head.repeatedQueryParameter == "k")
+        // A name that does not decode is compared as sent (it was skipped: `?%zz=1&%zz=2` passed).
+        for target in ["/x?%zz=1&%zz=2", "/x?%FF&%FF=1", "/x?a%=1&b=2&a%=3"] {
+            let bad = HTTPRequestHead(method: "GET", target: target, version: .http11, headers: HTTPHeaders(), keepAlive: true,
+                                      contentLength: nil, chunked: false, expectsContinue: false)
+            #expect(bad.repeatedQueryParameter != nil, "\(target)")
+        }
     }
 
     @Test("a chunked body over the limit is refused with 413")

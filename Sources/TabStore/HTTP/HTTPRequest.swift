@@ -47,12 +47,13 @@ package struct HTTPRequestHead: Sendable, Equatable {
     }
 
     /// The first query parameter name (percent-decoded) that appears more than once, compared as bytes: such a
-    /// request could be read two ways, so the API refuses it rather than pick one.
+    /// request could be read two ways, so the API refuses it rather than pick one. A name that does not decode
+    /// (`%zz`, `%FF`) is compared as sent, so it cannot be repeated unnoticed either.
     package var repeatedQueryParameter: String? {
         var seen = SeenIdentifiers()
         var repeated: String?
         forEachQueryPair { name, _ in
-            guard let decoded = PercentDecoding.decode(name, plusAsSpace: true) else { return true }
+            let decoded = PercentDecoding.decode(name, plusAsSpace: true) ?? String(name)
             if seen.insert(Identifier(decoded)) { return true }
             repeated = decoded
             return false
