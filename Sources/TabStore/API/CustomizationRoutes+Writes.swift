@@ -184,15 +184,17 @@ extension CustomizationRoutes {
             // The server-owned fields describe the state the client read: any that differs from what is stored
             // now is refused as a stale If-Match is. `revision`, then `schemaVersion` (the choices were read
             // under another schema), then `updatedAt` (compared as bytes).
-            let etag = Self.customizationTag(revision: current.revision, schemaVersion: schema.version)
+            func stale(_ detail: String) -> APIError {
+                .preconditionFailed(current: Self.customizationTag(revision: current.revision, schemaVersion: schema.version), detail: detail)
+            }
             if let bodyRevision, bodyRevision != current.revision {
-                throw APIError.preconditionFailed(current: etag, detail: "the customization is at revision \(current.revision), not \(bodyRevision); read it again and retry")
+                throw stale("the customization is at revision \(current.revision), not \(bodyRevision); read it again and retry")
             }
             if let bodySchemaVersion, bodySchemaVersion != schema.version {
-                throw APIError.preconditionFailed(current: etag, detail: "the customization is served under schema version \(schema.version), not \(bodySchemaVersion); read it again and retry")
+                throw stale("the customization is served under schema version \(schema.version), not \(bodySchemaVersion); read it again and retry")
             }
-            if let bodyUpdatedAt, !bodyUpdatedAt.utf8.elementsEqual((current.updatedAt ?? "").utf8) || current.updatedAt == nil {
-                throw APIError.preconditionFailed(current: etag, detail: "updatedAt is not the stored one; read the customization again and retry")
+            if let bodyUpdatedAt, Identifier(bodyUpdatedAt) != current.updatedAt.map({ Identifier($0) }) {
+                throw stale("updatedAt is not the stored one; read the customization again and retry")
             }
             return try CustomizationEditor.replace(with: document, index: schema)
         }

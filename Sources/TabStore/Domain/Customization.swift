@@ -52,15 +52,8 @@ package struct Customization: Sendable, Equatable {
         /// only changes it is a change, stored as sent), never equal by canonical equivalence.
         package static func == (lhs: DynamicTab, rhs: DynamicTab) -> Bool {
             lhs.id == rhs.id && Identifier(lhs.title) == Identifier(rhs.title)
-                && sameBytes(lhs.systemImage, rhs.systemImage) && sameBytes(lhs.image, rhs.image)
-        }
-
-        private static func sameBytes(_ lhs: String?, _ rhs: String?) -> Bool {
-            switch (lhs, rhs) {
-            case (nil, nil): true
-            case let (left?, right?): Identifier(left) == Identifier(right)
-            default: false
-            }
+                && lhs.systemImage.map { Identifier($0) } == rhs.systemImage.map { Identifier($0) }
+                && lhs.image.map { Identifier($0) } == rhs.image.map { Identifier($0) }
         }
     }
 
