@@ -142,4 +142,85 @@ struct AnswerRetentionTests {
         #expect(try db.scalarInt("SELECT insert_order FROM idempotent_answers WHERE idempotency_key = 'k-4'") == 8)
         #expect(try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name LIKE 'idempotent_answers_by_%'") == 0)
     }
+
+    @Test("a database from schema version 6 upgrades: each history becomes a chain from its customization row; one without a row goes, its answers keep their bytes")
+    func upgradeFromVersion6() async throws {
+        let dir = TemporaryDirectory()
+        do {
+            let db = try SQLiteConnection(path: dir.file("tabstore.sqlite"))
+            try Migrations.migrate(db, now: "t", upTo: 6)
+            try db.run("INSERT INTO apps (id, name, signing_secret, created_at) VALUES ('a', 'A', 's', 't')")
+            // Two users' rows interleaved, as concurrent writes leave them; "gone" has history but no customization row.
+            for revision in 1...3 {
+                for user in ["u", "v", "gone"] {
+                    try db.run("""
+                        INSERT INTO customization_history (app_id, user_id, revision, schema_version, change_kind, operations, document, updated_at)
+                        VALUES ('a', ?, ?, 1, 'put', NULL, ?, 't')
+                        """, [.text(user), .integer(revision), .blob(Array("{\"\(user)\":\(revision)}".utf8))])
+                }
+            }
+            for user in ["u", "v"] {
+                try db.run("""
+                    INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at) VALUES ('a', ?, 3, 1, ?, 't')
+                    """, [.text(user), .blob(Array("{\"\(user)\":3}".utf8))])
+            }
+            for (user, key) in [("u", "k-u"), ("gone", "k-gone")] {
+                try db.run("""
+                    INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at, insert_order)
+                    VALUES ('a', ?, ?, X'00', 200, NULL, NULL, 2, 5000, 1)
+                    """, [.text(user), .text(key)])
+            }
+        }
+        let store = try Self.open(dir)
+        #expect(try await store.history(appId: "a", userId: "u", before: nil, limit: 10, keep: 100).map(\.document)
+                == (1...3).reversed().map { Array("{\"u\":\($0)}".utf8) })
+        #expect(try await store.history(appId: "a", userId: "v", before: 3, limit: 1, keep: 100).map(\.revision) == [2])
+        #expect(try await store.historyRecord(appId: "a", userId: "v", revision: 1, keep: 100)?.document == Array("{\"v\":1}".utf8))
+        #expect(try await store.history(appId: "a", userId: "gone", before: nil, limit: 10, keep: 100).isEmpty)
+        #expect(try await store.historyCount() == 6)
+        #expect(try await store.idempotentAnswer(appId: "a", userId: "u", key: "k-u", notBefore: 0)?.body == Array("{\"u\":2}".utf8))
+        #expect(try await store.idempotentAnswer(appId: "a", userId: "gone", key: "k-gone", notBefore: 0)?.body == Array("{\"gone\":2}".utf8))
+        // The next write continues the chain.
+        try await store.commitCustomization(CustomizationCommit(
+            appId: "a", userId: "u", expectedRevision: 3, record: Self.record("u", revision: 4), change: .put, historyRevisions: 100))
+        #expect(try await store.history(appId: "a", userId: "u", before: nil, limit: 10, keep: 100).map(\.revision) == [4, 3, 2, 1])
+        #expect(try await store.history(appId: "a", userId: "u", before: nil, limit: 10, keep: 2).map(\.revision) == [4, 3])
+        await store.close()
+        let db = try SQLiteConnection(path: dir.file("tabstore.sqlite"))
+        #expect(try db.scalarInt("SELECT count(*) FROM customization_history WHERE user_id = 'gone'") == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_autoindex_customization_history_1'") == 0)
+    }
+
+    @Test("the retention cuts a user's chain: an answer naming a cut row gets its bytes; the rows left are exactly the chain")
+    func retentionCutsTheChain() async throws {
+        let dir = TemporaryDirectory()
+        let store = try Self.open(dir)
+        _ = try await store.createApp(id: "a", name: "A", signingSecret: "s", createdAt: "t")
+        // Two users writing in turns (their rows interleave), retention 5: each 16th revision trims.
+        for revision in 1...40 {
+            for user in ["u", "v"] {
+                let record = Self.record(user, revision: revision)
+                let answer = IdempotentAnswer(key: "k-\(revision)", requestDigest: [1], status: 200, etag: nil, body: record.document, createdAt: 1000)
+                try await store.commitCustomization(CustomizationCommit(
+                    appId: "a", userId: user, expectedRevision: revision - 1, record: record, change: .put, historyRevisions: 5,
+                    answer: user == "u" ? answer : nil, answersExpireBefore: 0))
+            }
+        }
+        // Trimmed at 32 to revisions 28...32, then 33...40 added: 13 rows each, 5 listed.
+        #expect(try await store.historyCount() == 26)
+        #expect(try await store.history(appId: "a", userId: "u", before: nil, limit: 100, keep: 5).map(\.revision) == Array((36...40).reversed()))
+        #expect(try await store.historyRecord(appId: "a", userId: "v", revision: 35, keep: 5) == nil)
+        // Every answer replays its own revision's bytes, whether its row is in the chain or was cut.
+        for revision in [1, 27, 28, 40] {
+            #expect(try await store.idempotentAnswer(appId: "a", userId: "u", key: "k-\(revision)", notBefore: 0)?.body
+                    == Self.record("u", revision: revision).document)
+        }
+        #expect(try await store.eraseUser(userId: "u", appId: "a"))
+        #expect(try await store.historyCount() == 13)
+        await store.close()
+        let db = try SQLiteConnection(path: dir.file("tabstore.sqlite"))
+        #expect(try db.scalarInt("SELECT count(*) FROM customization_history") == 13)
+        #expect(try db.scalarInt("SELECT count(*) FROM customization_history WHERE user_id = 'v' AND revision BETWEEN 28 AND 40") == 13)
+        #expect(try db.scalarInt("SELECT count(*) FROM idempotent_answers WHERE body_revision IS NOT NULL AND body_revision < 28") == 0)
+    }
 }

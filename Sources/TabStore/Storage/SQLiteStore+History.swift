@@ -53,16 +53,28 @@ extension SQLiteStore {
     package func commitCustomization(_ commit: CustomizationCommit) async throws {
         let answerBookkeeping = self.answerBookkeeping
         let (added, historyDelta) = try await writer.write { db -> (Int, Int) in
-            let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?",
-                                           [.text(commit.appId), .text(commit.userId)])
+            let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
+            let statement = try db.statement("SELECT revision, history_head FROM customizations WHERE app_id = ? AND user_id = ?").bind(user)
+            let found = try statement.step()
+            let current = found ? statement.int(0) : nil
+            var head = found && !statement.isNull(1) ? statement.int(1) : nil
+            statement.reset()
             guard (current ?? 0) == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current ?? 0) }
             var historyDelta = 0
             do {
-                if let record = commit.record { try Self.storeRevision(record, appId: record.appId, userId: record.userId, db: db) }
-                // The answer first: its housekeeping decides which answers stay, and the history's retention
-                // keeps the rows those name.
+                if let record = commit.record, commit.historyRevisions > 0 {
+                    head = try Self.storeHistory(commit, record, previous: head, db: db)
+                    historyDelta += 1
+                }
+                // The answer before the history's retention: its housekeeping decides which answers stay, and the
+                // retention gives those that name a row it removes their own copy.
                 if let answer = commit.answer { try Self.storeAnswer(answer, commit, bookkeeping: answerBookkeeping, db: db) }
-                if let record = commit.record { historyDelta = try Self.storeHistory(commit, record, db: db) }
+                if let record = commit.record {
+                    if Self.housekeeping(record) {
+                        historyDelta -= try Self.trimHistory(head: &head, keepAbove: record.revision - commit.historyRevisions, user: user, db: db)
+                    }
+                    try Self.storeRevision(record, appId: record.appId, userId: record.userId, historyHead: head, db: db)
+                }
             } catch let error as StorageError where error.isConstraintViolation {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
             }
@@ -74,48 +86,16 @@ extension SQLiteStore {
         adjustHistoryTotal(historyDelta)
     }
 
-    /// Stores `next` as the user's current customization (the row under `appId`, `userId`), replacing any.
-    static func storeRevision(_ next: CustomizationRecord, appId: String, userId: String, db: SQLiteConnection) throws {
+    /// Stores `next` as the user's current customization (the row under `appId`, `userId`), replacing any;
+    /// `historyHead` is the rowid of the user's newest history row (nil: none).
+    static func storeRevision(_ next: CustomizationRecord, appId: String, userId: String, historyHead: Int?, db: SQLiteConnection) throws {
         try db.run("""
-            INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (app_id, user_id) DO UPDATE SET revision = excluded.revision,
-                schema_version = excluded.schema_version, document = excluded.document, updated_at = excluded.updated_at
+            INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at, history_head)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (app_id, user_id) DO UPDATE SET revision = excluded.revision, schema_version = excluded.schema_version,
+                document = excluded.document, updated_at = excluded.updated_at, history_head = excluded.history_head
             """, [.text(appId), .text(userId), .integer(next.revision), .integer(next.schemaVersion),
-                  .blob(next.document), .text(next.updatedAt)])
-    }
-
-    /// Adds the revision's history row and removes the rows past the retention.
-    /// - Returns: the change in the number of history rows.
-    private static func storeHistory(_ commit: CustomizationCommit, _ record: CustomizationRecord, db: SQLiteConnection) throws -> Int {
-        var delta = 0
-        if commit.historyRevisions > 0 {
-            // A row under the same revision can only be left from a database restored from a backup: the newer one wins.
-            try db.run("""
-                INSERT INTO customization_history (app_id, user_id, revision, schema_version, change_kind, operations, document, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (app_id, user_id, revision) DO UPDATE SET schema_version = excluded.schema_version,
-                    change_kind = excluded.change_kind, operations = excluded.operations, document = excluded.document,
-                    updated_at = excluded.updated_at
-                """, [.text(record.appId), .text(record.userId), .integer(record.revision), .integer(record.schemaVersion),
-                      .text(commit.change.rawValue), commit.operations.map { .blob($0) } ?? .null, .blob(record.document),
-                      .text(record.updatedAt)])
-            delta += db.changes
-        }
-        // Revisions are consecutive (apart from a jump after an erase): the last N are those above revision - N.
-        // Rows past it are deleted every `housekeepingEvery` revisions (so at most that many more are stored),
-        // and never read: `history` and `historyRecord` list only the last N (`keptAbove`).
-        // A row an idempotent answer names (its body) stays until the answer is gone: a repeat within 24 hours
-        // replays those bytes even after the retention passed the revision.
-        if Self.housekeeping(record) {
-            let user: [SQLiteValue] = [.text(record.appId), .text(record.userId)]
-            try db.run("""
-                DELETE FROM customization_history WHERE app_id = ? AND user_id = ? AND revision <= ? AND revision NOT IN (
-                    SELECT body_revision FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND body_revision IS NOT NULL)
-                """, user + [.integer(record.revision - commit.historyRevisions)] + user)
-            delta -= db.changes
-        }
-        return delta
+                  .blob(next.document), .text(next.updatedAt), historyHead.map { .integer($0) } ?? .null])
     }
 
     /// Whether this write does the user's housekeeping: every `housekeepingEvery`-th revision, and every
@@ -204,24 +184,29 @@ extension SQLiteStore {
     }
 
     package func idempotentAnswer(appId: String, userId: String, key: String, notBefore: Int) async throws -> IdempotentAnswer? {
-        try await readers.read { db in
-            // The body is the answer's own copy, or the document of the history row it names.
+        try await readers.read { db in try db.transaction(immediate: false) {
+            let user: [SQLiteValue] = [.text(appId), .text(userId)]
             let statement = try db.statement("""
-                SELECT a.request_digest, a.status, a.etag, CASE WHEN a.body_revision IS NULL THEN a.body ELSE h.document END,
-                    a.created_at, a.body_revision IS NOT NULL AND h.document IS NULL
-                FROM idempotent_answers AS a LEFT JOIN customization_history AS h
-                    ON h.app_id = a.app_id AND h.user_id = a.user_id AND h.revision = a.body_revision
-                WHERE a.app_id = ? AND a.user_id = ? AND a.idempotency_key = ? AND a.created_at >= ?
-                """).bind([.text(appId), .text(userId), .text(key), .integer(notBefore)])
+                SELECT request_digest, status, etag, body, created_at, body_revision FROM idempotent_answers
+                WHERE app_id = ? AND user_id = ? AND idempotency_key = ? AND created_at >= ?
+                """).bind(user + [.text(key), .integer(notBefore)])
             defer { statement.reset() }
             guard try statement.step() else { return nil }
-            if statement.int(5) != 0 {
-                // Never replay other bytes than the first answer's: the row it names is kept while the answer is.
-                throw StorageError(extendedCode: SQLITE_CORRUPT, message: "the idempotent answer \(key) names a history row that is gone")
+            // The body is the answer's own copy, or the document of the history row it names (kept in the chain
+            // while the answer is: the retention gives the answer a copy before it removes the row).
+            var body = statement.bytes(3)
+            if !statement.isNull(5) {
+                let revision = statement.int(5)
+                let named = try Self.walk(from: Self.historyHead(user, db: db), user: user, db: db) { $0.revision >= revision }.last
+                guard let named, named.revision == revision, let document = try Self.historyRecord(rowid: named.rowid, db: db)?.document else {
+                    // Never replay other bytes than the first answer's.
+                    throw StorageError(extendedCode: SQLITE_CORRUPT, message: "the idempotent answer \(key) names a history row that is gone")
+                }
+                body = document
             }
             return IdempotentAnswer(key: key, requestDigest: statement.bytes(0), status: statement.int(1),
-                                    etag: statement.isNull(2) ? nil : statement.text(2), body: statement.bytes(3), createdAt: statement.int(4))
-        }
+                                    etag: statement.isNull(2) ? nil : statement.text(2), body: body, createdAt: statement.int(4))
+        } }
     }
 
     private static let historyColumns = "revision, schema_version, change_kind, operations, document, updated_at"
@@ -232,33 +217,50 @@ extension SQLiteStore {
     }
 
     package func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int) async throws -> [HistoryRecord] {
-        try await readers.read { db in try Self.history(db, appId: appId, userId: userId, before: before, limit: limit, keep: keep) }
+        // One snapshot for the whole walk (BEGIN): a write committed meanwhile is seen entirely or not at all.
+        try await readers.read { db in
+            try db.transaction(immediate: false) { try Self.history(db, appId: appId, userId: userId, before: before, limit: limit, keep: keep) }
+        }
     }
 
-    /// Rows above this revision are the last `keep` (the newest row is the current revision): older ones wait
-    /// for the user's next housekeeping and are never read.
-    private static let keptAbove = "(SELECT max(revision) FROM customization_history WHERE app_id = ? AND user_id = ?) - ?"
+    /// The history row `rowid`.
+    private static func historyRecord(rowid: Int, db: SQLiteConnection) throws -> HistoryRecord? {
+        let statement = try db.statement("SELECT \(Self.historyColumns) FROM customization_history WHERE rowid = ?").bind([.integer(rowid)])
+        defer { statement.reset() }
+        return try statement.step() ? Self.historyRow(statement) : nil
+    }
+
+    /// The links of the last `keep` revisions (above the newest row's revision minus `keep`), newest first: older
+    /// rows wait for the user's next housekeeping and are never read.
+    private static func keptLinks(_ user: [SQLiteValue], keep: Int, db: SQLiteConnection,
+                                  while condition: (HistoryLink) -> Bool = { _ in true }) throws -> [HistoryLink] {
+        var keptAbove: Int?
+        return try walk(from: historyHead(user, db: db), user: user, db: db) { link in
+            let floor = keptAbove ?? link.revision.subtractingReportingOverflow(keep).partialValue
+            keptAbove = floor
+            return link.revision > floor && condition(link)
+        }
+    }
 
     private static func history(_ db: SQLiteConnection, appId: String, userId: String, before: Int?, limit: Int, keep: Int) throws -> [HistoryRecord] {
-        let statement = try db.statement("""
-            SELECT \(Self.historyColumns) FROM customization_history
-            WHERE app_id = ? AND user_id = ? AND revision < ? AND revision > \(Self.keptAbove) ORDER BY revision DESC LIMIT ?
-            """).bind([.text(appId), .text(userId), .integer(before ?? Int.max), .text(appId), .text(userId), .integer(keep), .integer(limit)])
-        defer { statement.reset() }
-        var rows: [HistoryRecord] = []
-        while try statement.step() { rows.append(Self.historyRow(statement)) }
-        return rows
+        let user: [SQLiteValue] = [.text(appId), .text(userId)]
+        let below = before ?? Int.max
+        var listed = 0
+        let links = try keptLinks(user, keep: keep, db: db) { link in
+            guard listed < limit else { return false }
+            if link.revision < below { listed += 1 }
+            return true
+        }
+        return try links.filter { $0.revision < below }.compactMap { try historyRecord(rowid: $0.rowid, db: db) }
     }
 
     package func historyRecord(appId: String, userId: String, revision: Int, keep: Int) async throws -> HistoryRecord? {
-        try await readers.read { db in
-            let statement = try db.statement("""
-                SELECT \(Self.historyColumns) FROM customization_history
-                WHERE app_id = ? AND user_id = ? AND revision = ? AND revision > \(Self.keptAbove)
-                """).bind([.text(appId), .text(userId), .integer(revision), .text(appId), .text(userId), .integer(keep)])
-            defer { statement.reset() }
-            return try statement.step() ? Self.historyRow(statement) : nil
-        }
+        try await readers.read { db in try db.transaction(immediate: false) {
+            let user: [SQLiteValue] = [.text(appId), .text(userId)]
+            guard let link = try Self.keptLinks(user, keep: keep, db: db, while: { $0.revision >= revision }).last,
+                  link.revision == revision else { return nil }
+            return try Self.historyRecord(rowid: link.rowid, db: db)
+        } }
     }
 
     /// The apps to look in: `appId` alone, or every app (a primary-key lookup each, no scan of user rows).
@@ -272,7 +274,7 @@ extension SQLiteStore {
     }
 
     package func userData(userId: String, appId: String?, keep: Int) async throws -> [UserData] {
-        try await readers.read { db in
+        try await readers.read { db in try db.transaction(immediate: false) {
             var found: [UserData] = []
             for app in try Self.appIds(db, appId) {
                 let record = try Self.customizationRow(db, appId: app, userId: userId)
@@ -288,15 +290,15 @@ extension SQLiteStore {
                 found.append(UserData(appId: app, customization: record, history: history, answers: answers))
             }
             return found
-        }
+        } }
     }
 
     package func appsHoldingUser(userId: String) async throws -> [String] {
         try await readers.read { db in
             try Self.appIds(db, nil).filter { app in
                 let user: [SQLiteValue] = [.text(app), .text(userId)]
+                // A history hangs from its customization row (no row, no history).
                 return try db.scalarInt("SELECT 1 FROM customizations WHERE app_id = ? AND user_id = ?", user) != nil
-                    || db.scalarInt("SELECT 1 FROM customization_history WHERE app_id = ? AND user_id = ? LIMIT 1", user) != nil
                     || db.scalarInt("SELECT 1 FROM idempotent_answers WHERE app_id = ? AND user_id = ? LIMIT 1", user) != nil
             }
         }
@@ -306,7 +308,8 @@ extension SQLiteStore {
         let user: [SQLiteValue] = [.text(appId), .text(userId)]
         let (erased, customizations, historyRows) = try await writer.write { db -> (Bool, Int, Int) in
             let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?", user) ?? 0
-            let newest = try db.scalarInt("SELECT max(revision) FROM customization_history WHERE app_id = ? AND user_id = ?", user) ?? 0
+            let head = try Self.historyHead(user, db: db)
+            let newest = try Self.link(head, after: nil, user: user, db: db)?.revision ?? 0
             let floor = try db.scalarInt("SELECT last_revision FROM revision_floors WHERE app_id = ? AND user_id = ?", user) ?? 0
             // Only the counter stays: the next revision is above every one this user ever had here.
             if max(current, newest) > floor {
@@ -315,10 +318,9 @@ extension SQLiteStore {
                     ON CONFLICT (app_id, user_id) DO UPDATE SET last_revision = excluded.last_revision
                     """, user + [.integer(max(current, newest))])
             }
+            let historyRows = try Self.removeHistory(head: head, user: user, db: db)
             try db.run("DELETE FROM customizations WHERE app_id = ? AND user_id = ?", user)
             let customizations = db.changes
-            try db.run("DELETE FROM customization_history WHERE app_id = ? AND user_id = ?", user)
-            let historyRows = db.changes
             try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ?", user)
             return (customizations + historyRows + db.changes > 0, customizations, historyRows)
         } afterCommit: { [records] _, _, _ in

@@ -286,7 +286,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
             }
             guard let next = try change(current) else { return (current, 0) }
             do {
-                try Self.storeRevision(next, appId: appId, userId: userId, db: db)
+                let head = try Self.historyHead([.text(appId), .text(userId)], db: db)
+                try Self.storeRevision(next, appId: appId, userId: userId, historyHead: head, db: db)
             } catch let error as StorageError where error.isConstraintViolation {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
             }
@@ -299,17 +300,21 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     }
 
     package func deleteCustomization(appId: String, userId: String, expectedRevision: Int?) async throws -> Bool {
-        let deleted = try await writer.write { db in
+        let (deleted, historyRows) = try await writer.write { db -> (Bool, Int) in
             if let expectedRevision {
                 let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)]) ?? 0
                 if current != expectedRevision { throw StoreConflict.revisionMismatch(current: current) }
             }
-            try db.run("DELETE FROM customizations WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)])
-            return db.changes > 0
+            // The history hangs from the row: it goes with it (the API's DELETE stores the empty customization instead).
+            let user: [SQLiteValue] = [.text(appId), .text(userId)]
+            let historyRows = try Self.removeHistory(head: Self.historyHead(user, db: db), user: user, db: db)
+            try db.run("DELETE FROM customizations WHERE app_id = ? AND user_id = ?", user)
+            return (db.changes > 0, historyRows)
         } afterCommit: { [records] _ in
             records.set(appId: appId, userId: userId, nil)
         }
         if deleted { adjustCustomizationTotal(-1) }
+        adjustHistoryTotal(-historyRows)
         return deleted
     }
 

@@ -84,7 +84,8 @@ package protocol TabStoreBackend: Sendable {
         appId: String, userId: String, expectedRevision: Int?,
         change: @escaping @Sendable (CustomizationRecord?) throws -> CustomizationRecord?
     ) async throws -> CustomizationRecord?
-    /// Deletes a user's customization; false when there was none.
+    /// Deletes a user's customization; false when there was none. (The API's DELETE stores the empty customization
+    /// as a new revision instead. On the embedded store the history hangs from the row, so it goes with it.)
     /// - Throws: `StoreConflict.revisionMismatch`.
     func deleteCustomization(appId: String, userId: String, expectedRevision: Int?) async throws -> Bool
     /// Commits one write in one transaction: the next revision with its history row (older rows past the

@@ -1,0 +1,104 @@
+import CSQLite
+import TabStoreSupport
+
+/// A user's history on the embedded store is a chain (migration 7): the customization row names the newest
+/// history row (`history_head`) and each row the one before it (`previous`). A write appends a row to the
+/// table's end and rewrites the customization row it rewrites anyway; no per-user index entry is written.
+/// Everything that reads or removes a user's history walks the chain from its head.
+extension SQLiteStore {
+    /// Adds the revision's history row after `previous` (the user's newest row until now).
+    /// - Returns: the new row's rowid, the user's new history head.
+    static func storeHistory(_ commit: CustomizationCommit, _ record: CustomizationRecord, previous: Int?,
+                                     db: SQLiteConnection) throws -> Int {
+        try db.run("""
+            INSERT INTO customization_history (app_id, user_id, revision, previous, schema_version, change_kind, operations, document, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(record.appId), .text(record.userId), .integer(record.revision), previous.map { .integer($0) } ?? .null,
+                  .integer(record.schemaVersion), .text(commit.change.rawValue), commit.operations.map { .blob($0) } ?? .null,
+                  .blob(record.document), .text(record.updatedAt)])
+        return Int(sqlite3_last_insert_rowid(db.handle))
+    }
+
+    /// One link of a user's history chain: the row's revision and the rowid of the row before it.
+    struct HistoryLink {
+        let rowid: Int
+        let revision: Int
+        let previous: Int?
+    }
+
+    /// The row `rowid` of the chain of (`user`: app id, user id), or nil when there is none (the chain's end).
+    /// A link that does not belong to the user, or does not go back in revisions, ends the chain too: a chain
+    /// is only ever built by its own user's writes, newest first.
+    static func link(_ rowid: Int?, after newer: HistoryLink?, user: [SQLiteValue], db: SQLiteConnection) throws -> HistoryLink? {
+        guard let rowid else { return nil }
+        let statement = try db.statement("""
+            SELECT revision, previous FROM customization_history WHERE rowid = ? AND app_id = ? AND user_id = ?
+            """).bind([.integer(rowid)] + user)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        let found = HistoryLink(rowid: rowid, revision: statement.int(0), previous: statement.isNull(1) ? nil : statement.int(1))
+        if let newer, found.revision >= newer.revision { return nil }
+        return found
+    }
+
+    /// Removes every row of the chain from `head` (before its customization row goes).
+    /// - Returns: how many rows were removed.
+    static func removeHistory(head: Int?, user: [SQLiteValue], db: SQLiteConnection) throws -> Int {
+        let rows = try walk(from: head, user: user, db: db) { _ in true }
+        for row in rows { try db.run("DELETE FROM customization_history WHERE rowid = ?", [.integer(row.rowid)]) }
+        return rows.count
+    }
+
+    /// The user's history head: the rowid of the newest row, from the customization row (nil: no history).
+    static func historyHead(_ user: [SQLiteValue], db: SQLiteConnection) throws -> Int? {
+        let statement = try db.statement("SELECT history_head FROM customizations WHERE app_id = ? AND user_id = ?").bind(user)
+        defer { statement.reset() }
+        return try statement.step() && !statement.isNull(0) ? statement.int(0) : nil
+    }
+
+    /// The rows of the chain from `head`, newest first, while `condition` holds for them.
+    static func walk(from head: Int?, user: [SQLiteValue], db: SQLiteConnection,
+                             while condition: (HistoryLink) throws -> Bool) throws -> [HistoryLink] {
+        var links: [HistoryLink] = []
+        var next = try link(head, after: nil, user: user, db: db)
+        while let current = next, try condition(current) {
+            links.append(current)
+            next = try link(current.previous, after: current, user: user, db: db)
+        }
+        return links
+    }
+
+    /// Removes the rows of the chain from `head` at or below revision `keepAbove` (every `housekeepingEvery`
+    /// revisions, so at most that many more are stored; never read: `history` and `historyRecord` list only the
+    /// last N). An idempotent answer that names a removed row gets that row's bytes as its own copy first: a
+    /// repeat within 24 hours replays them even after the retention passed the revision. The newest kept row
+    /// ends the chain from then on; `head` becomes nil when no row is kept.
+    /// - Returns: how many rows were removed.
+    static func trimHistory(head: inout Int?, keepAbove: Int, user: [SQLiteValue], db: SQLiteConnection) throws -> Int {
+        let kept = try walk(from: head, user: user, db: db) { $0.revision > keepAbove }
+        let firstRemoved = kept.isEmpty ? head : kept[kept.count - 1].previous
+        let removed = try walk(from: firstRemoved, user: user, db: db) { _ in true }
+        guard !removed.isEmpty else { return 0 }
+        let named = try db.statement("""
+            SELECT idempotency_key, body_revision FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND body_revision <= ?
+            """).bind(user + [.integer(keepAbove)])
+        var answers: [(key: String, revision: Int)] = []
+        while try named.step() { answers.append((named.text(0), named.int(1))) }
+        named.reset()
+        let rowByRevision = Dictionary(removed.map { ($0.revision, $0.rowid) }, uniquingKeysWith: { newer, _ in newer })
+        for answer in answers {
+            guard let rowid = rowByRevision[answer.revision] else { continue }
+            try db.run("""
+                UPDATE idempotent_answers SET body = (SELECT document FROM customization_history WHERE rowid = ?), body_revision = NULL
+                WHERE app_id = ? AND user_id = ? AND idempotency_key = ?
+                """, [.integer(rowid)] + user + [.text(answer.key)])
+        }
+        for row in removed { try db.run("DELETE FROM customization_history WHERE rowid = ?", [.integer(row.rowid)]) }
+        if let last = kept.last {
+            try db.run("UPDATE customization_history SET previous = NULL WHERE rowid = ?", [.integer(last.rowid)])
+        } else {
+            head = nil
+        }
+        return removed.count
+    }
+}
