@@ -223,4 +223,33 @@ struct AnswerRetentionTests {
         #expect(try db.scalarInt("SELECT count(*) FROM customization_history WHERE user_id = 'v' AND revision BETWEEN 28 AND 40") == 13)
         #expect(try db.scalarInt("SELECT count(*) FROM idempotent_answers WHERE body_revision IS NOT NULL AND body_revision < 28") == 0)
     }
+
+    @Test("insertion numbers are reserved a block at a time: stored until a batch that stored them commits; a restart goes on above the block")
+    func insertionOrderBlocks() async throws {
+        let dir = TemporaryDirectory()
+        let db = try SQLiteConnection(path: dir.file("tabstore.sqlite"))
+        try Migrations.migrate(db, now: "t")
+        let counter = { try db.scalarInt("SELECT value FROM tabstore_counters WHERE name = 'answer_order'") }
+        let bookkeeping = AnswerBookkeeping()
+        #expect(try bookkeeping.nextOrder(db) == 1)
+        try bookkeeping.storeOrder(db)
+        #expect(try counter() == AnswerBookkeeping.orderBlock)
+        // That batch failed (its UPDATE rolled back): the next one stores the block again.
+        try db.run("UPDATE tabstore_counters SET value = 0 WHERE name = 'answer_order'")
+        #expect(try bookkeeping.nextOrder(db) == 2)
+        try bookkeeping.storeOrder(db)
+        #expect(try counter() == AnswerBookkeeping.orderBlock)
+        // Once one committed, the numbers left in the block cost no write.
+        bookkeeping.batchCommitted()
+        try db.run("UPDATE tabstore_counters SET value = 7 WHERE name = 'answer_order'")
+        #expect(try bookkeeping.nextOrder(db) == 3)
+        try bookkeeping.storeOrder(db)
+        #expect(try counter() == 7)
+        // A new writer (a restart) starts above the stored value.
+        try db.run("UPDATE tabstore_counters SET value = ? WHERE name = 'answer_order'", [.integer(AnswerBookkeeping.orderBlock)])
+        let restarted = AnswerBookkeeping()
+        #expect(try restarted.nextOrder(db) == AnswerBookkeeping.orderBlock + 1)
+        try restarted.storeOrder(db)
+        #expect(try counter() == 2 * AnswerBookkeeping.orderBlock)
+    }
 }

@@ -10,34 +10,52 @@ final class AnswerBookkeeping: Sendable {
     /// position past rows a failed batch did not remove only means they wait for the next round.
     let position = Locked(AnswerBookkeeping.start)
     private struct Order {
-        /// The last insertion number given (`answer_order`), read from the database at the first answer.
+        /// The last insertion number given, read from the database (`answer_order`) at the first answer.
         var last: Int?
-        /// Whether `last` moved since it was stored.
+        /// The counter's value as this writer stores it: every number given is at or below it.
+        var reserved = 0
+        /// Whether `reserved` is not known to be committed yet: every batch stores it until one commits.
         var unstored = false
     }
 
+    /// Numbers are reserved this many at a time: the counter is written once per block, not once per batch (a
+    /// page in every batch's WAL), and a restart skips what was left of the block (gaps, never a repeat).
+    static let orderBlock = 1 << 20
+
     private let order = Locked(Order())
 
-    /// The next insertion number for an answer. The writer's copy runs ahead of the stored one only by numbers
-    /// a rolled-back write took (gaps, never a repeat): every batch that stores an answer stores the counter
-    /// in its transaction (`storeOrder`), so after a restart numbering goes on above every committed answer.
+    /// The next insertion number for an answer. Past the reserved block the next block is reserved, and stored
+    /// in the same transaction as the answer that takes its first number (`storeOrder`), so after a restart
+    /// numbering goes on above every committed answer.
     func nextOrder(_ db: SQLiteConnection) throws -> Int {
         try order.withLock { order in
-            let next = (try order.last ?? db.scalarInt("SELECT value FROM tabstore_counters WHERE name = 'answer_order'") ?? 0) + 1
+            if order.last == nil {
+                let stored = try db.scalarInt("SELECT value FROM tabstore_counters WHERE name = 'answer_order'") ?? 0
+                order.last = stored
+                order.reserved = stored
+            }
+            let next = (order.last ?? 0) + 1
             order.last = next
-            order.unstored = true
+            if next > order.reserved {
+                order.reserved = next - 1 + Self.orderBlock
+                order.unstored = true
+            }
             return next
         }
     }
 
-    /// Stores the counter when a job of this batch moved it (called before the batch's COMMIT). A batch whose
-    /// COMMIT then fails leaves the stored counter behind the writer's copy, which only skips numbers.
+    /// Stores the reserved block's end while no batch that stored it has committed (called before each batch's
+    /// COMMIT): a batch that fails takes its numbers' reservation with it, and the next batch stores it again.
     func storeOrder(_ db: SQLiteConnection) throws {
         try order.withLock { order in
-            guard order.unstored, let last = order.last else { return }
-            try db.run("UPDATE tabstore_counters SET value = ? WHERE name = 'answer_order'", [.integer(last)])
-            order.unstored = false
+            guard order.unstored else { return }
+            try db.run("UPDATE tabstore_counters SET value = ? WHERE name = 'answer_order'", [.integer(order.reserved)])
         }
+    }
+
+    /// A batch committed: the reservation it stored (if any) is durable.
+    func batchCommitted() {
+        order.withLock { $0.unstored = false }
     }
 }
 

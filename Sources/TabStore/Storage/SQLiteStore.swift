@@ -84,6 +84,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
                                      onBatch(size, seconds)
                                  },
                                  beforeCommit: { [answerBookkeeping] db in try answerBookkeeping.storeOrder(db) },
+                                 afterCommit: { [answerBookkeeping] in answerBookkeeping.batchCommitted() },
                                  betweenBatches: { db in checkpointer.copyRestOnWriter(db) })
     }
 

@@ -42,14 +42,18 @@ final class WriteQueue: Sendable {
     /// Run in each batch's transaction after its jobs, before COMMIT (what the batch's jobs share, stored once);
     /// when it throws, the batch fails as a failed COMMIT does.
     private let beforeCommit: @Sendable (SQLiteConnection) throws -> Void
+    /// Run after each batch that committed, before its jobs' `committed` (what `beforeCommit` stored is durable).
+    private let afterCommit: @Sendable () -> Void
     /// Told about every failure that means the database cannot take writes, and about every commit.
     let health: StorageHealth
 
     /// Starts the writer thread, which owns `connection` from now on.
     init(connection: SQLiteConnection, maxBatch: Int, health: StorageHealth, onBatch: @escaping @Sendable (Int, Double) -> Void,
          beforeCommit: @escaping @Sendable (SQLiteConnection) throws -> Void = { _ in },
+         afterCommit: @escaping @Sendable () -> Void = {},
          betweenBatches: @escaping @Sendable (SQLiteConnection) -> Void = { _ in }) {
         self.beforeCommit = beforeCommit
+        self.afterCommit = afterCommit
         self.maxBatch = max(1, maxBatch)
         self.health = health
         self.onBatch = onBatch
@@ -153,6 +157,7 @@ final class WriteQueue: Sendable {
             health.recovered()
         }
         if failure == nil {
+            afterCommit()
             for job in batch { job.committed() }
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
