@@ -13,8 +13,10 @@ import TabStoreSupport
 /// only when a write begins with every frame already copied, and the writer has always appended more by the
 /// time a pass ends. So under sustained writes the file grew without end (hundreds of MB a minute in the
 /// PATCH benchmark), each append extending it. When a pass finds the log at `restartFrames` or more and
-/// copied all of it, it asks the writer to copy the few frames committed since, between two batches
-/// (`copyRestOnWriter`); the writer's next transaction then writes from the start of the file again.
+/// copied all of it, it makes short passes over what was committed meanwhile until little is left, then asks
+/// the writer to copy the few frames committed since, between two batches (`copyRestOnWriter`); the writer's
+/// next transaction then writes from the start of the file again. (Without the short passes the writer copied
+/// everything committed during the long pass: 6 µs of its time per keyed PATCH, now 3.)
 final class Checkpointer: Sendable {
     private struct State {
         var committed = false
@@ -26,6 +28,10 @@ final class Checkpointer: Sendable {
     /// The WAL length (in frames, one page each) past which the log is made to start over: SQLite's own
     /// automatic checkpoint threshold.
     static let restartFrames: Int32 = 1000
+    /// Passes the thread makes after a long one before it leaves the rest to the writer, and the number of new
+    /// frames at which a pass is short enough to stop: the writer's copy is then about a batch or two.
+    static let catchUpPasses = 3
+    static let restFrames: Int32 = 64
 
     private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
@@ -80,10 +86,20 @@ final class Checkpointer: Sendable {
                 // (disk full, I/O) leaves the pages in the WAL, where readers still find them.
                 var logFrames: Int32 = 0
                 var copiedFrames: Int32 = 0
-                let rc = sqlite3_wal_checkpoint_v2(db.handle, nil, closed ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_PASSIVE,
+                var rc = sqlite3_wal_checkpoint_v2(db.handle, nil, closed ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_PASSIVE,
                                                    &logFrames, &copiedFrames)
                 if rc == SQLITE_OK, logFrames >= Self.restartFrames, copiedFrames == logFrames {
-                    state.withLock { $0.restartWanted = true }
+                    // What the writer would copy is what was committed while this pass ran (a long pass: many
+                    // frames, and the writer's batches wait for that copy). Passes here until the last one found
+                    // only a few new frames, so the writer's share is small.
+                    for _ in 0..<Self.catchUpPasses {
+                        let before = logFrames
+                        rc = sqlite3_wal_checkpoint_v2(db.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copiedFrames)
+                        guard rc == SQLITE_OK, copiedFrames == logFrames, logFrames - before > Self.restFrames else { break }
+                    }
+                    if rc == SQLITE_OK, copiedFrames == logFrames {
+                        state.withLock { $0.restartWanted = true }
+                    }
                 }
             }
             if closed { break }
