@@ -252,4 +252,32 @@ struct AnswerRetentionTests {
         try restarted.storeOrder(db)
         #expect(try counter() == 2 * AnswerBookkeeping.orderBlock)
     }
+
+    @Test("deleting an app removes its users' history chains (no cascade), and only theirs: a restart counts what is left")
+    func deleteAppRemovesChains() async throws {
+        let dir = TemporaryDirectory()
+        let store = try Self.open(dir)
+        for app in ["a", "b"] {
+            _ = try await store.createApp(id: app, name: app, signingSecret: "s", createdAt: "t")
+            for user in ["u", "v"] {
+                for revision in 1...3 {
+                    try await store.commitCustomization(CustomizationCommit(
+                        appId: app, userId: user, expectedRevision: revision - 1,
+                        record: CustomizationRecord(appId: app, userId: user, revision: revision, schemaVersion: 1,
+                                                    document: Array("{\"\(app)\(user)\":\(revision)}".utf8), updatedAt: "t"),
+                        change: .put, historyRevisions: 100))
+                }
+            }
+        }
+        #expect(try await store.historyCount() == 12)
+        #expect(try await store.deleteApp("b"))
+        #expect(try await store.historyCount() == 6)
+        await store.close()
+        let reopened = try Self.open(dir)
+        #expect(try await reopened.historyCount() == 6)
+        #expect(try await reopened.history(appId: "a", userId: "v", before: nil, limit: 10, keep: 100).map(\.revision) == [3, 2, 1])
+        _ = try await reopened.createApp(id: "b", name: "b", signingSecret: "s", createdAt: "t")
+        #expect(try await reopened.history(appId: "b", userId: "u", before: nil, limit: 10, keep: 100).isEmpty)
+        await reopened.close()
+    }
 }

@@ -130,11 +130,13 @@ package enum Migrations {
         // B-tree of every user: a scattered page per write, written to the WAL and copied by the checkpoint
         // (about a quarter of what a keyed PATCH wrote). Now a user's history is a chain: the customization row
         // names its newest history row (`history_head`) and each row the one before it (`previous`), so a write
-        // touches only the customization row it rewrites anyway and the last page of the history. What reads a
-        // history walks the chain from its head (at most the retention plus `housekeepingEvery` rows). The index
-        // by app alone grows at its end and serves deleting an app. A row an idempotent answer names stays in the
-        // chain until the retention passes it; then the answer gets its own copy of the bytes (SQLiteStore+History).
-        // A history without a customization row could not be reached: its answers get their copies and it goes.
+        // touches only the customization row it rewrites anyway and the last page of the history. What reads or
+        // removes a history walks the chain from its head (at most the retention plus `housekeepingEvery` rows to
+        // read), deleting an app too: no index by app, and no foreign key, whose cascade would scan the table
+        // without one (a write for an app deleted meanwhile still fails on the customization row's key). A row an
+        // idempotent answer names stays in the chain until the retention passes it; then the answer gets its own
+        // copy of the bytes (SQLiteStore+History). A history without a customization row could not be reached:
+        // its answers get their copies and it goes.
         Migration(version: 7, name: "history as a chain from the customization row", sql: """
             UPDATE idempotent_answers SET
                 body = (SELECT h.document FROM customization_history AS h WHERE h.app_id = idempotent_answers.app_id
@@ -143,7 +145,7 @@ package enum Migrations {
             WHERE body_revision IS NOT NULL AND NOT EXISTS (SELECT 1 FROM customizations AS c
                 WHERE c.app_id = idempotent_answers.app_id AND c.user_id = idempotent_answers.user_id);
             CREATE TABLE customization_history_v7 (
-                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                app_id TEXT NOT NULL,
                 user_id TEXT NOT NULL,
                 revision INTEGER NOT NULL,
                 previous INTEGER,
@@ -165,7 +167,6 @@ package enum Migrations {
                 WHERE h.app_id = customizations.app_id AND h.user_id = customizations.user_id ORDER BY h.revision DESC LIMIT 1);
             DROP TABLE customization_history;
             ALTER TABLE customization_history_v7 RENAME TO customization_history;
-            CREATE INDEX customization_history_by_app ON customization_history (app_id);
             """),
     ]
 

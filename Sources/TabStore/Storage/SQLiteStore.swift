@@ -185,7 +185,16 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         let (deleted, customizations, historyRows) = try await writer.write { db in
             // The cascade deletes these; counted first by the primary key's app_id prefix.
             let customizations = try db.scalarInt("SELECT count(*) FROM customizations WHERE app_id = ?", [.text(id)]) ?? 0
-            let historyRows = try db.scalarInt("SELECT count(*) FROM customization_history WHERE app_id = ?", [.text(id)]) ?? 0
+            // Each user's history hangs from their customization row: removed chain by chain (no cascade).
+            var historyRows = 0
+            do {
+                let heads = try db.statement("SELECT user_id, history_head FROM customizations WHERE app_id = ? AND history_head IS NOT NULL")
+                    .bind([.text(id)])
+                defer { heads.reset() }
+                while try heads.step() {
+                    historyRows += try Self.removeHistory(head: heads.int(1), user: [.text(id), .text(heads.text(0))], db: db)
+                }
+            }
             // The id keeps its last schema version (see migration 2), in the same transaction as the delete.
             try db.run("""
                 INSERT INTO retired_apps (id, last_schema_version)
