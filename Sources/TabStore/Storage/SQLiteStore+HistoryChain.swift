@@ -9,7 +9,7 @@ extension SQLiteStore {
     /// Adds the revision's history row after `previous` (the user's newest row until now).
     /// - Returns: the new row's rowid, the user's new history head.
     static func storeHistory(_ commit: CustomizationCommit, _ record: CustomizationRecord, previous: Int?,
-                                     db: SQLiteConnection) throws -> Int {
+                             db: SQLiteConnection) throws -> Int {
         try db.run("""
             INSERT INTO customization_history (app_id, user_id, revision, previous, schema_version, change_kind, operations, document, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -58,7 +58,7 @@ extension SQLiteStore {
 
     /// The rows of the chain from `head`, newest first, while `condition` holds for them.
     static func walk(from head: Int?, user: [SQLiteValue], db: SQLiteConnection,
-                             while condition: (HistoryLink) throws -> Bool) throws -> [HistoryLink] {
+                     while condition: (HistoryLink) throws -> Bool) throws -> [HistoryLink] {
         var links: [HistoryLink] = []
         var next = try link(head, after: nil, user: user, db: db)
         while let current = next, try condition(current) {
@@ -79,12 +79,14 @@ extension SQLiteStore {
         let firstRemoved = kept.isEmpty ? head : kept[kept.count - 1].previous
         let removed = try walk(from: firstRemoved, user: user, db: db) { _ in true }
         guard !removed.isEmpty else { return 0 }
-        let named = try db.statement("""
-            SELECT idempotency_key, body_revision FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND body_revision <= ?
-            """).bind(user + [.integer(keepAbove)])
         var answers: [(key: String, revision: Int)] = []
-        while try named.step() { answers.append((named.text(0), named.int(1))) }
-        named.reset()
+        do {
+            let named = try db.statement("""
+                SELECT idempotency_key, body_revision FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND body_revision <= ?
+                """).bind(user + [.integer(keepAbove)])
+            defer { named.reset() }
+            while try named.step() { answers.append((named.text(0), named.int(1))) }
+        }
         let rowByRevision = Dictionary(removed.map { ($0.revision, $0.rowid) }, uniquingKeysWith: { newer, _ in newer })
         for answer in answers {
             guard let rowid = rowByRevision[answer.revision] else { continue }
