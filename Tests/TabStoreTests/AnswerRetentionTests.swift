@@ -280,4 +280,38 @@ struct AnswerRetentionTests {
         #expect(try await reopened.history(appId: "b", userId: "u", before: nil, limit: 10, keep: 100).isEmpty)
         await reopened.close()
     }
+
+    @Test("a revision the retention cut never comes back when it is raised; a lower retention (or 0) applies at the user's next write")
+    func retentionFloor() async throws {
+        let dir = TemporaryDirectory()
+        let store = try Self.open(dir)
+        _ = try await store.createApp(id: "a", name: "A", signingSecret: "s", createdAt: "t")
+        func write(_ user: String, _ revision: Int, keep: Int) async throws {
+            try await store.commitCustomization(CustomizationCommit(
+                appId: "a", userId: user, expectedRevision: revision - 1, record: Self.record(user, revision: revision), change: .put,
+                historyRevisions: keep))
+        }
+        func listed(_ user: String, keep: Int = 100) async throws -> [Int] {
+            try await store.history(appId: "a", userId: user, before: nil, limit: 100, keep: keep).map(\.revision)
+        }
+        // Retention 3 throughout: rows past it wait for the housekeeping, but raising the retention shows none of them.
+        for revision in 1...31 { try await write("same", revision, keep: 3) }
+        #expect(try await listed("same", keep: 3) == [31, 30, 29])
+        #expect(try await listed("same") == [31, 30, 29])
+        #expect(try await store.historyRecord(appId: "a", userId: "same", revision: 20, keep: 100) == nil)
+        // Lowered from 100 to 3: at the next write only 3 rows are left.
+        for revision in 1...40 { try await write("lowered", revision, keep: 100) }
+        let before = try await store.historyCount()
+        try await write("lowered", 41, keep: 3)
+        #expect(try await store.historyCount() == before - 37)
+        #expect(try await listed("lowered") == [41, 40, 39])
+        // 0 keeps none from the next write on; raised again, history starts after it, without a gap.
+        for revision in 1...20 { try await write("zero", revision, keep: 100) }
+        try await write("zero", 21, keep: 0)
+        #expect(try await listed("zero").isEmpty)
+        try await write("zero", 22, keep: 100)
+        #expect(try await listed("zero") == [22])
+        #expect(try await store.historyRecord(appId: "a", userId: "zero", revision: 5, keep: 100) == nil)
+        await store.close()
+    }
 }

@@ -24,8 +24,7 @@ extension PostgresStore {
         }
     }
 
-    /// Adds the revision's history row and, at the user's housekeeping, removes the rows past the retention
-    /// that no idempotent answer names.
+    /// Adds the revision's history row and removes the rows past the retention that no idempotent answer names.
     private static func storeHistory(_ commit: CustomizationCommit, _ record: CustomizationRecord, db: PostgresConnection) throws {
         if commit.historyRevisions > 0 {
             // A row under the same revision can only be left from a restored backup: the newer one wins.
@@ -39,7 +38,9 @@ extension PostgresStore {
                       .text(commit.change.rawValue), commit.operations.map { .bytes($0) } ?? .null, .bytes(record.document),
                       .text(record.updatedAt)])
         }
-        if housekeeping(record) {
+        // At every write, not only at the housekeeping: rows kept past the retention would come back if the
+        // retention were raised (the embedded store keeps a floor instead; a range of the primary key here).
+        do {
             try db.query("""
                 DELETE FROM customization_history WHERE app_id = $1 AND user_id = $2 AND revision <= $3 AND revision NOT IN (
                     SELECT body_revision FROM idempotent_answers WHERE app_id = $1 AND user_id = $2 AND body_revision IS NOT NULL)

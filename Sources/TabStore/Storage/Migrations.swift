@@ -136,7 +136,8 @@ package enum Migrations {
         // without one (a write for an app deleted meanwhile still fails on the customization row's key). A row an
         // idempotent answer names stays in the chain until the retention passes it; then the answer gets its own
         // copy of the bytes (SQLiteStore+History). A history without a customization row could not be reached:
-        // its answers get their copies and it goes.
+        // its answers get their copies and it goes. `history_floor`: the highest revision the retention ever cut
+        // for the user (rows at or below it are never listed again, even after the retention is raised).
         Migration(version: 7, name: "history as a chain from the customization row", sql: """
             UPDATE idempotent_answers SET
                 body = (SELECT h.document FROM customization_history AS h WHERE h.app_id = idempotent_answers.app_id
@@ -163,6 +164,7 @@ package enum Migrations {
                 FROM customization_history AS h
                 WHERE EXISTS (SELECT 1 FROM customizations AS c WHERE c.app_id = h.app_id AND c.user_id = h.user_id);
             ALTER TABLE customizations ADD COLUMN history_head INTEGER;
+            ALTER TABLE customizations ADD COLUMN history_floor INTEGER NOT NULL DEFAULT 0;
             UPDATE customizations SET history_head = (SELECT h.rowid FROM customization_history AS h
                 WHERE h.app_id = customizations.app_id AND h.user_id = customizations.user_id ORDER BY h.revision DESC LIMIT 1);
             DROP TABLE customization_history;

@@ -72,10 +72,12 @@ extension SQLiteStore {
         let answerBookkeeping = self.answerBookkeeping
         let (added, historyDelta) = try await writer.write { db -> (Int, Int) in
             let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
-            let statement = try db.statement("SELECT revision, history_head FROM customizations WHERE app_id = ? AND user_id = ?").bind(user)
+            let statement = try db.statement("SELECT revision, history_head, history_floor FROM customizations WHERE app_id = ? AND user_id = ?")
+                .bind(user)
             let found = try statement.step()
             let current = found ? statement.int(0) : nil
             var head = found && !statement.isNull(1) ? statement.int(1) : nil
+            let floor = found ? statement.int(2) : 0
             statement.reset()
             guard (current ?? 0) == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current ?? 0) }
             var historyDelta = 0
@@ -88,10 +90,15 @@ extension SQLiteStore {
                 // retention gives those that name a row it removes their own copy.
                 if let answer = commit.answer { try Self.storeAnswer(answer, commit, bookkeeping: answerBookkeeping, db: db) }
                 if let record = commit.record {
-                    if Self.housekeeping(record) {
-                        historyDelta -= try Self.trimHistory(head: &head, keepAbove: record.revision - commit.historyRevisions, user: user, db: db)
+                    // The floor only rises: a revision once past the retention never comes back, even when the
+                    // retention is raised. It rises by one a revision; more means the retention was lowered (or
+                    // set to 0), which applies now, not at the next housekeeping.
+                    let newFloor = max(floor, record.revision - commit.historyRevisions)
+                    if Self.housekeeping(record) || newFloor > floor + 1 {
+                        historyDelta -= try Self.trimHistory(head: &head, keepAbove: newFloor, user: user, db: db)
                     }
-                    try Self.storeRevision(record, appId: record.appId, userId: record.userId, historyHead: head, db: db)
+                    try Self.storeRevision(record, appId: record.appId, userId: record.userId,
+                                           history: (head: head, floor: newFloor), db: db)
                 }
             } catch let error as StorageError where error.isConstraintViolation {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
@@ -105,15 +112,18 @@ extension SQLiteStore {
     }
 
     /// Stores `next` as the user's current customization (the row under `appId`, `userId`), replacing any;
-    /// `historyHead` is the rowid of the user's newest history row (nil: none).
-    static func storeRevision(_ next: CustomizationRecord, appId: String, userId: String, historyHead: Int?, db: SQLiteConnection) throws {
+    /// `history.head` is the rowid of the user's newest history row (nil: none), `history.floor` the highest
+    /// revision the retention cut.
+    static func storeRevision(_ next: CustomizationRecord, appId: String, userId: String, history: (head: Int?, floor: Int),
+                              db: SQLiteConnection) throws {
         try db.run("""
-            INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at, history_head)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at, history_head, history_floor)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (app_id, user_id) DO UPDATE SET revision = excluded.revision, schema_version = excluded.schema_version,
-                document = excluded.document, updated_at = excluded.updated_at, history_head = excluded.history_head
+                document = excluded.document, updated_at = excluded.updated_at, history_head = excluded.history_head,
+                history_floor = excluded.history_floor
             """, [.text(appId), .text(userId), .integer(next.revision), .integer(next.schemaVersion),
-                  .blob(next.document), .text(next.updatedAt), historyHead.map { .integer($0) } ?? .null])
+                  .blob(next.document), .text(next.updatedAt), history.head.map { .integer($0) } ?? .null, .integer(history.floor)])
     }
 
     /// Whether this write does the user's housekeeping: every `housekeepingEvery`-th revision, and every
@@ -252,9 +262,10 @@ extension SQLiteStore {
     /// rows wait for the user's next housekeeping and are never read.
     private static func keptLinks(_ user: [SQLiteValue], keep: Int, db: SQLiteConnection,
                                   while condition: (HistoryLink) -> Bool = { _ in true }) throws -> [HistoryLink] {
+        let (head, cut) = try historyHeadAndFloor(user, db: db)
         var keptAbove: Int?
-        return try walk(from: historyHead(user, db: db), user: user, db: db) { link in
-            let floor = keptAbove ?? link.revision.subtractingReportingOverflow(keep).partialValue
+        return try walk(from: head, user: user, db: db) { link in
+            let floor = keptAbove ?? max(cut, link.revision.subtractingReportingOverflow(keep).partialValue)
             keptAbove = floor
             return link.revision > floor && condition(link)
         }

@@ -51,9 +51,15 @@ extension SQLiteStore {
 
     /// The user's history head: the rowid of the newest row, from the customization row (nil: no history).
     static func historyHead(_ user: [SQLiteValue], db: SQLiteConnection) throws -> Int? {
-        let statement = try db.statement("SELECT history_head FROM customizations WHERE app_id = ? AND user_id = ?").bind(user)
+        try historyHeadAndFloor(user, db: db).head
+    }
+
+    /// The history head and the highest revision the retention cut (rows at or below it are not listed).
+    static func historyHeadAndFloor(_ user: [SQLiteValue], db: SQLiteConnection) throws -> (head: Int?, floor: Int) {
+        let statement = try db.statement("SELECT history_head, history_floor FROM customizations WHERE app_id = ? AND user_id = ?").bind(user)
         defer { statement.reset() }
-        return try statement.step() && !statement.isNull(0) ? statement.int(0) : nil
+        guard try statement.step() else { return (nil, 0) }
+        return (statement.isNull(0) ? nil : statement.int(0), statement.int(1))
     }
 
     /// The rows of the chain from `head`, newest first, while `condition` holds for them.

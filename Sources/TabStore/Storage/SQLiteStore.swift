@@ -296,8 +296,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
             }
             guard let next = try change(current) else { return (current, 0) }
             do {
-                let head = try Self.historyHead([.text(appId), .text(userId)], db: db)
-                try Self.storeRevision(next, appId: appId, userId: userId, historyHead: head, db: db)
+                let history = try Self.historyHeadAndFloor([.text(appId), .text(userId)], db: db)
+                try Self.storeRevision(next, appId: appId, userId: userId, history: history, db: db)
             } catch let error as StorageError where error.isConstraintViolation {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
             }
