@@ -7,4 +7,6 @@ static inline sqlite3_destructor_type tabstore_sqlite_transient(void) { return S
 
 // sqlite3_config is variadic; Swift cannot call variadic C functions.
 static inline int tabstore_sqlite_config_multithread(void) { return sqlite3_config(SQLITE_CONFIG_MULTITHREAD); }
+static inline int tabstore_sqlite_config_getpcache2(sqlite3_pcache_methods2 *methods) { return sqlite3_config(SQLITE_CONFIG_GETPCACHE2, methods); }
+static inline int tabstore_sqlite_config_pcache2(const sqlite3_pcache_methods2 *methods) { return sqlite3_config(SQLITE_CONFIG_PCACHE2, methods); }
 #endif

@@ -22,6 +22,7 @@ package final class SQLiteConnection: @unchecked Sendable {
     /// Opens (creating when writable) a database file in WAL mode with foreign keys on.
     /// - Throws: `StorageError` when the file cannot be opened or is not a database.
     package init(path: String, options: Options = Options()) throws(StorageError) {
+        _ = PageCache.installed  // before SQLite initializes, at the first connection
         var db: OpaquePointer?
         let flags = (options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE

@@ -1,0 +1,121 @@
+import CSQLite
+
+/// SQLite's own page cache behind a thin layer that skips one needless full scan of it.
+///
+/// At the end of every write transaction SQLite drops from the connection's page cache the pages past the
+/// database's end (`xTruncate`). Its cache does that cheaply when the highest page number it has ever held is
+/// close to that end, and by walking its whole hash table (every page in the cache) otherwise. The B-tree's
+/// rebalancing, which keeps the pages of a split in file order, parks a page for a moment at the number of the
+/// never-used lock-byte page (`PENDING_BYTE / page size + 1`, page 262,145 with 4 KiB pages), so after any write
+/// that split a page in the middle of a B-tree (an idempotent answer or a new user's row: every few writes)
+/// the commit walked all of the writer's cache (16 MiB, 4,096 pages): about 3 µs of CPU per keyed PATCH
+/// (perf, bench/results/issue15.md).
+///
+/// This layer keeps, for each cache, a bound every page number in it is at or below (apart from a page parked
+/// at the lock-byte number, tracked on its own) and passes a truncation on only when some page may be at or
+/// past the limit, that is when it may have something to drop. Everything else goes straight to SQLite's
+/// cache; when SQLite is already initialized (it then refuses a new page cache) its own stays, only slower.
+enum PageCache {
+    /// Installs the layer; once, before the first connection opens (SQLite must not be initialized yet).
+    static let installed: Bool = {
+        var methods = sqlite3_pcache_methods2()
+        guard tabstore_sqlite_config_getpcache2(&methods) == SQLITE_OK, methods.xCreate != nil,
+              methods.xFetch != nil, methods.xRekey != nil, methods.xTruncate != nil, methods.xDestroy != nil else { return false }
+        inner = methods
+        var wrapped = sqlite3_pcache_methods2(
+            iVersion: methods.iVersion, pArg: nil,
+            xInit: { _ in PageCache.inner.xInit?(PageCache.inner.pArg) ?? SQLITE_OK },
+            xShutdown: { _ in PageCache.inner.xShutdown?(PageCache.inner.pArg) },
+            xCreate: { pageSize, extra, purgeable in
+                guard let cache = PageCache.inner.xCreate?(pageSize, extra, purgeable) else { return nil }
+                let layer = UnsafeMutablePointer<Layer>.allocate(capacity: 1)
+                layer.initialize(to: Layer(inner: cache, pages: PageNumbers(pageSize: pageSize)))
+                return OpaquePointer(layer)
+            },
+            xCachesize: { cache, size in PageCache.inner.xCachesize?(PageCache.unwrap(cache).pointee.inner, size) },
+            xPagecount: { cache in PageCache.inner.xPagecount?(PageCache.unwrap(cache).pointee.inner) ?? 0 },
+            xFetch: { cache, key, create in
+                let layer = PageCache.unwrap(cache)
+                let page = PageCache.inner.xFetch?(layer.pointee.inner, key, create)
+                if page != nil { layer.pointee.pages.fetched(key) }
+                return page
+            },
+            xUnpin: { cache, page, discard in PageCache.inner.xUnpin?(PageCache.unwrap(cache).pointee.inner, page, discard) },
+            xRekey: { cache, page, old, new in
+                let layer = PageCache.unwrap(cache)
+                PageCache.inner.xRekey?(layer.pointee.inner, page, old, new)
+                layer.pointee.pages.rekeyed(from: old, to: new)
+            },
+            xTruncate: { cache, limit in
+                let layer = PageCache.unwrap(cache)
+                // No page at or past `limit`: the truncation would drop nothing (and might walk the whole cache).
+                guard layer.pointee.pages.mayHold(atOrPast: limit) else { return }
+                PageCache.inner.xTruncate?(layer.pointee.inner, limit)
+                layer.pointee.pages.truncated(limit)
+            },
+            xDestroy: { cache in
+                let layer = PageCache.unwrap(cache)
+                PageCache.inner.xDestroy?(layer.pointee.inner)
+                layer.deinitialize(count: 1)
+                layer.deallocate()
+            },
+            xShrink: { cache in PageCache.inner.xShrink?(PageCache.unwrap(cache).pointee.inner) })
+        return tabstore_sqlite_config_pcache2(&wrapped) == SQLITE_OK
+    }()
+
+    /// SQLite's default page cache, read once in `installed` before any cache exists and never written again:
+    /// every read of it happens after SQLite took the layer (and with it this copy) under its own mutex.
+    nonisolated(unsafe) private static var inner = sqlite3_pcache_methods2()
+
+    /// One cache of the layer: SQLite's cache, and what page numbers it may hold. Used by one connection at a
+    /// time, like the cache itself (SQLite calls a cache's methods only for the connection that owns it).
+    private struct Layer {
+        let inner: OpaquePointer
+        var pages: PageNumbers
+    }
+
+    private static func unwrap(_ cache: OpaquePointer?) -> UnsafeMutablePointer<Layer> {
+        UnsafeMutablePointer<Layer>(cache!)  // SQLite passes back only what xCreate returned
+    }
+}
+
+/// What page numbers one page cache may hold: a bound every number in it is at or below, except the lock-byte
+/// page's number (where B-tree rebalancing parks a page while it renumbers the pages of a split; no database
+/// page ever has it), tracked on its own so the bound does not jump past the database's end.
+struct PageNumbers: Equatable {
+    /// Every page number in the cache is at or below this, except `parkingKey` while `parked`.
+    private(set) var bound: UInt32 = 0
+    let parkingKey: UInt32
+    private(set) var parked = false
+
+    /// For a cache of `pageSize`-byte pages; SQLite's lock byte is at 1 GiB (`PENDING_BYTE`).
+    init(pageSize: Int32) {
+        parkingKey = pageSize > 0 ? UInt32(0x4000_0000 / pageSize) + 1 : 0
+    }
+
+    /// The cache gave out (or made) the page `key`.
+    mutating func fetched(_ key: UInt32) {
+        if key == parkingKey {
+            parked = true
+        } else if key > bound {
+            bound = key
+        }
+    }
+
+    /// A page's number changed from `old` to `new` (no other page has `new` any more).
+    mutating func rekeyed(from old: UInt32, to new: UInt32) {
+        if old == parkingKey { parked = false }
+        fetched(new)
+    }
+
+    /// Whether a page numbered `limit` or higher may be in the cache.
+    func mayHold(atOrPast limit: UInt32) -> Bool {
+        bound >= limit || (parked && parkingKey >= limit)
+    }
+
+    /// The cache dropped every page numbered `limit` or higher.
+    mutating func truncated(_ limit: UInt32) {
+        bound = limit == 0 ? 0 : min(bound, limit - 1)
+        if parkingKey >= limit { parked = false }
+    }
+}
