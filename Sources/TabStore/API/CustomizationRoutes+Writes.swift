@@ -204,8 +204,9 @@ extension CustomizationRoutes {
         let body = try request.jsonBody()
         let operations = try Operation.decodeList(body)
         var kind = WriteKind(change: .patch)
-        // The history keeps the list as sent (re-encoded), unless it is larger than a stored customization may be.
-        if case .object(let object) = body, let list = object["operations"] {
+        // The history keeps the list as sent (re-encoded), unless it is larger than a stored customization may be;
+        // with no history kept (retention 0) nothing needs it.
+        if services.configuration.historyRevisions > 0, case .object(let object) = body, let list = object["operations"] {
             let encoded = JSONWriter.bytes(list)
             if encoded.count <= services.configuration.maxCustomizationBytes { kind.operations = encoded }
         }

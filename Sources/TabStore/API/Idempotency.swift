@@ -20,16 +20,20 @@ struct IdempotentRequest: Sendable {
     init?(_ request: HTTPRequest) throws {
         let values = request.headers.values(Self.header)
         guard let value = values.first else { return nil }
-        let bytes = Array(value.utf8)
-        guard values.count == 1, (1...Self.maxKeyBytes).contains(bytes.count), bytes.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+        guard values.count == 1, (1...Self.maxKeyBytes).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw APIError.badRequest(.invalidIdempotencyKey, "send one Idempotency-Key of 1-\(Self.maxKeyBytes) visible ASCII characters")
         }
         key = value
+        let method = request.method.utf8, path = Self.canonicalPath(request.head.path).utf8, body = request.body
         var input: [UInt8] = []
-        for part in [Array(request.method.utf8), Array(Self.canonicalPath(request.head.path).utf8), request.body] {
-            input.append(contentsOf: withUnsafeBytes(of: UInt64(part.count).bigEndian, Array.init))
-            input.append(contentsOf: part)
-        }
+        input.reserveCapacity(24 + method.count + path.count + body.count)
+        func append(length: Int) { withUnsafeBytes(of: UInt64(length).bigEndian) { input.append(contentsOf: $0) } }
+        append(length: method.count)
+        input.append(contentsOf: method)
+        append(length: path.count)
+        input.append(contentsOf: path)
+        append(length: body.count)
+        input.append(contentsOf: body)
         digest = Crypto.sha256(input)
     }
 
