@@ -77,5 +77,6 @@ func run() async {
 
 // First, so no signal can arrive before its handler (see ShutdownSignals).
 ShutdownSignals.install()
+Commands.prepareProcess()
 await run()
 exit(0)

@@ -73,6 +73,12 @@ public enum Commands {
         }
     }
 
+    /// Process-wide setup that must come before any thread uses SQLite: SQLite's page cache layer
+    /// (`PageCache`). `tab-server` calls it first thing.
+    public static func prepareProcess() {
+        _ = PageCache.installed
+    }
+
     /// `serve`: starts the service, logs where it listens, waits until `waitForSignal` returns a signal
     /// number, then drains within the grace period and closes. A second signal during the drain (the operator
     /// does not want to wait) logs `shutdown_forced` and exits at once with 128 + its number, as a shell
@@ -86,6 +92,9 @@ public enum Commands {
             ("groupCommit", .bool(options.groupCommit)), ("historyRevisions", .integer(options.historyRevisions)),
             ("cacheBytes", .integer(options.cacheBytes)), ("sqliteCacheBytes", .integer(options.sqliteCacheBytes)), ("version", .string(TabStoreVersion.current)),
         ])
+        if !PageCache.installed {
+            logger.warning("sqlite_page_cache_default", [("detail", .string("SQLite was initialized before tab-server could install its page cache layer; commits after B-tree splits walk the whole page cache"))])
+        }
         let signalNumber = await waitForSignal()
         logger.info("shutdown_started", [("signal", .integer(Int(signalNumber))), ("graceSeconds", .number(options.shutdownGrace))])
         let forced = Task {

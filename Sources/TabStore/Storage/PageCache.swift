@@ -1,4 +1,5 @@
 import CSQLite
+import Synchronization
 
 /// SQLite's own page cache behind a thin layer that skips one needless full scan of it.
 ///
@@ -15,9 +16,12 @@ import CSQLite
 /// at the lock-byte number, tracked on its own) and passes a truncation on only when some page may be at or
 /// past the limit, that is when it may have something to drop. Everything else goes straight to SQLite's
 /// cache; when SQLite is already initialized (it then refuses a new page cache) its own stays, only slower.
-enum PageCache {
-    /// Installs the layer; once, before the first connection opens (SQLite must not be initialized yet).
-    static let installed: Bool = {
+package enum PageCache {
+    /// Installs the layer, once: `tab-server` touches this first thing (`Commands.prepareProcess`), before any
+    /// thread can use SQLite (`sqlite3_config` must not run beside any other SQLite call), and every connection
+    /// touches it before it opens, so a program that never called the former still gets the layer before its
+    /// first connection. False when SQLite was already initialized (it then keeps its own cache).
+    package static let installed: Bool = {
         var methods = sqlite3_pcache_methods2()
         guard tabstore_sqlite_config_getpcache2(&methods) == SQLITE_OK, methods.xCreate != nil,
               methods.xFetch != nil, methods.xRekey != nil, methods.xTruncate != nil, methods.xDestroy != nil else { return false }
@@ -49,7 +53,16 @@ enum PageCache {
             xTruncate: { cache, limit in
                 let layer = PageCache.unwrap(cache)
                 // No page at or past `limit`: the truncation would drop nothing (and might walk the whole cache).
-                guard layer.pointee.pages.mayHold(atOrPast: limit) else { return }
+                guard layer.pointee.pages.mayHold(atOrPast: limit) else {
+                    PageCache.skipped.add(1, ordering: .relaxed)
+                    #if DEBUG
+                    // Debug builds (the tests) check every skip: SQLite's cache, truncated anyway, drops nothing.
+                    let held = PageCache.inner.xPagecount?(layer.pointee.inner)
+                    PageCache.inner.xTruncate?(layer.pointee.inner, limit)
+                    precondition(PageCache.inner.xPagecount?(layer.pointee.inner) == held, "page cache layer skipped a truncation at \(limit) that drops pages")
+                    #endif
+                    return
+                }
                 PageCache.inner.xTruncate?(layer.pointee.inner, limit)
                 layer.pointee.pages.truncated(limit)
             },
@@ -63,9 +76,13 @@ enum PageCache {
         return tabstore_sqlite_config_pcache2(&wrapped) == SQLITE_OK
     }()
 
-    /// SQLite's default page cache, read once in `installed` before any cache exists and never written again:
-    /// every read of it happens after SQLite took the layer (and with it this copy) under its own mutex.
+    /// SQLite's default page cache, written once inside the one-time initializer of `installed`, before the layer
+    /// is handed to SQLite, and never again; every read comes from a method of the layer, so after that
+    /// initializer finished (Swift runs it once, and every caller waits for it).
     nonisolated(unsafe) private static var inner = sqlite3_pcache_methods2()
+
+    /// Truncations the layer did not pass on (tests check the layer is in use).
+    package static let skipped = Atomic<Int>(0)
 
     /// One cache of the layer: SQLite's cache, and what page numbers it may hold. Used by one connection at a
     /// time, like the cache itself (SQLite calls a cache's methods only for the connection that owns it).
