@@ -22,32 +22,34 @@ package enum PageCache {
     /// touches it before it opens, so a program that never called the former still gets the layer before its
     /// first connection. False when SQLite was already initialized (it then keeps its own cache).
     package static let installed: Bool = {
-        var methods = sqlite3_pcache_methods2()
-        guard tabstore_sqlite_config_getpcache2(&methods) == SQLITE_OK, methods.xCreate != nil,
-              methods.xFetch != nil, methods.xRekey != nil, methods.xTruncate != nil, methods.xDestroy != nil else { return false }
-        inner = methods
-        var wrapped = sqlite3_pcache_methods2(
-            iVersion: methods.iVersion, pArg: nil,
-            xInit: { _ in PageCache.inner.xInit?(PageCache.inner.pArg) ?? SQLITE_OK },
-            xShutdown: { _ in PageCache.inner.xShutdown?(PageCache.inner.pArg) },
+        // Both structs live on the heap, allocated by Swift for the C layout: SQLite reads and writes them whole.
+        let methods = PageCache.inner
+        guard tabstore_sqlite_config_getpcache2(methods) == SQLITE_OK, methods.pointee.xCreate != nil, methods.pointee.xFetch != nil,
+              methods.pointee.xRekey != nil, methods.pointee.xTruncate != nil, methods.pointee.xDestroy != nil else { return false }
+        let wrapped = UnsafeMutablePointer<sqlite3_pcache_methods2>.allocate(capacity: 1)
+        defer { wrapped.deallocate() }  // SQLite keeps its own copy
+        wrapped.initialize(to: sqlite3_pcache_methods2(
+            iVersion: methods.pointee.iVersion, pArg: nil,
+            xInit: { _ in PageCache.inner.pointee.xInit?(PageCache.inner.pointee.pArg) ?? SQLITE_OK },
+            xShutdown: { _ in PageCache.inner.pointee.xShutdown?(PageCache.inner.pointee.pArg) },
             xCreate: { pageSize, extra, purgeable in
-                guard let cache = PageCache.inner.xCreate?(pageSize, extra, purgeable) else { return nil }
+                guard let cache = PageCache.inner.pointee.xCreate?(pageSize, extra, purgeable) else { return nil }
                 let layer = UnsafeMutablePointer<Layer>.allocate(capacity: 1)
                 layer.initialize(to: Layer(inner: cache, pages: PageNumbers(pageSize: pageSize)))
                 return OpaquePointer(layer)
             },
-            xCachesize: { cache, size in PageCache.inner.xCachesize?(PageCache.unwrap(cache).pointee.inner, size) },
-            xPagecount: { cache in PageCache.inner.xPagecount?(PageCache.unwrap(cache).pointee.inner) ?? 0 },
+            xCachesize: { cache, size in PageCache.inner.pointee.xCachesize?(PageCache.unwrap(cache).pointee.inner, size) },
+            xPagecount: { cache in PageCache.inner.pointee.xPagecount?(PageCache.unwrap(cache).pointee.inner) ?? 0 },
             xFetch: { cache, key, create in
                 let layer = PageCache.unwrap(cache)
-                let page = PageCache.inner.xFetch?(layer.pointee.inner, key, create)
+                let page = PageCache.inner.pointee.xFetch?(layer.pointee.inner, key, create)
                 if page != nil { layer.pointee.pages.fetched(key) }
                 return page
             },
-            xUnpin: { cache, page, discard in PageCache.inner.xUnpin?(PageCache.unwrap(cache).pointee.inner, page, discard) },
+            xUnpin: { cache, page, discard in PageCache.inner.pointee.xUnpin?(PageCache.unwrap(cache).pointee.inner, page, discard) },
             xRekey: { cache, page, old, new in
                 let layer = PageCache.unwrap(cache)
-                PageCache.inner.xRekey?(layer.pointee.inner, page, old, new)
+                PageCache.inner.pointee.xRekey?(layer.pointee.inner, page, old, new)
                 layer.pointee.pages.rekeyed(from: old, to: new)
             },
             xTruncate: { cache, limit in
@@ -57,29 +59,33 @@ package enum PageCache {
                     PageCache.skipped.add(1, ordering: .relaxed)
                     #if DEBUG
                     // Debug builds (the tests) check every skip: SQLite's cache, truncated anyway, drops nothing.
-                    let held = PageCache.inner.xPagecount?(layer.pointee.inner)
-                    PageCache.inner.xTruncate?(layer.pointee.inner, limit)
-                    precondition(PageCache.inner.xPagecount?(layer.pointee.inner) == held, "page cache layer skipped a truncation at \(limit) that drops pages")
+                    let held = PageCache.inner.pointee.xPagecount?(layer.pointee.inner)
+                    PageCache.inner.pointee.xTruncate?(layer.pointee.inner, limit)
+                    precondition(PageCache.inner.pointee.xPagecount?(layer.pointee.inner) == held, "page cache layer skipped a truncation at \(limit) that drops pages")
                     #endif
                     return
                 }
-                PageCache.inner.xTruncate?(layer.pointee.inner, limit)
+                PageCache.inner.pointee.xTruncate?(layer.pointee.inner, limit)
                 layer.pointee.pages.truncated(limit)
             },
             xDestroy: { cache in
                 let layer = PageCache.unwrap(cache)
-                PageCache.inner.xDestroy?(layer.pointee.inner)
+                PageCache.inner.pointee.xDestroy?(layer.pointee.inner)
                 layer.deinitialize(count: 1)
                 layer.deallocate()
             },
-            xShrink: { cache in PageCache.inner.xShrink?(PageCache.unwrap(cache).pointee.inner) })
-        return tabstore_sqlite_config_pcache2(&wrapped) == SQLITE_OK
+            xShrink: { cache in PageCache.inner.pointee.xShrink?(PageCache.unwrap(cache).pointee.inner) }))
+        return tabstore_sqlite_config_pcache2(wrapped) == SQLITE_OK
     }()
 
-    /// SQLite's default page cache, written once inside the one-time initializer of `installed`, before the layer
-    /// is handed to SQLite, and never again; every read comes from a method of the layer, so after that
+    /// SQLite's default page cache, filled once inside the one-time initializer of `installed`, before the layer
+    /// is handed to SQLite, and never written again; every read comes from a method of the layer, so after that
     /// initializer finished (Swift runs it once, and every caller waits for it).
-    nonisolated(unsafe) private static var inner = sqlite3_pcache_methods2()
+    nonisolated(unsafe) private static let inner: UnsafeMutablePointer<sqlite3_pcache_methods2> = {
+        let methods = UnsafeMutablePointer<sqlite3_pcache_methods2>.allocate(capacity: 1)
+        methods.initialize(to: sqlite3_pcache_methods2())
+        return methods
+    }()
 
     /// Truncations the layer did not pass on (tests check the layer is in use).
     package static let skipped = Atomic<Int>(0)
