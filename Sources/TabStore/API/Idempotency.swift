@@ -27,13 +27,13 @@ struct IdempotentRequest: Sendable {
         let method = request.method.utf8, path = Self.canonicalPath(request.head.path).utf8, body = request.body
         var input: [UInt8] = []
         input.reserveCapacity(24 + method.count + path.count + body.count)
-        func append(length: Int) { withUnsafeBytes(of: UInt64(length).bigEndian) { input.append(contentsOf: $0) } }
-        append(length: method.count)
-        input.append(contentsOf: method)
-        append(length: path.count)
-        input.append(contentsOf: path)
-        append(length: body.count)
-        input.append(contentsOf: body)
+        func add(_ part: some Collection<UInt8>) {
+            withUnsafeBytes(of: UInt64(part.count).bigEndian) { input.append(contentsOf: $0) }
+            input.append(contentsOf: part)
+        }
+        add(method)
+        add(path)
+        add(body)
         digest = Crypto.sha256(input)
     }
 
