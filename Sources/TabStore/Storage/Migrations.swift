@@ -170,6 +170,22 @@ package enum Migrations {
             DROP TABLE customization_history;
             ALTER TABLE customization_history_v7 RENAME TO customization_history;
             """),
+        // Each answer in `idempotent_answers` (clustered by user) dirtied a page of its own per keyed write. A keyed
+        // write that makes a revision now keeps its answer in the history row it appends anyway (`answer_*`: the
+        // key, the request's digest, status, ETag, whether the body is the row's document or empty, when, and its
+        // number in the insertion order), and the customization row lists those answers (`history_answers`, see
+        // HistoryAnswers): a new key is known new without reading a history row. The retention moves a live
+        // answer to `idempotent_answers` before it cuts its row. Existing rows hold none: nothing to copy.
+        Migration(version: 8, name: "idempotent answers kept in the history rows their writes append", sql: """
+            ALTER TABLE customization_history ADD COLUMN answer_key TEXT;
+            ALTER TABLE customization_history ADD COLUMN answer_digest BLOB;
+            ALTER TABLE customization_history ADD COLUMN answer_status INTEGER;
+            ALTER TABLE customization_history ADD COLUMN answer_etag TEXT;
+            ALTER TABLE customization_history ADD COLUMN answer_with_document INTEGER;
+            ALTER TABLE customization_history ADD COLUMN answer_created INTEGER;
+            ALTER TABLE customization_history ADD COLUMN answer_order INTEGER;
+            ALTER TABLE customizations ADD COLUMN history_answers BLOB;
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

@@ -3,62 +3,6 @@ import TabStoreSupport
 
 /// History, idempotent answers, export and erase on the embedded store. The SQL is plain (no SQLite-only
 /// functions), so another backend can run the same statements.
-/// The writer's bookkeeping for idempotent answers; only the writer thread uses it.
-final class AnswerBookkeeping: Sendable {
-    static let start: [SQLiteValue] = [.text(""), .text(""), .text("")]
-    /// Where the sweep of everyone's expired answers goes on from: the last (app, user, key) it looked at. A
-    /// position past rows a failed batch did not remove only means they wait for the next round.
-    let position = Locked(AnswerBookkeeping.start)
-    private struct Order {
-        /// The last insertion number given, read from the database (`answer_order`) at the first answer.
-        var last: Int?
-        /// The counter's value as this writer stores it: every number given is at or below it.
-        var reserved = 0
-        /// Whether `reserved` is not known to be committed yet: every batch stores it until one commits.
-        var unstored = false
-    }
-
-    /// Numbers are reserved this many at a time: the counter is written once per block, not once per batch (a
-    /// page in every batch's WAL), and a restart skips what was left of the block (gaps, never a repeat).
-    static let orderBlock = 1 << 20
-
-    private let order = Locked(Order())
-
-    /// The next insertion number for an answer. Past the reserved block the next block is reserved, and stored
-    /// in the same transaction as the answer that takes its first number (`storeOrder`), so after a restart
-    /// numbering goes on above every committed answer.
-    func nextOrder(_ db: SQLiteConnection) throws -> Int {
-        try order.withLock { order in
-            if order.last == nil {
-                let stored = try db.scalarInt("SELECT value FROM tabstore_counters WHERE name = 'answer_order'") ?? 0
-                order.last = stored
-                order.reserved = stored
-            }
-            let next = (order.last ?? 0) + 1
-            order.last = next
-            if next > order.reserved {
-                order.reserved = next - 1 + Self.orderBlock
-                order.unstored = true
-            }
-            return next
-        }
-    }
-
-    /// Stores the reserved block's end while no batch that stored it has committed (called before each batch's
-    /// COMMIT): a batch that fails takes its numbers' reservation with it, and the next batch stores it again.
-    func storeOrder(_ db: SQLiteConnection) throws {
-        try order.withLock { order in
-            guard order.unstored else { return }
-            try db.run("UPDATE tabstore_counters SET value = ? WHERE name = 'answer_order'", [.integer(order.reserved)])
-        }
-    }
-
-    /// A batch committed: the reservation it stored (if any) is durable.
-    func batchCommitted() {
-        order.withLock { $0.unstored = false }
-    }
-}
-
 extension SQLiteStore {
     /// Housekeeping runs once every this many revisions of a user (and for every keyed write that makes no
     /// revision), not on every write: the writer's time per write is what PATCH throughput is made of.
@@ -72,33 +16,52 @@ extension SQLiteStore {
         let answerBookkeeping = self.answerBookkeeping
         let (added, historyDelta) = try await writer.write { db -> (Int, Int) in
             let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
-            let statement = try db.statement("SELECT revision, history_head, history_floor FROM customizations WHERE app_id = ? AND user_id = ?")
-                .bind(user)
+            let statement = try db.statement("""
+                SELECT revision, history_head, history_floor, history_answers FROM customizations WHERE app_id = ? AND user_id = ?
+                """).bind(user)
             let found = try statement.step()
             let current = found ? statement.int(0) : nil
             var head = found && !statement.isNull(1) ? statement.int(1) : nil
             let floor = found ? statement.int(2) : 0
+            var answers = found ? HistoryAnswers(statement.bytes(3)) : HistoryAnswers()
             statement.reset()
             guard (current ?? 0) == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current ?? 0) }
             var historyDelta = 0
             do {
+                // The answer goes in the history row this write appends when it fits (HistoryAnswers), else in
+                // `idempotent_answers`; either way no live answer may have its key, in either place.
+                var held: (answer: IdempotentAnswer, order: Int)?
+                if let answer = commit.answer {
+                    answers.removeExpired(before: commit.answersExpireBefore)
+                    let fits = Self.answerFitsHistory(commit, listed: answers)
+                    try Self.requireKeyFree(answer.key, answers: answers, head: head, user: user, notBefore: commit.answersExpireBefore,
+                                            inTable: fits, db: db)
+                    if fits {
+                        held = (answer, try answerBookkeeping.nextOrder(db))
+                        answers.add(key: answer.key, createdAt: answer.createdAt)
+                    }
+                }
                 if let record = commit.record, commit.historyRevisions > 0 {
-                    head = try Self.storeHistory(commit, record, previous: head, db: db)
+                    head = try Self.storeHistory(commit, record, previous: head, answer: held, db: db)
                     historyDelta += 1
                 }
                 // The answer before the history's retention: its housekeeping decides which answers stay, and the
-                // retention gives those that name a row it removes their own copy.
-                if let answer = commit.answer { try Self.storeAnswer(answer, commit, bookkeeping: answerBookkeeping, db: db) }
+                // retention gives those that name a row it removes their own copy (or moves the row's own answer).
+                if let answer = commit.answer {
+                    try Self.storeAnswer(answer, commit, inTable: held == nil, head: head, answers: &answers, bookkeeping: answerBookkeeping,
+                                         db: db)
+                }
                 if let record = commit.record {
                     // The floor only rises: a revision once past the retention never comes back, even when the
                     // retention is raised. It rises by one a revision; more means the retention was lowered (or
                     // set to 0), which applies now, not at the next housekeeping.
                     let newFloor = max(floor, record.revision - commit.historyRevisions)
                     if Self.housekeeping(record) || newFloor > floor + 1 {
-                        historyDelta -= try Self.trimHistory(head: &head, keepAbove: newFloor, user: user, db: db)
+                        historyDelta -= try Self.trimHistory(head: &head, keepAbove: newFloor, user: user, answers: &answers,
+                                                             answersFrom: commit.answersExpireBefore, db: db)
                     }
                     try Self.storeRevision(record, appId: record.appId, userId: record.userId,
-                                           history: (head: head, floor: newFloor), db: db)
+                                           history: (head: head, floor: newFloor), answers: answers, db: db)
                 }
             } catch let error as StorageError where error.isConstraintViolation {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
@@ -113,22 +76,35 @@ extension SQLiteStore {
 
     /// Stores `next` as the user's current customization (the row under `appId`, `userId`), replacing any;
     /// `history.head` is the rowid of the user's newest history row (nil: none), `history.floor` the highest
-    /// revision the retention cut.
+    /// revision the retention cut, `answers` the list of answers its history rows hold (nil: left as stored).
     static func storeRevision(_ next: CustomizationRecord, appId: String, userId: String, history: (head: Int?, floor: Int),
-                              db: SQLiteConnection) throws {
+                              answers: HistoryAnswers? = nil, db: SQLiteConnection) throws {
+        let values: [SQLiteValue] = [.text(appId), .text(userId), .integer(next.revision), .integer(next.schemaVersion),
+                                     .blob(next.document), .text(next.updatedAt), history.head.map { .integer($0) } ?? .null, .integer(history.floor)]
+        guard let answers else {
+            // The list of answers in history rows stays as it is (a new row has none).
+            try db.run("""
+                INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at, history_head, history_floor)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (app_id, user_id) DO UPDATE SET revision = excluded.revision, schema_version = excluded.schema_version,
+                    document = excluded.document, updated_at = excluded.updated_at, history_head = excluded.history_head,
+                    history_floor = excluded.history_floor
+                """, values)
+            return
+        }
         try db.run("""
-            INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at, history_head, history_floor)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at, history_head, history_floor,
+                history_answers)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (app_id, user_id) DO UPDATE SET revision = excluded.revision, schema_version = excluded.schema_version,
                 document = excluded.document, updated_at = excluded.updated_at, history_head = excluded.history_head,
-                history_floor = excluded.history_floor
-            """, [.text(appId), .text(userId), .integer(next.revision), .integer(next.schemaVersion),
-                  .blob(next.document), .text(next.updatedAt), history.head.map { .integer($0) } ?? .null, .integer(history.floor)])
+                history_floor = excluded.history_floor, history_answers = excluded.history_answers
+            """, values + [answers.stored.map { .blob($0) } ?? .null])
     }
 
     /// Whether this write does the user's housekeeping: every `housekeepingEvery`-th revision, and every
     /// write that makes none (those are rare: a keyed write that changes nothing).
-    private static func housekeeping(_ record: CustomizationRecord?) -> Bool {
+    static func housekeeping(_ record: CustomizationRecord?) -> Bool {
         guard let record else { return true }
         return record.revision % housekeepingEvery == 0
     }
@@ -141,100 +117,10 @@ extension SQLiteStore {
         return record.revision
     }
 
-    /// Stores the answer; an expired one under the same key gives way, a live one means another write won.
-    /// An answer that is the new revision's document names its history row instead of copying the bytes.
-    /// Each answer takes the next number of the insertion order (`answer_order`, one counter for the whole
-    /// database, on a page a batch shares): the order the cap evicts in. A replaced expired answer is a new
-    /// one, numbered anew.
-    private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, bookkeeping sweep: AnswerBookkeeping,
-                                    db: SQLiteConnection) throws {
-        let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
-        let bodyRevision = Self.answerBodyRevision(commit)
-        let order = try sweep.nextOrder(db)
-        try db.run("""
-            INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at,
-                insert_order)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (app_id, user_id, idempotency_key) DO UPDATE SET request_digest = excluded.request_digest,
-                status = excluded.status, etag = excluded.etag, body = excluded.body, body_revision = excluded.body_revision,
-                created_at = excluded.created_at, insert_order = excluded.insert_order
-            WHERE idempotent_answers.created_at < ?
-            """, user + [.text(answer.key), .blob(answer.requestDigest), .integer(answer.status), answer.etag.map { .text($0) } ?? .null,
-                         bodyRevision == nil ? .blob(answer.body) : .null, bodyRevision.map { .integer($0) } ?? .null,
-                         .integer(answer.createdAt), .integer(order), .integer(commit.answersExpireBefore)])
-        if db.changes == 0 { throw StoreConflict.answerExists }
-        guard Self.housekeeping(commit.record) else { return }
-        // The user's expired answers go first (their rows are next to each other: one short scan).
-        try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND created_at < ?",
-                   user + [.integer(commit.answersExpireBefore)])
-        // Bounded per user: past the cap the answers stored first go (a client retries within minutes, not 1,000
-        // writes later); checked at the user's housekeeping, so at most `housekeepingEvery` more are ever kept.
-        // Strictly in insertion order: never by time (a burst shares its second) nor by key (a recent key that
-        // sorts low would go first, and its retry would be applied twice). Answers from before migration 5 are
-        // all 0, older than every newer one; among themselves, by time then key as they were.
-        let kept = try db.scalarInt("SELECT count(*) FROM idempotent_answers WHERE app_id = ? AND user_id = ?", user) ?? 0
-        if kept > commit.maxAnswersPerUser {
-            try db.run("""
-                DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND idempotency_key IN (
-                    SELECT idempotency_key FROM idempotent_answers WHERE app_id = ? AND user_id = ?
-                    ORDER BY insert_order, created_at, idempotency_key LIMIT ?)
-                """, user + user + [.integer(kept - commit.maxAnswersPerUser)])
-        }
-        try Self.sweepExpiredAnswers(sweep, before: commit.answersExpireBefore, db: db)
-    }
-
-    /// Everyone's expired answers (a user who never writes again has no housekeeping of their own), in bounded
-    /// steps: each looks at the next `expiredAnswersPerHousekeeping` answers in key order after where the last
-    /// step ended and removes the expired ones among them; past the last answer the next step starts over.
-    private static func sweepExpiredAnswers(_ sweep: AnswerBookkeeping, before: Int, db: SQLiteConnection) throws {
-        let key = "(app_id, user_id, idempotency_key)"
-        let from = sweep.position.withLock { $0 }
-        let statement = try db.statement("""
-            SELECT app_id, user_id, idempotency_key FROM idempotent_answers WHERE \(key) > (?, ?, ?)
-            ORDER BY app_id, user_id, idempotency_key LIMIT 1 OFFSET ?
-            """).bind(from + [.integer(Self.expiredAnswersPerHousekeeping - 1)])
-        let last: [SQLiteValue]? = try statement.step() ? [.text(statement.text(0)), .text(statement.text(1)), .text(statement.text(2))] : nil
-        statement.reset()
-        if let last {
-            try db.run("DELETE FROM idempotent_answers WHERE \(key) > (?, ?, ?) AND \(key) <= (?, ?, ?) AND created_at < ?",
-                       from + last + [.integer(before)])
-        } else {
-            // Fewer than a step's worth are left after the position: the rest, then from the start again.
-            try db.run("DELETE FROM idempotent_answers WHERE \(key) > (?, ?, ?) AND created_at < ?", from + [.integer(before)])
-        }
-        sweep.position.withLock { $0 = last ?? AnswerBookkeeping.start }
-    }
-
     package func revisionFloor(appId: String, userId: String) async throws -> Int {
         try await readers.read { db in
             try db.scalarInt("SELECT last_revision FROM revision_floors WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)]) ?? 0
         }
-    }
-
-    package func idempotentAnswer(appId: String, userId: String, key: String, notBefore: Int) async throws -> IdempotentAnswer? {
-        try await readers.read { db in try db.transaction(immediate: false) {
-            let user: [SQLiteValue] = [.text(appId), .text(userId)]
-            let statement = try db.statement("""
-                SELECT request_digest, status, etag, body, created_at, body_revision FROM idempotent_answers
-                WHERE app_id = ? AND user_id = ? AND idempotency_key = ? AND created_at >= ?
-                """).bind(user + [.text(key), .integer(notBefore)])
-            defer { statement.reset() }
-            guard try statement.step() else { return nil }
-            // The body is the answer's own copy, or the document of the history row it names (kept in the chain
-            // while the answer is: the retention gives the answer a copy before it removes the row).
-            var body = statement.bytes(3)
-            if !statement.isNull(5) {
-                let revision = statement.int(5)
-                let named = try Self.walk(from: Self.historyHead(user, db: db), user: user, db: db) { $0.revision >= revision }.last
-                guard let named, named.revision == revision, let document = try Self.historyRecord(rowid: named.rowid, db: db)?.document else {
-                    // Never replay other bytes than the first answer's.
-                    throw StorageError(extendedCode: SQLITE_CORRUPT, message: "the idempotent answer \(key) names a history row that is gone")
-                }
-                body = document
-            }
-            return IdempotentAnswer(key: key, requestDigest: statement.bytes(0), status: statement.int(1),
-                                    etag: statement.isNull(2) ? nil : statement.text(2), body: body, createdAt: statement.int(4))
-        } }
     }
 
     private static let historyColumns = "revision, schema_version, change_kind, operations, document, updated_at"
@@ -252,7 +138,7 @@ extension SQLiteStore {
     }
 
     /// The history row `rowid`.
-    private static func historyRecord(rowid: Int, db: SQLiteConnection) throws -> HistoryRecord? {
+    static func historyRecord(rowid: Int, db: SQLiteConnection) throws -> HistoryRecord? {
         let statement = try db.statement("SELECT \(Self.historyColumns) FROM customization_history WHERE rowid = ?").bind([.integer(rowid)])
         defer { statement.reset() }
         return try statement.step() ? Self.historyRow(statement) : nil
@@ -308,13 +194,7 @@ extension SQLiteStore {
             for app in try Self.appIds(db, appId) {
                 let record = try Self.customizationRow(db, appId: app, userId: userId)
                 let history = try Self.history(db, appId: app, userId: userId, before: nil, limit: Int.max, keep: keep)
-                let statement = try db.statement("""
-                    SELECT idempotency_key, status, created_at FROM idempotent_answers WHERE app_id = ? AND user_id = ?
-                    ORDER BY insert_order DESC, created_at DESC, idempotency_key
-                    """).bind([.text(app), .text(userId)])
-                var answers: [(key: String, status: Int, createdAt: Int)] = []
-                while try statement.step() { answers.append((statement.text(0), statement.int(1), statement.int(2))) }
-                statement.reset()
+                let answers = try Self.storedAnswers([.text(app), .text(userId)], db: db)
                 guard record != nil || !history.isEmpty || !answers.isEmpty else { continue }
                 found.append(UserData(appId: app, customization: record, history: history, answers: answers))
             }

@@ -317,7 +317,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
             }
             // The history hangs from the row: it goes with it (the API's DELETE stores the empty customization instead).
             let user: [SQLiteValue] = [.text(appId), .text(userId)]
-            let historyRows = try Self.removeHistory(head: Self.historyHead(user, db: db), user: user, db: db)
+            let historyRows = try Self.removeHistory(head: Self.historyHead(user, db: db), user: user, keepingAnswersFrom: 0, db: db)
             try db.run("DELETE FROM customizations WHERE app_id = ? AND user_id = ?", user)
             return (db.changes > 0, historyRows)
         } afterCommit: { [records] _ in
