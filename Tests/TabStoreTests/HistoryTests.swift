@@ -10,6 +10,15 @@ struct HistoryTests {
     /// The history page's revisions, newest first.
     static func revisions(_ page: TestResponse) -> [Int] { page.field("items")?.items.compactMap { $0["revision"]?.integer } ?? [] }
 
+    @Test("a PATCH's operations show from the body kept as received, and from a list stored by an earlier version")
+    func operationsFromEitherStoredForm() throws {
+        let list = try JSONParser.parse(Array(#"[{"op":"setSidebarVisibility","tab":"a","visibility":"hidden"}]"#.utf8))
+        let body = try JSONParser.parse(Array(#"{ "operations" : [ {"op":"setSidebarVisibility","tab":"a","visibility":"hidden"} ] }"#.utf8))
+        #expect(CustomizationRoutes.operationList(body) == list)
+        #expect(CustomizationRoutes.operationList(list) == list)
+        #expect(CustomizationRoutes.operationList(.null) == .null)
+    }
+
     @Test("every revision is kept with its change kind, a PATCH's operations and the document; newest first", arguments: PostgresTestCluster.backends)
     func everyRevisionKept(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in

@@ -34,10 +34,17 @@ extension CustomizationRoutes {
     func historyItem(_ row: HistoryRecord) -> JSONValue {
         var members: [(String, JSONValue)] = [("revision", .integer(row.revision)), ("updatedAt", .string(row.updatedAt)), ("change", .string(row.change))]
         if row.change == ChangeKind.patch.rawValue {
-            members.append(("operations", row.operations.map { parsedOrNull($0, revision: row.revision) } ?? .null))
+            members.append(("operations", row.operations.map { Self.operationList(parsedOrNull($0, revision: row.revision)) } ?? .null))
         }
         members.append(("customization", parsedOrNull(row.document, revision: row.revision)))
         return .object(JSONObject(members))
+    }
+
+    /// A PATCH's operations as stored: the request's body (an object whose `operations` member is the list), or,
+    /// in rows stored before bodies were kept as received, the list itself.
+    static func operationList(_ stored: JSONValue) -> JSONValue {
+        if case .object(let body) = stored { return body["operations"] ?? .null }
+        return stored
     }
 
     private func parsedOrNull(_ bytes: [UInt8], revision: Int) -> JSONValue {

@@ -204,11 +204,11 @@ extension CustomizationRoutes {
         let body = try request.jsonBody()
         let operations = try Operation.decodeList(body)
         var kind = WriteKind(change: .patch)
-        // The history keeps the list as sent (re-encoded), unless it is larger than a stored customization may be;
-        // with no history kept (retention 0) nothing needs it.
-        if services.configuration.historyRevisions > 0, case .object(let object) = body, let list = object["operations"] {
-            let encoded = JSONWriter.bytes(list)
-            if encoded.count <= services.configuration.maxCustomizationBytes { kind.operations = encoded }
+        // The history keeps the body as sent (an object whose `operations` member is the list: `historyItem` shows
+        // that member), unless it is larger than a stored customization may be; with no history kept (retention
+        // 0) nothing needs it. Stored as received, not re-encoded: a write pays nothing for it but the bytes.
+        if services.configuration.historyRevisions > 0, request.body.count <= services.configuration.maxCustomizationBytes {
+            kind.operations = request.body
         }
         return try await edit(request, context, kind: kind) { current, schema in
             try CustomizationEditor.apply(operations, to: current, index: schema)

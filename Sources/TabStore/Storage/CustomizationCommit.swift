@@ -9,7 +9,9 @@ package struct HistoryRecord: Sendable, Equatable {
     package let schemaVersion: Int
     /// A `ChangeKind` raw value as stored (kept as text: a row a newer version wrote still reads).
     package let change: String
-    /// The PATCH's operations as a JSON array; nil for other changes, or when the list was not kept.
+    /// The PATCH's operations: its request body as received (a JSON object whose `operations` member is the
+    /// list), or, in rows stored before bodies were kept as received, the list as a JSON array; nil for other
+    /// changes, or when it was not kept.
     package let operations: [UInt8]?
     package let document: [UInt8]
     package let updatedAt: String
@@ -56,7 +58,7 @@ package struct CustomizationCommit: Sendable {
     /// The next revision; nil when nothing changes (only `answer` is stored then).
     package let record: CustomizationRecord?
     package let change: ChangeKind
-    /// For a PATCH: the operations as a JSON array (nil: not kept).
+    /// For a PATCH: its request body as received (nil: not kept).
     package let operations: [UInt8]?
     /// Revisions kept per user, the new one included; 0 keeps none.
     package let historyRevisions: Int

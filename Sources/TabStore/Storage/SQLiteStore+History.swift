@@ -55,8 +55,9 @@ extension SQLiteStore {
                     // The floor only rises: a revision once past the retention never comes back, even when the
                     // retention is raised. It rises by one a revision; more means the retention was lowered (or
                     // set to 0), which applies now, not at the next housekeeping.
+                    // With the floor at 0 (fewer revisions than the retention) no row can be cut: revisions start at 1.
                     let newFloor = max(floor, record.revision - commit.historyRevisions)
-                    if Self.housekeeping(record) || newFloor > floor + 1 {
+                    if newFloor > 0, Self.housekeeping(record) || newFloor > floor + 1 {
                         historyDelta -= try Self.trimHistory(head: &head, keepAbove: newFloor, user: user, answers: &answers,
                                                              answersFrom: commit.answersExpireBefore, db: db)
                     }
