@@ -259,6 +259,30 @@ struct IdempotencyTests {
         }
     }
 
+    @Test("keyed writes past the retention: every row past it goes (an answer keeps its bytes), and every key still replays", arguments: PostgresTestCluster.backends)
+    func keyedRowsPastTheRetentionGo(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend, adjust: { $0.historyRevisions = 2 }) { live in
+            let creds = try await Credentials.register(on: live)
+            var answers: [TestResponse] = []
+            for index in 0..<40 {
+                let body = Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")
+                answers.append(try await live.send(.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "k-\(index)").json(body)))
+                #expect(answers[index].revision == index + 1)
+            }
+            // PostgreSQL removes rows past the retention at every write, the embedded store at the 16th revision
+            // (the 32nd here): at most 2 + 8 rows are left, never one an answer needs.
+            let rows = try await live.send(.get("/metrics")).metric("tabstore_history_rows") ?? -1
+            #expect(backend == .postgres ? rows == 2 : (2...10).contains(rows))
+            #expect(HistoryTests.revisions(try await live.send(.get(creds.customization + "/history").bearer(creds.userToken))) == [40, 39])
+            for index in 0..<40 {
+                let body = Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")
+                let retry = try await live.send(.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "k-\(index)").json(body))
+                #expect(retry.header("Idempotent-Replayed") == "true" && retry.body == answers[index].body && retry.etag == answers[index].etag)
+            }
+            #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).revision == 40)
+        }
+    }
+
     @Test("an answer is stored as its revision's history row only when that row holds its exact bytes")
     func answerBodyByReference() {
         let document = Array(#"{"revision":7}"#.utf8)

@@ -24,7 +24,7 @@ extension PostgresStore {
         }
     }
 
-    /// Adds the revision's history row and removes the rows past the retention that no idempotent answer names.
+    /// Adds the revision's history row and removes the rows past the retention (an answer naming one gets a copy).
     private static func storeHistory(_ commit: CustomizationCommit, _ record: CustomizationRecord, db: PostgresConnection) throws {
         if commit.historyRevisions > 0 {
             // A row under the same revision can only be left from a restored backup: the newer one wins.
@@ -39,13 +39,18 @@ extension PostgresStore {
                       .text(record.updatedAt)])
         }
         // At every write, not only at the housekeeping: rows kept past the retention would come back if the
-        // retention were raised (the embedded store keeps a floor instead; a range of the primary key here).
-        do {
-            try db.query("""
-                DELETE FROM customization_history WHERE app_id = $1 AND user_id = $2 AND revision <= $3 AND revision NOT IN (
-                    SELECT body_revision FROM idempotent_answers WHERE app_id = $1 AND user_id = $2 AND body_revision IS NOT NULL)
-                """, [.text(record.appId), .text(record.userId), .integer(record.revision &- commit.historyRevisions)])
-        }
+        // retention were raised (the embedded store keeps a floor instead; a range of the primary key here). An
+        // answer that names a row about to go gets that row's bytes as its own copy first (as on the embedded
+        // store), so every row past the retention goes, named or not, and a repeat still replays the same bytes.
+        let user: [PostgresValue] = [.text(record.appId), .text(record.userId)]
+        let cut = PostgresValue.integer(record.revision &- commit.historyRevisions)
+        try db.query("""
+            UPDATE idempotent_answers AS a SET body = h.document, body_revision = NULL
+            FROM customization_history AS h
+            WHERE a.app_id = $1 AND a.user_id = $2 AND a.body_revision IS NOT NULL AND a.body_revision <= $3
+                AND h.app_id = a.app_id AND h.user_id = a.user_id AND h.revision = a.body_revision
+            """, user + [cut])
+        try db.query("DELETE FROM customization_history WHERE app_id = $1 AND user_id = $2 AND revision <= $3", user + [cut])
     }
 
     private static func housekeeping(_ record: CustomizationRecord?) -> Bool {
