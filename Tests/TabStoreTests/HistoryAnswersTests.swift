@@ -48,22 +48,24 @@ struct HistoryAnswersTests {
         }
     }
 
-    @Test("the list's stored form: entries newest first, expiry by time, one entry removed per cut row, a ragged tail ignored")
+    @Test("the list's stored form: entries newest first with their rows, expiry by time, removal by row, a ragged tail ignored")
     func listForm() {
         var list = HistoryAnswers()
         #expect(list.stored == nil)
-        list.add(key: "old", createdAt: 100)
-        list.add(key: "new", createdAt: 200)
-        list.add(key: "new", createdAt: 200)
+        list.add(key: "old", createdAt: 100, rowid: 7)
+        list.add(key: "new", createdAt: 200, rowid: 1 << 40)
+        list.add(key: "new", createdAt: 200, rowid: 9)
         let stored = list.stored ?? []
-        #expect(stored.count == 24)
+        #expect(stored.count == 48)
         #expect(HistoryAnswers(stored) == list)
         #expect(HistoryAnswers(stored + [1, 2, 3]) == list)
-        #expect(list.mayHold("old", notBefore: 100) && !list.mayHold("old", notBefore: 101) && !list.mayHold("other", notBefore: 0))
-        list.remove(key: Array("new".utf8), createdAt: 200)
-        #expect(list.count == 2 && list.mayHold("new", notBefore: 0))
+        #expect(list.rows(mayHolding: "new", notBefore: 0) == [9, 1 << 40])
+        #expect(list.rows(mayHolding: "old", notBefore: 100) == [7] && list.rows(mayHolding: "old", notBefore: 101).isEmpty)
+        #expect(list.rows(mayHolding: "other", notBefore: 0).isEmpty)
+        list.remove(rowid: 9)
+        #expect(list.count == 2 && list.rows(mayHolding: "new", notBefore: 0) == [1 << 40])
         list.removeExpired(before: 150)
-        #expect(list.entries.map(\.createdAt) == [200])
+        #expect(list.entries.map(\.rowid) == [1 << 40])
         #expect(HistoryAnswers.seconds(-5) == 0 && HistoryAnswers.seconds(Int.max) == UInt32.max)
     }
 
@@ -93,6 +95,21 @@ struct HistoryAnswersTests {
         let reopened = try await Self.open(dir)
         #expect(try await reopened.idempotentAnswer(appId: "a", userId: "u", key: "k1", notBefore: 2000)?.body == third.document)
         await reopened.close()
+    }
+
+    @Test("an answer under many unkeyed revisions is found by its row, still taken, and replays")
+    func answerDeepInTheChain() async throws {
+        let dir = TemporaryDirectory()
+        let store = try await Self.open(dir)
+        let first = Self.record(1)
+        try await store.commitCustomization(Self.commit(first, Self.answer("deep", for: first)))
+        for revision in 2...90 { try await store.commitCustomization(Self.commit(Self.record(revision), nil)) }
+        #expect(try await store.idempotentAnswer(appId: "a", userId: "u", key: "deep", notBefore: 0) == Self.answer("deep", for: first))
+        let next = Self.record(91)
+        await #expect(throws: StoreConflict.self) { try await store.commitCustomization(Self.commit(next, Self.answer("deep", for: next))) }
+        // Another user's list never names this user's row (the row's app and user are compared too).
+        #expect(try await store.idempotentAnswer(appId: "a", userId: "v", key: "deep", notBefore: 0) == nil)
+        await store.close()
     }
 
     @Test("keys whose hashes collide are told apart by their bytes")

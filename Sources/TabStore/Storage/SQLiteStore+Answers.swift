@@ -85,14 +85,14 @@ extension SQLiteStore {
         let kept = try db.scalarInt("SELECT count(*) FROM idempotent_answers WHERE app_id = ? AND user_id = ?", user) ?? 0
         let excess = kept + answers.count - commit.maxAnswersPerUser
         if excess > 0 {
-            try Self.evictOldestAnswers(excess, user: user, head: head, answers: &answers, notBefore: commit.answersExpireBefore, db: db)
+            try Self.evictOldestAnswers(excess, user: user, answers: &answers, notBefore: commit.answersExpireBefore, db: db)
         }
         try Self.sweepExpiredAnswers(sweep, before: commit.answersExpireBefore, db: db)
     }
 
     /// Removes the user's `count` oldest answers in insertion order (then time, then key bytes), wherever they
     /// are: a row of `idempotent_answers` goes; a history row stays, without its answer (and leaves `answers`).
-    private static func evictOldestAnswers(_ count: Int, user: [SQLiteValue], head: Int?, answers: inout HistoryAnswers, notBefore: Int,
+    private static func evictOldestAnswers(_ count: Int, user: [SQLiteValue], answers: inout HistoryAnswers, notBefore: Int,
                                            db: SQLiteConnection) throws {
         // (order, time, key, history rowid or nil for a row of `idempotent_answers`)
         var candidates: [(order: Int, createdAt: Int, key: [UInt8], rowid: Int?)] = []
@@ -104,12 +104,13 @@ extension SQLiteStore {
             defer { statement.reset() }
             while try statement.step() { candidates.append((statement.int(0), statement.int(1), statement.bytes(2), nil)) }
         }
-        if answers.count > 0 {
-            let links = try walk(from: head, user: user, db: db) { _ in true }
-            for link in links where link.answerKey != nil && link.answerCreatedAt >= notBefore {
-                let order = try db.scalarInt("SELECT answer_order FROM customization_history WHERE rowid = ?", [.integer(link.rowid)]) ?? 0
-                candidates.append((order, link.answerCreatedAt, link.answerKey ?? [], link.rowid))
-            }
+        for entry in answers.entries {
+            let statement = try db.statement("""
+                SELECT answer_order, answer_created, answer_key FROM customization_history
+                WHERE rowid = ? AND app_id = ? AND user_id = ? AND answer_key IS NOT NULL AND answer_created >= ?
+                """).bind([.integer(Int(entry.rowid))] + user + [.integer(notBefore)])
+            defer { statement.reset() }
+            if try statement.step() { candidates.append((statement.int(0), statement.int(1), statement.bytes(2), Int(entry.rowid))) }
         }
         candidates.sort { lhs, rhs in
             if lhs.order != rhs.order { return lhs.order < rhs.order }
@@ -122,7 +123,7 @@ extension SQLiteStore {
                     UPDATE customization_history SET answer_key = NULL, answer_digest = NULL, answer_status = NULL, answer_etag = NULL,
                         answer_with_document = NULL, answer_created = NULL, answer_order = NULL WHERE rowid = ?
                     """, [.integer(rowid)])
-                answers.remove(key: candidate.key, createdAt: candidate.createdAt)
+                answers.remove(rowid: rowid)
             } else {
                 try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND idempotency_key = ?",
                            user + [.text(String(decoding: candidate.key, as: UTF8.self))])
@@ -204,12 +205,12 @@ extension SQLiteStore {
             && answers.count < min(HistoryAnswers.capacity, commit.maxAnswersPerUser)
     }
 
-    /// Throws `answerExists` when a live answer (made at or after `notBefore`) under `key` is in a history row of
-    /// the chain from `head`, or, with `inTable`, in `idempotent_answers` (a write storing there finds it by the
+    /// Throws `answerExists` when a live answer (made at or after `notBefore`) under `key` is in a history row the
+    /// user's list names, or, with `inTable`, in `idempotent_answers` (a write storing there finds it by the
     /// key's conflict instead).
-    static func requireKeyFree(_ key: String, answers: HistoryAnswers, head: Int?, user: [SQLiteValue], notBefore: Int, inTable: Bool,
+    static func requireKeyFree(_ key: String, answers: HistoryAnswers, user: [SQLiteValue], notBefore: Int, inTable: Bool,
                                db: SQLiteConnection) throws {
-        if answers.mayHold(key, notBefore: notBefore), try historyAnswerRow(key, head: head, user: user, notBefore: notBefore, db: db) != nil {
+        if try historyAnswerRow(key, answers: answers, user: user, notBefore: notBefore, db: db) != nil {
             throw StoreConflict.answerExists
         }
         if inTable, try db.scalarInt("""
@@ -219,29 +220,32 @@ extension SQLiteStore {
         }
     }
 
-    /// The rowid of the newest history row of the chain from `head` holding a live answer under `key` (its bytes).
-    private static func historyAnswerRow(_ key: String, head: Int?, user: [SQLiteValue], notBefore: Int, db: SQLiteConnection) throws -> Int? {
+    /// The rowid of the newest history row the user's list names that holds a live answer under `key`: the row
+    /// is the user's (app and user compared), its key the same bytes, its answer made at or after `notBefore`.
+    private static func historyAnswerRow(_ key: String, answers: HistoryAnswers, user: [SQLiteValue], notBefore: Int,
+                                         db: SQLiteConnection) throws -> Int? {
         let bytes = Array(key.utf8)
-        var found: Int?
-        _ = try walk(from: head, user: user, db: db) { link in
-            if link.answerKey == bytes && link.answerCreatedAt >= notBefore { found = link.rowid }
-            return found == nil
+        for rowid in answers.rows(mayHolding: key, notBefore: notBefore) {
+            let statement = try db.statement("""
+                SELECT answer_key FROM customization_history
+                WHERE rowid = ? AND app_id = ? AND user_id = ? AND answer_key IS NOT NULL AND answer_created >= ?
+                """).bind([.integer(rowid)] + user + [.integer(notBefore)])
+            defer { statement.reset() }
+            if try statement.step(), statement.bytes(0) == bytes { return rowid }
         }
-        return found
+        return nil
     }
 
-    /// The live answer under `key` a history row of the user holds, when the user's list says one may.
+    /// The live answer under `key` a history row of the user holds, when the user's list names one.
     private static func historyAnswer(_ key: String, user: [SQLiteValue], notBefore: Int, db: SQLiteConnection) throws -> IdempotentAnswer? {
-        let row = try db.statement("SELECT history_head, history_answers FROM customizations WHERE app_id = ? AND user_id = ?").bind(user)
+        let row = try db.statement("SELECT history_answers FROM customizations WHERE app_id = ? AND user_id = ?").bind(user)
         guard try row.step() else {
             row.reset()
             return nil
         }
-        let head = row.isNull(0) ? nil : row.int(0)
-        let answers = HistoryAnswers(row.bytes(1))
+        let answers = HistoryAnswers(row.bytes(0))
         row.reset()
-        guard answers.mayHold(key, notBefore: notBefore),
-              let rowid = try historyAnswerRow(key, head: head, user: user, notBefore: notBefore, db: db) else { return nil }
+        guard let rowid = try historyAnswerRow(key, answers: answers, user: user, notBefore: notBefore, db: db) else { return nil }
         let statement = try db.statement("""
             SELECT answer_digest, answer_status, answer_etag, answer_with_document, document, answer_created
             FROM customization_history WHERE rowid = ?

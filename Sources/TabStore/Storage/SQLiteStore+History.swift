@@ -34,16 +34,15 @@ extension SQLiteStore {
                 if let answer = commit.answer {
                     answers.removeExpired(before: commit.answersExpireBefore)
                     let fits = Self.answerFitsHistory(commit, listed: answers)
-                    try Self.requireKeyFree(answer.key, answers: answers, head: head, user: user, notBefore: commit.answersExpireBefore,
+                    try Self.requireKeyFree(answer.key, answers: answers, user: user, notBefore: commit.answersExpireBefore,
                                             inTable: fits, db: db)
-                    if fits {
-                        held = (answer, try answerBookkeeping.nextOrder(db))
-                        answers.add(key: answer.key, createdAt: answer.createdAt)
-                    }
+                    if fits { held = (answer, try answerBookkeeping.nextOrder(db)) }
                 }
                 if let record = commit.record, commit.historyRevisions > 0 {
-                    head = try Self.storeHistory(commit, record, previous: head, answer: held, db: db)
+                    let row = try Self.storeHistory(commit, record, previous: head, answer: held, db: db)
+                    head = row
                     historyDelta += 1
+                    if let held { answers.add(key: held.answer.key, createdAt: held.answer.createdAt, rowid: row) }
                 }
                 // The answer before the history's retention: its housekeeping decides which answers stay, and the
                 // retention gives those that name a row it removes their own copy (or moves the row's own answer).

@@ -121,8 +121,8 @@ extension SQLiteStore {
                 """, [.integer(rowid)] + user + [.text(answer.key)])
         }
         for row in removed {
-            if let key = row.answerKey {
-                answers.remove(key: key, createdAt: row.answerCreatedAt)
+            if row.answerKey != nil {
+                answers.remove(rowid: row.rowid)
                 if row.answerCreatedAt >= answersFrom { try moveAnswer(of: row, db: db) }
             }
             try db.run("DELETE FROM customization_history WHERE rowid = ?", [.integer(row.rowid)])
