@@ -19,6 +19,18 @@ struct HistoryTests {
         #expect(CustomizationRoutes.operationList(.null) == .null)
     }
 
+    @Test("a PATCH body over the stored size only by its whitespace keeps its operations, compacted")
+    func paddedOperationsKept() async throws {
+        try await withInProcessAPI(configure: { $0.maxCustomizationBytes = 4096 }) { api in
+            let creds = try await Credentials.register(on: api)
+            let operation = #"{"op":"setSidebarVisibility","tab":"com.myApp.climate","visibility":"hidden"}"#
+            let padded = #"{"operations": ["# + String(repeating: " ", count: 5000) + operation + "]}"
+            #expect(await api.send(.patch(creds.customization).bearer(api.admin).json(padded)).revision == 1)
+            let history = await api.send(.get(creds.customization + "/history").bearer(api.admin))
+            #expect(history.field("items")?.items.first?["operations"] == (try json("[" + operation + "]")))
+        }
+    }
+
     @Test("every revision is kept with its change kind, a PATCH's operations and the document; newest first", arguments: PostgresTestCluster.backends)
     func everyRevisionKept(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in

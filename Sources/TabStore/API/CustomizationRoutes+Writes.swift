@@ -206,9 +206,16 @@ extension CustomizationRoutes {
         var kind = WriteKind(change: .patch)
         // The history keeps the body as sent (an object whose `operations` member is the list: `historyItem` shows
         // that member), unless it is larger than a stored customization may be; with no history kept (retention
-        // 0) nothing needs it. Stored as received, not re-encoded: a write pays nothing for it but the bytes.
-        if services.configuration.historyRevisions > 0, request.body.count <= services.configuration.maxCustomizationBytes {
-            kind.operations = request.body
+        // 0) nothing needs it. Stored as received, not re-encoded: a write pays nothing for it but the bytes. A
+        // body over the limit only by its whitespace is kept as the list re-encoded compactly.
+        let maxBytes = services.configuration.maxCustomizationBytes
+        if services.configuration.historyRevisions > 0 {
+            if request.body.count <= maxBytes {
+                kind.operations = request.body
+            } else if case .object(let object) = body, let list = object["operations"] {
+                let encoded = JSONWriter.bytes(list)
+                if encoded.count <= maxBytes { kind.operations = encoded }
+            }
         }
         return try await edit(request, context, kind: kind) { current, schema in
             try CustomizationEditor.apply(operations, to: current, index: schema)
