@@ -149,7 +149,8 @@ struct HistoryAnswersTests {
         let inTable = try Self.count(dir, "SELECT count(*) FROM idempotent_answers WHERE created_at >= 1010")
         #expect(inRows + inTable == 31 && inRows <= 18)
         #expect(try Self.count(dir, """
-            SELECT count(*) FROM idempotent_answers AS t JOIN customization_history AS h ON h.answer_key = t.idempotency_key
+            SELECT count(*) FROM idempotent_answers AS t JOIN customization_history AS h
+            ON h.app_id = t.app_id AND h.user_id = t.user_id AND h.answer_key = t.idempotency_key
             """) == 0)
         let retry = Self.record(41)
         await #expect(throws: StoreConflict.self) {
@@ -179,6 +180,50 @@ struct HistoryAnswersTests {
             #expect((replay != nil) == (revision >= 39))
         }
         #expect(try Self.count(dir, "SELECT count(*) FROM idempotent_answers") + Self.count(dir, "SELECT count(answer_key) FROM customization_history") == 10)
+        await store.close()
+    }
+
+    @Test("keyed writes that change nothing keep the list true: the cap keeps exactly the newest answers, and an older live key stays taken")
+    func capWithWritesThatChangeNothing() async throws {
+        let dir = TemporaryDirectory()
+        let store = try await Self.open(dir)
+        let noChange = { (key: String, revision: Int) in
+            CustomizationCommit(appId: "a", userId: "u", expectedRevision: revision, record: nil, change: .put, historyRevisions: 100,
+                                answer: IdempotentAnswer(key: key, requestDigest: Array(key.utf8), status: 200, etag: nil, body: Array("{}".utf8),
+                                                         createdAt: 1000), maxAnswersPerUser: 3)
+        }
+        for revision in 1...3 {
+            let record = Self.record(revision)
+            try await store.commitCustomization(Self.commit(record, Self.answer("k\(revision)", for: record), cap: 3))
+        }
+        // Each write that changes nothing does the housekeeping: the cap of 3 evicts the oldest (k1, then k2).
+        try await store.commitCustomization(noChange("k4", 3))
+        try await store.commitCustomization(noChange("k5", 3))
+        let keys = try await store.userData(userId: "u", appId: "a", keep: 100).first?.answers.map(\.key) ?? []
+        #expect(keys == ["k5", "k4", "k3"])
+        let retry = Self.record(4)
+        await #expect(throws: StoreConflict.self) { try await store.commitCustomization(Self.commit(retry, Self.answer("k3", for: retry), cap: 3)) }
+        #expect(try await store.customization(appId: "a", userId: "u")?.revision == 3)
+        try await store.commitCustomization(noChange("k6", 3))
+        #expect(try await store.userData(userId: "u", appId: "a", keep: 100).first?.answers.map(\.key) == ["k6", "k5", "k4"])
+        #expect(try await store.idempotentAnswer(appId: "a", userId: "u", key: "k6", notBefore: 0) != nil)
+        await store.close()
+    }
+
+    @Test("the store's delete of a customization keeps every live answer replaying: those in history rows and those naming one")
+    func deleteKeepsAnswers() async throws {
+        let dir = TemporaryDirectory()
+        let store = try await Self.open(dir)
+        // 33 keyed revisions: 32 answers in history rows, the 33rd in idempotent_answers naming its row.
+        for revision in 1...33 {
+            let record = Self.record(revision)
+            try await store.commitCustomization(Self.commit(record, Self.answer("k\(revision)", for: record)))
+        }
+        #expect(try Self.count(dir, "SELECT count(*) FROM idempotent_answers WHERE body_revision = 33") == 1)
+        #expect(try await store.deleteCustomization(appId: "a", userId: "u", expectedRevision: nil))
+        for revision in 1...33 {
+            #expect(try await store.idempotentAnswer(appId: "a", userId: "u", key: "k\(revision)", notBefore: 0)?.body == Self.record(revision).document)
+        }
         await store.close()
     }
 

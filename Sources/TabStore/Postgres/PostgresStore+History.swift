@@ -1,9 +1,9 @@
 import TabStoreStorage
 import TabStoreSupport
 
-/// History, idempotent answers, export and erase on PostgreSQL: the statements of `SQLiteStore+History` with
-/// `$n` parameters, the same retention and housekeeping (`SQLiteStore.housekeepingEvery`), in one transaction
-/// per write.
+/// History, idempotent answers, export and erase on PostgreSQL: the same retention, answers and housekeeping
+/// (`SQLiteStore.housekeepingEvery`) as the embedded store, in one transaction per write. The answers stay in
+/// `idempotent_answers` here (one row each, naming its history row when it is that row's document).
 extension PostgresStore {
     package func commitCustomization(_ commit: CustomizationCommit) async throws {
         try await transaction { db in
@@ -12,7 +12,7 @@ extension PostgresStore {
             do {
                 if let record = commit.record { try Self.writeRevision(db, record, expected: current) }
                 // The answer first: its housekeeping decides which answers stay, and the history's retention
-                // keeps the rows those name.
+                // gives those that name a row it removes their own copy of its bytes.
                 if let answer = commit.answer { try Self.storeAnswer(answer, commit, db: db) }
                 if let record = commit.record {
                     try Self.storeHistory(commit, record, db: db)
@@ -112,7 +112,8 @@ extension PostgresStore {
         }
         guard rows.count > 0 else { return nil }
         if rows.int(0, 5) != 0 {
-            // Never replay other bytes than the first answer's: the row it names is kept while the answer is.
+            // Never replay other bytes than the first answer's: the retention gives an answer a copy before it
+            // removes the row the answer names.
             throw StorageError(serverMessage: "the idempotent answer \(key) names a history row that is gone")
         }
         return IdempotentAnswer(key: key, requestDigest: rows.bytes(0, 0), status: rows.int(0, 1),

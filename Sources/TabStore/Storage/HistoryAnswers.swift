@@ -11,8 +11,9 @@
 /// the chain) and compares the key's bytes, the row's app and user, and its time.
 ///
 /// The list holds every live answer of the user's history rows (it may also hold expired ones, and entries
-/// whose row no longer holds the answer); an answer leaves it when it expires, when the cap evicts it, or when
-/// the retention cuts its row, which then moves the answer (still live) to `idempotent_answers`. At most
+/// whose row no longer holds a live answer: the cap's eviction drops those); an answer leaves it when it
+/// expires, when the cap evicts it, or when the retention cuts its row, which then moves the answer (still
+/// live) to `idempotent_answers`. At most
 /// `capacity` entries: past that, answers go to `idempotent_answers` as before, so the customization row stays
 /// small (16 bytes an entry).
 struct HistoryAnswers: Equatable {

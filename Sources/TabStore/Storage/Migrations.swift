@@ -175,15 +175,34 @@ package enum Migrations {
         // key, the request's digest, status, ETag, whether the body is the row's document or empty, when, and its
         // number in the insertion order), and the customization row lists those answers (`history_answers`, see
         // HistoryAnswers): a new key is known new without reading a history row. The retention moves a live
-        // answer to `idempotent_answers` before it cuts its row. Existing rows hold none: nothing to copy.
+        // answer to `idempotent_answers` before it cuts its row. Existing rows hold none. The table is rebuilt
+        // (rowids kept: the chains link by them) so that what a walk of the chain reads (revision, previous, the
+        // answer's key and time) comes before the documents, which may spill to overflow pages.
         Migration(version: 8, name: "idempotent answers kept in the history rows their writes append", sql: """
-            ALTER TABLE customization_history ADD COLUMN answer_key TEXT;
-            ALTER TABLE customization_history ADD COLUMN answer_digest BLOB;
-            ALTER TABLE customization_history ADD COLUMN answer_status INTEGER;
-            ALTER TABLE customization_history ADD COLUMN answer_etag TEXT;
-            ALTER TABLE customization_history ADD COLUMN answer_with_document INTEGER;
-            ALTER TABLE customization_history ADD COLUMN answer_created INTEGER;
-            ALTER TABLE customization_history ADD COLUMN answer_order INTEGER;
+            CREATE TABLE customization_history_v8 (
+                app_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                revision INTEGER NOT NULL,
+                previous INTEGER,
+                answer_key TEXT,
+                answer_created INTEGER,
+                schema_version INTEGER NOT NULL,
+                change_kind TEXT NOT NULL,
+                answer_digest BLOB,
+                answer_status INTEGER,
+                answer_etag TEXT,
+                answer_with_document INTEGER,
+                answer_order INTEGER,
+                operations BLOB,
+                document BLOB NOT NULL,
+                updated_at TEXT NOT NULL
+            );
+            INSERT INTO customization_history_v8 (rowid, app_id, user_id, revision, previous, schema_version, change_kind, operations,
+                document, updated_at)
+                SELECT rowid, app_id, user_id, revision, previous, schema_version, change_kind, operations, document, updated_at
+                FROM customization_history;
+            DROP TABLE customization_history;
+            ALTER TABLE customization_history_v8 RENAME TO customization_history;
             ALTER TABLE customizations ADD COLUMN history_answers BLOB;
             """),
     ]

@@ -64,11 +64,11 @@ extension SQLiteStore {
     /// expired one under the same key gives way, a live one means another write won. An answer there that is
     /// the new revision's document names its history row instead of copying the bytes. Then, at the user's
     /// housekeeping, the user's expired answers go, the cap applies (to these and to the live answers of the
-    /// user's history rows from `head`, listed in `answers`), and a step of the sweep of everyone's expired answers runs.
+    /// history rows `answers` names), and a step of the sweep of everyone's expired answers runs.
     /// Each answer takes the next number of the insertion order (`answer_order`, one counter for the whole
     /// database, on a page a batch shares): the order the cap evicts in. A replaced expired answer is a new
     /// one, numbered anew.
-    static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, inTable: Bool, head: Int?, answers: inout HistoryAnswers,
+    static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, inTable: Bool, answers: inout HistoryAnswers,
                             bookkeeping sweep: AnswerBookkeeping, db: SQLiteConnection) throws {
         let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
         if inTable { try Self.insertAnswer(answer, commit, order: try sweep.nextOrder(db), db: db) }
@@ -83,41 +83,50 @@ extension SQLiteStore {
         // all 0, older than every newer one; among themselves, by time then key as they were. The live answers
         // in history rows count too, in the same order (`answer_order`).
         let kept = try db.scalarInt("SELECT count(*) FROM idempotent_answers WHERE app_id = ? AND user_id = ?", user) ?? 0
-        let excess = kept + answers.count - commit.maxAnswersPerUser
-        if excess > 0 {
-            try Self.evictOldestAnswers(excess, user: user, answers: &answers, notBefore: commit.answersExpireBefore, db: db)
+        if kept + answers.count > commit.maxAnswersPerUser {
+            try Self.evictOldestAnswers(beyond: commit.maxAnswersPerUser, inTable: kept, user: user, answers: &answers,
+                                        notBefore: commit.answersExpireBefore, db: db)
         }
         try Self.sweepExpiredAnswers(sweep, before: commit.answersExpireBefore, db: db)
     }
 
-    /// Removes the user's `count` oldest answers in insertion order (then time, then key bytes), wherever they
-    /// are: a row of `idempotent_answers` goes; a history row stays, without its answer (and leaves `answers`).
-    private static func evictOldestAnswers(_ count: Int, user: [SQLiteValue], answers: inout HistoryAnswers, notBefore: Int,
-                                           db: SQLiteConnection) throws {
+    /// Keeps the user's `cap` newest answers in insertion order (then time, then key bytes), wherever they are
+    /// (`inTable` of them in `idempotent_answers`): an older row of `idempotent_answers` goes; a history row
+    /// stays, without its answer. An entry of `answers` whose row holds no live answer leaves the list too, so
+    /// only live answers count.
+    private static func evictOldestAnswers(beyond cap: Int, inTable: Int, user: [SQLiteValue], answers: inout HistoryAnswers,
+                                           notBefore: Int, db: SQLiteConnection) throws {
         // (order, time, key, history rowid or nil for a row of `idempotent_answers`)
         var candidates: [(order: Int, createdAt: Int, key: [UInt8], rowid: Int?)] = []
+        for entry in answers.entries {
+            let rowid = Int(entry.rowid)
+            let statement = try db.statement("""
+                SELECT answer_order, answer_created, answer_key FROM customization_history
+                WHERE rowid = ? AND app_id = ? AND user_id = ? AND answer_key IS NOT NULL AND answer_created >= ?
+                """).bind([.integer(rowid)] + user + [.integer(notBefore)])
+            defer { statement.reset() }
+            if try statement.step(), !candidates.contains(where: { $0.rowid == rowid }) {
+                candidates.append((statement.int(0), statement.int(1), statement.bytes(2), rowid))
+            } else {
+                answers.remove(rowid: rowid)  // nothing live there (or named twice): the entry only takes room
+            }
+        }
+        let excess = inTable + candidates.count - cap
+        guard excess > 0 else { return }
         do {
             let statement = try db.statement("""
                 SELECT insert_order, created_at, idempotency_key FROM idempotent_answers WHERE app_id = ? AND user_id = ?
                 ORDER BY insert_order, created_at, idempotency_key LIMIT ?
-                """).bind(user + [.integer(count)])
+                """).bind(user + [.integer(excess)])
             defer { statement.reset() }
             while try statement.step() { candidates.append((statement.int(0), statement.int(1), statement.bytes(2), nil)) }
-        }
-        for entry in answers.entries {
-            let statement = try db.statement("""
-                SELECT answer_order, answer_created, answer_key FROM customization_history
-                WHERE rowid = ? AND app_id = ? AND user_id = ? AND answer_key IS NOT NULL AND answer_created >= ?
-                """).bind([.integer(Int(entry.rowid))] + user + [.integer(notBefore)])
-            defer { statement.reset() }
-            if try statement.step() { candidates.append((statement.int(0), statement.int(1), statement.bytes(2), Int(entry.rowid))) }
         }
         candidates.sort { lhs, rhs in
             if lhs.order != rhs.order { return lhs.order < rhs.order }
             if lhs.createdAt != rhs.createdAt { return lhs.createdAt < rhs.createdAt }
             return lhs.key.lexicographicallyPrecedes(rhs.key)
         }
-        for candidate in candidates.prefix(count) {
+        for candidate in candidates.prefix(excess) {
             if let rowid = candidate.rowid {
                 try db.run("""
                     UPDATE customization_history SET answer_key = NULL, answer_digest = NULL, answer_status = NULL, answer_etag = NULL,
@@ -125,8 +134,9 @@ extension SQLiteStore {
                     """, [.integer(rowid)])
                 answers.remove(rowid: rowid)
             } else {
-                try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND idempotency_key = ?",
-                           user + [.text(String(decoding: candidate.key, as: UTF8.self))])
+                // The key's stored bytes as they are (CAST keeps them), not through a Swift String.
+                try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND idempotency_key = CAST(? AS TEXT)",
+                           user + [.blob(candidate.key)])
             }
         }
     }

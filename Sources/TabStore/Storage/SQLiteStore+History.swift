@@ -1,8 +1,7 @@
 import CSQLite
 import TabStoreSupport
 
-/// History, idempotent answers, export and erase on the embedded store. The SQL is plain (no SQLite-only
-/// functions), so another backend can run the same statements.
+/// History, idempotent answers, export and erase on the embedded store.
 extension SQLiteStore {
     /// Housekeeping runs once every this many revisions of a user (and for every keyed write that makes no
     /// revision), not on every write: the writer's time per write is what PATCH throughput is made of.
@@ -24,6 +23,7 @@ extension SQLiteStore {
             var head = found && !statement.isNull(1) ? statement.int(1) : nil
             let floor = found ? statement.int(2) : 0
             var answers = found ? HistoryAnswers(statement.bytes(3)) : HistoryAnswers()
+            let listed = answers
             statement.reset()
             guard (current ?? 0) == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current ?? 0) }
             var historyDelta = 0
@@ -47,8 +47,13 @@ extension SQLiteStore {
                 // The answer before the history's retention: its housekeeping decides which answers stay, and the
                 // retention gives those that name a row it removes their own copy (or moves the row's own answer).
                 if let answer = commit.answer {
-                    try Self.storeAnswer(answer, commit, inTable: held == nil, head: head, answers: &answers, bookkeeping: answerBookkeeping,
-                                         db: db)
+                    try Self.storeAnswer(answer, commit, inTable: held == nil, answers: &answers, bookkeeping: answerBookkeeping, db: db)
+                }
+                // A write that makes no revision leaves the customization row as it is, but not the list its
+                // housekeeping changed (answers evicted from history rows no longer count).
+                if commit.record == nil, found, answers != listed {
+                    try db.run("UPDATE customizations SET history_answers = ? WHERE app_id = ? AND user_id = ?",
+                               [answers.stored.map { .blob($0) } ?? .null] + user)
                 }
                 if let record = commit.record {
                     // The floor only rises: a revision once past the retention never comes back, even when the

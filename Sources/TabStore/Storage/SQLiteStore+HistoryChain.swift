@@ -54,12 +54,13 @@ extension SQLiteStore {
     }
 
     /// Removes every row of the chain from `head` (before its customization row goes). With `keepingAnswersFrom`,
-    /// the answers the rows hold made at or after it move to `idempotent_answers` first (they still replay);
-    /// without, they go with the rows (the user's answers are erased too).
+    /// the answers the rows hold made at or after it move to `idempotent_answers` first, and answers there that
+    /// name a row get its bytes (they still replay); without, the caller erases the user's answers too.
     /// - Returns: how many rows were removed.
     static func removeHistory(head: Int?, user: [SQLiteValue], keepingAnswersFrom: Int? = nil, db: SQLiteConnection) throws -> Int {
         let rows = try walk(from: head, user: user, db: db) { _ in true }
         if let keepingAnswersFrom {
+            try copyNamedDocuments(of: rows, upTo: Int.max, user: user, db: db)
             for row in rows where row.answerKey != nil && row.answerCreatedAt >= keepingAnswersFrom { try moveAnswer(of: row, db: db) }
         }
         for row in rows { try db.run("DELETE FROM customization_history WHERE rowid = ?", [.integer(row.rowid)]) }
@@ -104,22 +105,7 @@ extension SQLiteStore {
         let firstRemoved = kept.isEmpty ? head : kept[kept.count - 1].previous
         let removed = try walk(from: firstRemoved, user: user, db: db) { _ in true }
         guard !removed.isEmpty else { return 0 }
-        var naming: [(key: String, revision: Int)] = []
-        do {
-            let named = try db.statement("""
-                SELECT idempotency_key, body_revision FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND body_revision <= ?
-                """).bind(user + [.integer(keepAbove)])
-            defer { named.reset() }
-            while try named.step() { naming.append((named.text(0), named.int(1))) }
-        }
-        let rowByRevision = Dictionary(removed.map { ($0.revision, $0.rowid) }, uniquingKeysWith: { newer, _ in newer })
-        for answer in naming {
-            guard let rowid = rowByRevision[answer.revision] else { continue }
-            try db.run("""
-                UPDATE idempotent_answers SET body = (SELECT document FROM customization_history WHERE rowid = ?), body_revision = NULL
-                WHERE app_id = ? AND user_id = ? AND idempotency_key = ?
-                """, [.integer(rowid)] + user + [.text(answer.key)])
-        }
+        try copyNamedDocuments(of: removed, upTo: keepAbove, user: user, db: db)
         for row in removed {
             if row.answerKey != nil {
                 answers.remove(rowid: row.rowid)
@@ -150,5 +136,27 @@ extension SQLiteStore {
                 created_at = excluded.created_at, insert_order = excluded.insert_order
             WHERE idempotent_answers.created_at < excluded.created_at
             """, [.integer(row.rowid)])
+    }
+
+    /// Gives each answer in `idempotent_answers` that names one of `rows` (by its revision, at most `upTo`) that
+    /// row's document as its own copy, before the rows go.
+    static func copyNamedDocuments(of rows: [HistoryLink], upTo revision: Int, user: [SQLiteValue], db: SQLiteConnection) throws {
+        guard !rows.isEmpty else { return }
+        var naming: [(key: [UInt8], revision: Int)] = []
+        do {
+            let named = try db.statement("""
+                SELECT idempotency_key, body_revision FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND body_revision <= ?
+                """).bind(user + [.integer(revision)])
+            defer { named.reset() }
+            while try named.step() { naming.append((named.bytes(0), named.int(1))) }
+        }
+        let rowByRevision = Dictionary(rows.map { ($0.revision, $0.rowid) }, uniquingKeysWith: { newer, _ in newer })
+        for answer in naming {
+            guard let rowid = rowByRevision[answer.revision] else { continue }
+            try db.run("""
+                UPDATE idempotent_answers SET body = (SELECT document FROM customization_history WHERE rowid = ?), body_revision = NULL
+                WHERE app_id = ? AND user_id = ? AND idempotency_key = CAST(? AS TEXT)
+                """, [.integer(rowid)] + user + [.blob(answer.key)])
+        }
     }
 }
