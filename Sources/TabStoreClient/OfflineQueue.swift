@@ -6,6 +6,10 @@ public struct PendingWrite: Sendable, Hashable, Identifiable {
     /// applies the write once, also when an answer was lost (it keeps keys at least 24 hours).
     public let idempotencyKey: String
     public let operations: [TabOperation]
+    /// The schema version of the client that queued it (`Configuration.schemaVersion`), which it is sent under
+    /// also after an app update: the operations name that version's tabs. nil: the server's current version
+    /// (also for writes queued before the client knew schema versions).
+    public let schemaVersion: Int?
     public let enqueuedAt: Date
     /// The `PATCH` body exactly as first encoded: a repeat must be byte for byte the same request.
     let body: String
@@ -18,7 +22,8 @@ public enum QueueEvent: Sendable {
     /// The server applied it (or had applied it, and answered again); the customization after it, when readable.
     case applied(PendingWrite, Customization?)
     /// The server refused it for good (422 with its rule codes in `error.problem`, or another 4xx); it left the
-    /// queue and is never sent again.
+    /// queue and is never sent again. `TabStoreError.schemaVersionRetired` means it was queued by an app version
+    /// the operator has since retired: re-queue its `operations` under this version if they still make sense.
     case refused(PendingWrite, TabStoreError)
 }
 
@@ -29,7 +34,8 @@ public struct ReplayResult: Sendable {
     /// Writes still queued.
     public var remaining: Int
     /// Why it stopped before the queue was empty (unreachable, a passing server state, 401 with a fresh token,
-    /// or the token provider's error); nil when it emptied the queue.
+    /// `schemaVersionNotFound` for this client's own version, or the token provider's error); nil when it
+    /// emptied the queue.
     public var stoppedBy: (any Error)?
 }
 
@@ -44,13 +50,14 @@ public enum OfflineQueueError: Error, Sendable {
 
 /// Writes kept on disk until the server has them, in order, each exactly once.
 ///
-/// `enqueue(_:)` stores the operations with a fresh `Idempotency-Key` in the app's file (written atomically),
-/// before anything is sent; `replay()` sends the queued writes in order; `start()` replays now and again after
+/// `enqueue(_:)` stores the operations with a fresh `Idempotency-Key` and the client's schema version in the app's
+/// file (written atomically), before anything is sent; `replay()` sends the queued writes in order; `start()` replays now and again after
 /// each failure with the waits of `Configuration.queueBackoff`, until the queue is empty (and again after each
 /// `enqueue` while started). A write the server refuses (422, another 4xx) is reported on `events` with its rule
 /// codes and dropped, never retried. A queue reopened from the same file after the app was killed goes on where
 /// it stopped; a write whose answer was lost is sent again with its key, and the server answers it without
-/// applying it twice.
+/// applying it twice. After an app update the new client's queue sends the writes the old version queued under
+/// the old version (their tab ids are that version's); the server keeps what the new version can see.
 public actor OfflineQueue {
     public nonisolated let file: URL
     /// Each write the queue settles, as it settles it (the newest 100 are kept for a late reader).
@@ -80,7 +87,8 @@ public actor OfflineQueue {
     @discardableResult
     public func enqueue(_ operations: [TabOperation]) throws -> PendingWrite {
         let body = String(decoding: try TabStoreJSON.encode(PatchRequest(operations: operations)), as: UTF8.self)
-        let write = PendingWrite(idempotencyKey: UUID().uuidString, operations: operations, enqueuedAt: Date(), body: body)
+        let write = PendingWrite(idempotencyKey: UUID().uuidString, operations: operations, schemaVersion: client.schemaVersion,
+                                 enqueuedAt: Date(), body: body)
         try QueueFile.save(entries + [write], to: file, appId: client.appId, userId: client.userId)
         entries.append(write)
         if started { kick() }
@@ -125,8 +133,9 @@ public actor OfflineQueue {
             let result = await replay()
             guard !entries.isEmpty else { break }
             // A refusal of the credentials (401 with a fresh token) waits for the next start or enqueue; no answer,
-            // a passing server state or a failing token provider (offline too) are retried.
-            if let error = result.stoppedBy as? TabStoreError, !error.isTransient { break }
+            // a passing server state, a schema version not registered yet or a failing token provider (offline
+            // too) are retried.
+            if let error = result.stoppedBy as? TabStoreError, !error.isTransient, !Self.isSchemaVersionNotFound(error) { break }
             if result.stoppedBy is CancellationError { break }
             do {
                 try await client.configuration.queueBackoff.sleep(attempt: attempt)
@@ -140,16 +149,17 @@ public actor OfflineQueue {
 
     private func pass() async -> ReplayResult {
         var events: [QueueEvent] = []
-        let url = client.resource("customization")
         while let write = entries.first {
             if Task.isCancelled { return ReplayResult(events: events, remaining: entries.count, stoppedBy: CancellationError()) }
             let event: QueueEvent
+            // Under the version it was queued with (it names that version's tabs), and its answer is cached under it.
+            let url = client.resource("customization", schemaVersion: write.schemaVersion)
             do {
                 let response = try await client.write("PATCH", url, body: Data(write.body.utf8), ifMatch: nil, idempotencyKey: write.idempotencyKey)
                 let customization = try? TabStoreJSON.decode(Customization.self, from: response.body)
                 if let customization { await client.cache.store(url, etag: response.header("ETag") ?? customization.etag, body: response.body) }
                 event = .applied(write, customization)
-            } catch let error as TabStoreError where !error.isTransient && !Self.isUnauthorized(error) {
+            } catch let error as TabStoreError where !keeps(write, after: error) {
                 event = .refused(write, error)
             } catch {
                 return ReplayResult(events: events, remaining: entries.count, stoppedBy: error)
@@ -164,8 +174,19 @@ public actor OfflineQueue {
         return ReplayResult(events: events, remaining: 0, stoppedBy: nil)
     }
 
-    private static func isUnauthorized(_ error: TabStoreError) -> Bool {
-        if case .unauthorized = error { return true }
+    /// Whether a write that failed with `error` stays queued for a later replay instead of being dropped.
+    private func keeps(_ write: PendingWrite, after error: TabStoreError) -> Bool {
+        switch error {
+        case .unauthorized: true  // the credentials, not the write: the next start or enqueue tries again
+        // This app is ahead of the server (released before its schema version was registered): the version will
+        // come. A write of an older app version that the server never had will not: refused like any 404.
+        case .schemaVersionNotFound: write.schemaVersion == client.schemaVersion
+        default: error.isTransient
+        }
+    }
+
+    private static func isSchemaVersionNotFound(_ error: TabStoreError) -> Bool {
+        if case .schemaVersionNotFound = error { return true }
         return false
     }
 }
@@ -179,7 +200,9 @@ extension TabStoreClient {
     }
 }
 
-/// The queue's file: `{"format": 1, "appId", "userId", "writes": [{"idempotencyKey", "enqueuedAt", "body"}]}`.
+/// The queue's file: `{"format": 1, "appId", "userId", "writes": [{"idempotencyKey", "enqueuedAt", "body", "schemaVersion"}]}`.
+/// `schemaVersion` is absent for a write queued without one (and in files of clients that predate it: read as
+/// nil, the current version, which is what those clients sent), so the format stays 1.
 enum QueueFile {
     struct Contents: Codable {
         var format: Int
@@ -193,6 +216,8 @@ enum QueueFile {
         /// Seconds since 1970.
         var enqueuedAt: Double
         var body: String
+        /// Omitted when nil (synthesized `Codable` uses `encodeIfPresent`/`decodeIfPresent` for optionals).
+        var schemaVersion: Int?
     }
 
     static func load(_ file: URL, appId: TabStoreID, userId: TabStoreID) throws -> [PendingWrite] {
@@ -211,7 +236,7 @@ enum QueueFile {
             guard let request = try? TabStoreJSON.decode(PatchRequest.self, from: Data(entry.body.utf8)) else {
                 throw OfflineQueueError.unreadable(file, "write \(entry.idempotencyKey)")
             }
-            return PendingWrite(idempotencyKey: entry.idempotencyKey, operations: request.operations,
+            return PendingWrite(idempotencyKey: entry.idempotencyKey, operations: request.operations, schemaVersion: entry.schemaVersion,
                                 enqueuedAt: Date(timeIntervalSince1970: entry.enqueuedAt), body: entry.body)
         }
     }
@@ -219,7 +244,7 @@ enum QueueFile {
     /// Replaces the file in one step (a temporary file renamed over it), so a kill leaves the old or the new queue.
     static func save(_ writes: [PendingWrite], to file: URL, appId: TabStoreID, userId: TabStoreID) throws {
         let contents = Contents(format: 1, appId: appId, userId: userId, writes: writes.map {
-            Entry(idempotencyKey: $0.idempotencyKey, enqueuedAt: $0.enqueuedAt.timeIntervalSince1970, body: $0.body)
+            Entry(idempotencyKey: $0.idempotencyKey, enqueuedAt: $0.enqueuedAt.timeIntervalSince1970, body: $0.body, schemaVersion: $0.schemaVersion)
         })
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try TabStoreJSON.encode(contents).write(to: file, options: .atomic)

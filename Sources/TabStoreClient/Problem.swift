@@ -94,15 +94,19 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     public static let unauthorized = slug("unauthorized")
     public static let forbidden = slug("forbidden")
     public static let draining = slug("draining")
+    /// 410: the request named a schema version below the app's `minimumSchemaVersion` (`TabStoreError.schemaVersionRetired`).
+    public static let schemaVersionRetired = slug("schema-version-retired")
+    /// 404: the request named a schema version the app never registered (`TabStoreError.schemaVersionNotFound`).
+    public static let schemaVersionNotFound = slug("schema-version-not-found")
     public static let aboutBlank = ProblemType(rawValue: "about:blank")
 
     /// Every type this client version knows, in openapi.yaml's order.
     public static let known: [ProblemType] = [
         "already-exists", "app-exists", "app-not-found", "body-not-allowed", "concurrent-registration", "database-unavailable", "draining",
         "forbidden", "idempotency-key-reused", "internal-error", "invalid-idempotency-key", "invalid-if-match", "invalid-if-none-match",
-        "invalid-parameter", "invalid-path", "invalid-user-id", "malformed-json", "malformed-request", "method-not-allowed", "no-route",
-        "no-schema", "not-implemented", "revision-mismatch", "revision-not-found", "rule-violation", "schema-version-not-found",
-        "storage-unavailable", "too-many-followers", "too-many-waiting", "unauthorized", "unsupported-media-type", "write-contention",
+        "invalid-parameter", "invalid-path", "invalid-user-id", "malformed-json", "malformed-request", "method-not-allowed",
+        "minimum-schema-version-applied", "no-route", "no-schema", "not-implemented", "revision-mismatch", "revision-not-found", "rule-violation",
+        "schema-version-not-found", "schema-version-retired", "storage-unavailable", "too-many-followers", "too-many-waiting", "unauthorized", "unsupported-media-type", "write-contention",
     ].map(slug) + [aboutBlank]
 }
 
@@ -126,13 +130,20 @@ public struct Problem: Codable, Sendable, Hashable, CustomStringConvertible {
     public var status: Int
     public var detail: String
     public var errors: [FieldError]?
+    /// With `schema-version-retired` (410): the oldest schema version the server still serves for this app.
+    public var minimumSchemaVersion: Int?
+    /// With `schema-version-retired` (410): the app's current schema version.
+    public var currentSchemaVersion: Int?
 
-    public init(type: ProblemType, title: String, status: Int, detail: String, errors: [FieldError]? = nil) {
+    public init(type: ProblemType, title: String, status: Int, detail: String, errors: [FieldError]? = nil,
+                minimumSchemaVersion: Int? = nil, currentSchemaVersion: Int? = nil) {
         self.type = type
         self.title = title
         self.status = status
         self.detail = detail
         self.errors = errors
+        self.minimumSchemaVersion = minimumSchemaVersion
+        self.currentSchemaVersion = currentSchemaVersion
     }
 
     /// The rule codes of `errors`, in order.

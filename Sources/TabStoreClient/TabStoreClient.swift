@@ -9,10 +9,22 @@ import FoundationNetworking
 /// writes take `ifMatch:` to apply only to the customization the caller saw (a 412 becomes
 /// `TabStoreError.conflict` with the server's current state), a 401 asks the token provider for a fresh token
 /// and retries once. `offlineQueue(file:)` keeps writes across offline periods and app restarts, `updates()`
-/// follows the change feed.
+/// follows the change feed. Configured with the schema version the app was built with
+/// (`Configuration.schemaVersion`), every call is answered and validated under that version; once the operator
+/// retires it, calls throw `TabStoreError.schemaVersionRetired` (ask the person to update).
 public final class TabStoreClient: Sendable {
     /// Tuning; the defaults suit an app.
     public struct Configuration: Sendable {
+        /// The tab schema version this app binary was built with (its `TabView`'s tabs), sent as `?schemaVersion=`
+        /// on every customization, layout, history, revert and change-feed request: the server answers with the
+        /// tabs this version has, and a write changes only what this version can see (choices about tabs of other
+        /// versions stay as stored). nil: the server's current version, whatever it is (API v1.0-v1.2 behaviour;
+        /// an app whose tabs can change between releases should set it). Must be at least 1.
+        ///
+        /// Once the operator retires it (raises the app's minimum above it) every call throws
+        /// `TabStoreError.schemaVersionRetired`: ask the person to update the app. A version the server does not
+        /// know (yet) throws `TabStoreError.schemaVersionNotFound`.
+        public var schemaVersion: Int?
         /// How requests travel; `URLSessionTransport()` unless replaced (to observe or shape traffic).
         public var transport: any TabStoreTransport
         /// Waits between change-feed reconnects after the stream ended or could not be opened.
@@ -20,8 +32,9 @@ public final class TabStoreClient: Sendable {
         /// Waits between offline-queue replays that found the server unreachable.
         public var queueBackoff: Backoff
 
-        public init(transport: any TabStoreTransport = URLSessionTransport(), feedBackoff: Backoff = Backoff(initial: 1, maximum: 30),
-                    queueBackoff: Backoff = Backoff(initial: 1, maximum: 60)) {
+        public init(schemaVersion: Int? = nil, transport: any TabStoreTransport = URLSessionTransport(),
+                    feedBackoff: Backoff = Backoff(initial: 1, maximum: 30), queueBackoff: Backoff = Backoff(initial: 1, maximum: 60)) {
+            self.schemaVersion = schemaVersion
             self.transport = transport
             self.feedBackoff = feedBackoff
             self.queueBackoff = queueBackoff
@@ -33,7 +46,12 @@ public final class TabStoreClient: Sendable {
     public let userId: TabStoreID
     let configuration: Configuration
     let tokens: TokenStore
+    /// Keyed by URL, whose query names the schema version: a representation cached under one version is never
+    /// served (nor its ETag sent) for another.
     let cache = RepresentationCache()
+
+    /// The schema version this client reads and writes under (`Configuration.schemaVersion`); nil: the current one.
+    public var schemaVersion: Int? { configuration.schemaVersion }
 
     /// - Parameters:
     ///   - baseURL: the server, e.g. `https://tabs.example.com` (a path prefix is kept).
@@ -119,8 +137,17 @@ public final class TabStoreClient: Sendable {
         }
     }
 
-    /// `…/v1/apps/{appId}/users/{userId}/<path>` with the ids percent-encoded as path segments.
+    /// `…/v1/apps/{appId}/users/{userId}/<path>` with the ids percent-encoded as path segments, under the
+    /// configured schema version (every path the client uses is one that takes `schemaVersion`).
     func resource(_ path: String, query: [(String, String)] = []) -> URL {
+        resource(path, query: query, schemaVersion: configuration.schemaVersion)
+    }
+
+    /// `resource(_:query:)` under `schemaVersion` (nil: none sent, the server's current version); the offline
+    /// queue sends each write under the version it was queued with.
+    func resource(_ path: String, query: [(String, String)] = [], schemaVersion: Int?) -> URL {
+        var query = query
+        if let schemaVersion { query.append(("schemaVersion", String(schemaVersion))) }
         var text = baseURL.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
         text += "/v1/apps/" + Self.segment(appId.string) + "/users/" + Self.segment(userId.string) + "/" + path
@@ -222,9 +249,12 @@ public final class TabStoreClient: Sendable {
     /// The error for a refusal.
     func failure(_ response: TransportResponse) async throws -> TabStoreError {
         let problem = try? TabStoreJSON.decode(Problem.self, from: response.body)
-        switch response.status {
-        case 401: return .unauthorized(problem)
-        case 422: return problem.map { .refused($0) } ?? .server(status: 422, problem: nil)
+        switch (response.status, problem) {
+        case (401, _): return .unauthorized(problem)
+        case (422, let problem?): return .refused(problem)
+        // By type, not status alone: a 404 is also `app-not-found`, and a proxy may answer 410 with anything.
+        case (410, let problem?) where problem.type == .schemaVersionRetired: return .schemaVersionRetired(problem)
+        case (404, let problem?) where problem.type == .schemaVersionNotFound: return .schemaVersionNotFound(problem)
         default: return .server(status: response.status, problem: problem)
         }
     }

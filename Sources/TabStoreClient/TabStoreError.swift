@@ -9,7 +9,16 @@ public enum TabStoreError: Error, Sendable, CustomStringConvertible {
     case refused(Problem)
     /// 401 even with a freshly provided token.
     case unauthorized(Problem?)
-    /// Any other refusal or failure the server answered with (403, 404, 429, 503, …).
+    /// 410 `schema-version-retired`: the operator retired the schema version this client was configured with
+    /// (`Configuration.schemaVersion` is below the app's `minimumSchemaVersion`, in `problem`). Nothing this
+    /// version reads or writes is served any more: ask the person to update the app.
+    case schemaVersionRetired(Problem)
+    /// 404 `schema-version-not-found`: the server has no such schema version for this app, usually because the
+    /// app shipped before its schema was registered (or the app was re-created). The offline queue keeps its
+    /// writes and retries; other calls fail until the operator registers the version.
+    case schemaVersionNotFound(Problem)
+    /// Any other refusal or failure the server answered with (403, 404 other than `schema-version-not-found`, 429,
+    /// 503, …).
     case server(status: Int, problem: Problem?)
     /// No answer: the server could not be reached, the connection broke or timed out. A write may or may not
     /// have been applied; the offline queue resolves that with its `Idempotency-Key`.
@@ -20,7 +29,7 @@ public enum TabStoreError: Error, Sendable, CustomStringConvertible {
     /// The problem the server answered with, if any.
     public var problem: Problem? {
         switch self {
-        case .refused(let problem): problem
+        case .refused(let problem), .schemaVersionRetired(let problem), .schemaVersionNotFound(let problem): problem
         case .unauthorized(let problem), .server(_, let problem): problem
         case .conflict, .unreachable, .invalidResponse: nil
         }
@@ -31,6 +40,8 @@ public enum TabStoreError: Error, Sendable, CustomStringConvertible {
         case .conflict(let current): "conflict: the customization is at \(current.etag)"
         case .refused(let problem): "refused: \(problem)"
         case .unauthorized(let problem): "unauthorized\(problem.map { ": \($0.detail)" } ?? "")"
+        case .schemaVersionRetired(let problem): "schema version retired: \(problem.detail)"
+        case .schemaVersionNotFound(let problem): "schema version not found: \(problem.detail)"
         case .server(let status, let problem): "server answered \(status)\(problem.map { ": \($0.detail)" } ?? "")"
         case .unreachable(let error): "unreachable: \(error)"
         case .invalidResponse(let detail): "invalid response: \(detail)"
@@ -42,7 +53,7 @@ public enum TabStoreError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .unreachable: true
         case .server(let status, _): status == 408 || status == 429 || status >= 500
-        case .conflict, .refused, .unauthorized, .invalidResponse: false
+        case .conflict, .refused, .unauthorized, .schemaVersionRetired, .schemaVersionNotFound, .invalidResponse: false
         }
     }
 }

@@ -8,8 +8,9 @@ import FoundationNetworking
 /// the latest only: each carries the whole document). It reconnects by itself, with `Last-Event-ID` so nothing
 /// already delivered comes again, after the waits of `Configuration.feedBackoff`; when the server says
 /// `token-expired` (or answers 401) it asks the token provider for a fresh token and reconnects at once.
-/// It ends by throwing when the server refuses the feed for good (401 with a fresh token, 403, 404); a token
-/// provider that throws is retried like an unreachable server. Stop iterating (or cancel the task) to close it.
+/// It ends by throwing when the server refuses the feed for good (401 with a fresh token, 403, 404, and
+/// `TabStoreError.schemaVersionRetired` once the client's schema version is retired); a token provider that throws
+/// is retried like an unreachable server. Each event is the customization under the client's schema version. Stop iterating (or cancel the task) to close it.
 public struct CustomizationUpdates: AsyncSequence, Sendable {
     public typealias Element = Customization
 
