@@ -14,8 +14,8 @@ extension APIServices {
         try await userLocks.withLock(key) { () async throws -> Bool in
             let erased = try await store.eraseUser(userId: key.userId.text, appId: key.appId.text)
             if erased, let schema {
-                let empty = try CustomizationRoutes.current(nil, appId: key.appId, userId: key.userId, schema: schema)
-                changes.publish(key, CustomizationState(revision: 0, schemaVersion: schema.version, document: empty.document))
+                let minimum = apps.cached(key.appId)?.app.minimumSchemaVersion ?? 1
+                changes.publish(key, Publication(record: nil, current: schema, minimum: minimum))
             }
             return erased
         }
@@ -47,11 +47,9 @@ extension APIServices {
                 let appId = key.appId
                 do {
                     try await userLocks.withLock(key) { () async throws -> Void in
-                        guard let schema = try await apps.entry(appId)?.schema else { return }
+                        guard let entry = try await apps.entry(appId), let schema = entry.schema else { return }
                         let record = try await store.customization(appId: appId.text, userId: key.userId.text)
-                        let current = try CustomizationRoutes.current(record, appId: appId, userId: key.userId, schema: schema)
-                        changes.publish(key, CustomizationState(revision: record?.revision ?? 0, schemaVersion: schema.version,
-                                                                document: current.document))
+                        changes.publish(key, Publication(record: record, current: schema, minimum: entry.app.minimumSchemaVersion))
                     }
                 } catch {
                     // A damaged row or a busy database: that user's followers see the new version with their next change.

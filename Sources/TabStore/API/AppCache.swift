@@ -9,7 +9,39 @@ final class AppCache: Sendable {
         let app: AppRecord
         /// The current schema, nil before the first registration.
         let schema: SchemaIndex?
+        /// What this entry learned lazily: the supported versions' union, whether the minimum was recorded applied.
+        let parts = LazyParts()
+
+        /// Whether clients of more than one version are served (the minimum is below the current version).
+        var servesSeveralVersions: Bool { (schema?.version ?? 0) > app.supportedFrom }
     }
+
+    /// Parts of an entry computed when first needed, once per entry (an invalidation makes a new entry).
+    final class LazyParts: Sendable {
+        private struct State {
+            var supported: SupportedVersions?
+            var minimumNoted = false
+        }
+
+        private let state = Locked(State())
+
+        var supported: SupportedVersions? { state.withLock { $0.supported } }
+        func keep(_ supported: SupportedVersions) { state.withLock { $0.supported = supported } }
+        var minimumNoted: Bool {
+            get { state.withLock { $0.minimumNoted } }
+            set { state.withLock { $0.minimumNoted = newValue } }
+        }
+    }
+
+    /// Past schema versions by app and version, kept across invalidations: a version never changes, and a version
+    /// number is never reused for an app id (a re-created app's versions start above the old ones).
+    private struct VersionKey: Hashable {
+        let appId: Identifier
+        let version: Int
+    }
+
+    private static let maxVersions = 512
+    private let versions = Locked([VersionKey: SchemaIndex]())
 
     private struct State {
         var entries: [Identifier: Entry] = [:]
@@ -41,6 +73,46 @@ final class AppCache: Sendable {
             state.entries[appId] = entry
         }
         return entry
+    }
+
+    /// Schema version `version` of the entry's app (the current one from the entry), nil when the app never had it.
+    /// - Throws: storage errors.
+    func index(_ entry: Entry, version: Int) async throws -> SchemaIndex? {
+        if let schema = entry.schema, schema.version == version { return schema }
+        if let cached = cachedIndex(entry, version: version) { return cached }
+        guard version > entry.app.schemaVersionFloor, version <= entry.app.schemaVersion,
+              let record = try await store.schemaVersion(appId: entry.app.id, version: version) else { return nil }
+        let index = SchemaIndex(schema: try Self.decodeStored(record), version: record.version)
+        versions.withLock { versions in
+            if versions.count >= Self.maxVersions { versions.removeAll(keepingCapacity: true) }
+            versions[VersionKey(appId: Identifier(entry.app.id), version: version)] = index
+        }
+        return index
+    }
+
+    /// `index(_:version:)` when it is in memory (no waiting).
+    func cachedIndex(_ entry: Entry, version: Int) -> SchemaIndex? {
+        if let schema = entry.schema, schema.version == version { return schema }
+        return versions.withLock { $0[VersionKey(appId: Identifier(entry.app.id), version: version)] }
+    }
+
+    /// The versions the entry's app supports (its minimum through its current one), built once per entry.
+    /// - Throws: storage errors; `StorageError` when a supported version is missing (a bug).
+    func supported(_ entry: Entry) async throws -> SupportedVersions {
+        if let known = entry.parts.supported { return known }
+        guard let current = entry.schema else { return SupportedVersions([]) }
+        var indexes = [current]
+        if entry.servesSeveralVersions {
+            for version in entry.app.supportedFrom..<current.version {
+                guard let index = try await index(entry, version: version) else {
+                    throw StorageError(extendedCode: 1, message: "schema version \(version) of app \(entry.app.id) is missing")
+                }
+                indexes.append(index)
+            }
+        }
+        let supported = SupportedVersions(indexes)
+        entry.parts.keep(supported)
+        return supported
     }
 
     /// The entry when it is in memory (no waiting).

@@ -13,6 +13,7 @@ struct AppRoutes: RouteGroup {
         builder.add("POST", "/v1/apps", access: .operatorOnly, body: .json, createApp)
         builder.add("GET", "/v1/apps", access: .operatorOnly, body: .empty, listApps)
         builder.add("GET", "/v1/apps/{appId}", access: .operatorOnly, body: .empty, getApp)
+        builder.add("PATCH", "/v1/apps/{appId}", access: .operatorOnly, body: .json, updateApp)
         builder.add("DELETE", "/v1/apps/{appId}", access: .operatorOnly, body: .empty, deleteApp)
         builder.add("POST", "/v1/apps/{appId}/signing-secret", access: .operatorOnly, body: .empty, rotateSecret)
         builder.add("GET", "/v1/apps/{appId}/stats", access: .operatorOnly, body: .empty, stats)
@@ -21,7 +22,7 @@ struct AppRoutes: RouteGroup {
     static func appJSON(_ app: AppRecord) -> JSONValue {
         .object(JSONObject([
             ("id", .string(app.id)), ("name", .string(app.name)), ("createdAt", .string(app.createdAt)),
-            ("schemaVersion", .integer(app.schemaVersion)),
+            ("schemaVersion", .integer(app.schemaVersion)), ("minimumSchemaVersion", .integer(app.minimumSchemaVersion)),
         ]))
     }
 
@@ -98,15 +99,21 @@ struct AppRoutes: RouteGroup {
 
     func stats(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let entry = try await services.requireApp(context)
-        let schema = entry.schema
+        // Hidden counts as the clients of one version see them (`?schemaVersion=`), by default the current one's.
+        let schema: SchemaIndex? = entry.schema == nil ? nil : try await services.servedSchema(request, entry)
+        let minimum = entry.app.supportedFrom
+        var lastWrittenBy: [Int: Int] = [:]
+        var retiredWriters = 0
         var users = 0
         var stored = 0
         var hidden: [Identifier: PerPlacement<Int>] = [:]
         for info in schema?.allTabs ?? [] { hidden[info.tab.id] = PerPlacement(sidebar: 0, tabBar: 0) }
         let unreadable = try await services.forEachReadableCustomization(Identifier(entry.app.id)) { record, decoded in
             stored += 1
+            let writer = record.writtenUnder
+            if writer < minimum { retiredWriters += 1 } else { lastWrittenBy[writer, default: 0] += 1 }
             var customization = decoded
-            if let schema, record.schemaVersion != schema.version { customization = Reconciler.reconcile(customization, with: schema) }
+            if let schema, record.servedAsStoredUnder != schema.version { customization = Reconciler.reconcile(customization, with: schema) }
             if customization.sameChoices(as: .empty) { return }
             users += 1
             // Counted per tab of the current schema only: ids a user names that the schema lacks are not
@@ -120,10 +127,120 @@ struct AppRoutes: RouteGroup {
         let tabs = JSONObject(hidden.keys.sorted().map { id in
             (id.text, .object(JSONObject([("sidebarHidden", .integer(hidden[id]!.sidebar)), ("tabBarHidden", .integer(hidden[id]!.tabBar))])))
         })
+        // Every supported version, oldest first: how many users' last write came from a client of it.
+        let versions: [JSONValue] = entry.schema.map { current in
+            (min(minimum, current.version)...current.version).map { version in
+                .object(JSONObject([("schemaVersion", .integer(version)), ("lastWrittenBy", .integer(lastWrittenBy[version] ?? 0))]))
+            }
+        } ?? []
         return .json(200, .object(JSONObject([
             ("appId", .string(entry.app.id)), ("schemaVersion", .integer(schema?.version ?? 0)),
+            ("minimumSchemaVersion", .integer(entry.app.minimumSchemaVersion)), ("versions", .array(versions)),
+            ("retiredWriters", .integer(retiredWriters)),
             ("usersWithCustomization", .integer(users)), ("storedCustomizations", .integer(stored + unreadable)),
             ("unreadableCustomizations", .integer(unreadable)), ("tabs", .object(tabs)),
         ])))
+    }
+
+    // MARK: - The minimum schema version
+
+    /// `PATCH /v1/apps/{appId}` `{"minimumSchemaVersion": n}`: the oldest version whose clients are served
+    /// (DOMAIN.md section 7). Raising it drops nothing at once: each user's next write drops the choices no
+    /// supported version can name. `?dryRun=true` reports, per user, what those writes would drop.
+    func updateApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let body = try request.jsonBody()
+        let reader = try ObjectReader(body, at: "")
+        try reader.rejectUnknown(["minimumSchemaVersion"])
+        guard let minimum = try reader.integer("minimumSchemaVersion") else {
+            throw MalformedDocument(pointer: "/minimumSchemaVersion", code: .missingField, detail: "\"minimumSchemaVersion\" is required")
+        }
+        let dryRun: Bool
+        switch request.queryParameter("dryRun") {
+        case nil, "false": dryRun = false
+        case "true": dryRun = true
+        default: throw APIError.badRequest(.invalidParameter, "dryRun must be true or false")
+        }
+        let entry = try await services.requireApp(context)
+        let current = entry.app.schemaVersion
+        guard minimum >= 1, minimum <= current, minimum > entry.app.schemaVersionFloor || minimum == 1 else {
+            throw RuleRefusal([Violation(pointer: "/minimumSchemaVersion", code: .unknownSchemaVersion,
+                                         detail: current == 0 ? "app \"\(entry.app.id)\" has no schema version yet"
+                                             : "the minimum is a registered schema version, \(entry.app.schemaVersionFloor + 1) to \(current)")])
+        }
+        if minimum < entry.app.minimumApplied {
+            throw Self.minimumApplied(entry.app.minimumApplied)
+        }
+        if dryRun { return .json(200, try await minimumReport(request, entry, minimum: minimum)) }
+        let appId = Identifier(entry.app.id)
+        let app: AppRecord
+        do {
+            app = try await services.store.setMinimumSchemaVersion(appId: entry.app.id, minimum: minimum)
+        } catch StoreConflict.notFound {
+            throw APIError.notFound(.appNotFound, "no app \"\(appId)\"")
+        } catch StoreConflict.minimumApplied(let applied) {
+            throw Self.minimumApplied(applied)
+        } catch StoreConflict.revisionMismatch(let now) {
+            throw RuleRefusal([Violation(pointer: "/minimumSchemaVersion", code: .unknownSchemaVersion,
+                                         detail: "the minimum is a registered schema version, at most \(now)")])
+        }
+        services.apps.invalidate(appId)
+        // Streams and long polls of versions now retired end; the others see nothing new.
+        if app.minimumSchemaVersion > entry.app.minimumSchemaVersion { services.republish(appId: appId) }
+        return .json(200, Self.appJSON(app))
+    }
+
+    private static func minimumApplied(_ applied: Int) -> APIError {
+        APIError(status: 409, slug: .minimumSchemaVersionApplied, title: "Conflict",
+                 detail: "writes already dropped choices only versions below \(applied) had: the minimum cannot go below \(applied) again")
+    }
+
+    /// What raising the minimum to `minimum` would drop: per stored customization, the ids its choices name that no
+    /// version from `minimum` to the current one has.
+    private func minimumReport(_ request: HTTPRequest, _ entry: AppCache.Entry, minimum: Int) async throws -> JSONValue {
+        let limit = try CustomizationRoutes.integerParameter(request, "limit", in: 1...APIConfiguration.maxPageSize) ?? 50
+        let after = request.queryParameter("after").map { Identifier($0) }
+        var indexes: [SchemaIndex] = []
+        if let current = entry.schema {
+            indexes.append(current)
+            for version in max(minimum, entry.app.schemaVersionFloor + 1)..<current.version {
+                if let index = try await services.apps.index(entry, version: version) { indexes.append(index) }
+            }
+        }
+        let supported = SupportedVersions(indexes)
+        var checked = 0
+        var affected = 0
+        var droppedIds = Set<Identifier>()
+        // The first `limit + 1` affected users above `after` in byte order, trimmed as it grows (bounded memory).
+        var page: [(Identifier, [Identifier])] = []
+        func trim() {
+            page.sort { $0.0 < $1.0 }
+            if page.count > limit + 1 { page.removeLast(page.count - limit - 1) }
+        }
+        let unreadable = try await services.forEachReadableCustomization(Identifier(entry.app.id)) { record, customization in
+            checked += 1
+            let (pruned, dropped) = supported.prune(customization)
+            guard dropped else { return }
+            affected += 1
+            let gone = customization.referencedIds.subtracting(pruned.referencedIds)
+            if droppedIds.count < SchemaRoutes.maxListedIds { droppedIds.formUnion(gone) }
+            let user = Identifier(record.userId)
+            if after.map({ user > $0 }) ?? true {
+                page.append((user, gone.sorted()))
+                if page.count > 4 * (limit + 1) { trim() }
+            }
+        }
+        trim()
+        let listed = page.prefix(limit)
+        let next: JSONValue = page.count > limit ? .string(listed.last!.0.text) : .null
+        return .object(JSONObject([
+            ("dryRun", true), ("minimumSchemaVersion", .integer(minimum)), ("currentSchemaVersion", .integer(entry.app.schemaVersion)),
+            ("customizationsChecked", .integer(checked)), ("customizationsAffected", .integer(affected)),
+            ("customizationsUnreadable", .integer(unreadable)),
+            ("droppedIds", .array(droppedIds.sorted().prefix(SchemaRoutes.maxListedIds).map { .string($0.text) })),
+            ("affectedUsers", .array(listed.map { user, ids in
+                .object(JSONObject([("userId", .string(user.text)), ("droppedIds", .array(ids.prefix(SchemaRoutes.maxListedIds).map { .string($0.text) }))]))
+            })),
+            ("affectedUsersNext", next),
+        ]))
     }
 }

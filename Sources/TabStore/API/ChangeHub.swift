@@ -1,4 +1,6 @@
+import TabStoreDomain
 import TabStoreHTTP
+import TabStoreStorage
 import TabStoreSupport
 
 /// A user's customization as a GET serves it right after a commit: what followers are told.
@@ -21,6 +23,27 @@ struct CustomizationState: Sendable, Equatable {
     var etag: EntityTag { CustomizationRoutes.customizationTag(revision: revision, schemaVersion: schemaVersion) }
 }
 
+/// What a commit (or an erase, or a new schema version) made current for a user: followers get it under the
+/// version each follows (DOMAIN.md section 7), rendered once per version.
+struct Publication: Sendable {
+    /// The stored customization; nil when there is none (an erase).
+    let record: CustomizationRecord?
+    /// The app's current version, for followers that did not name one.
+    let current: SchemaIndex
+    /// The app's minimum: a follower of an older version is let go.
+    let minimum: Int
+    /// The state under `current`, when the publisher has it at hand (a write's answer).
+    var currentState: CustomizationState?
+
+    /// The state under `schema`.
+    /// - Throws: when the stored bytes do not decode (damaged).
+    func state(under schema: SchemaIndex, _ key: UserKey) throws -> CustomizationState {
+        if schema.version == current.version, let currentState { return currentState }
+        let document = try CustomizationRoutes.current(record, appId: key.appId, userId: key.userId, schema: schema).document
+        return CustomizationState(revision: record?.revision ?? 0, schemaVersion: schema.version, document: document)
+    }
+}
+
 /// Why a follower is let go without a change.
 enum FollowEnd: Sendable, Equatable {
     /// The server drains.
@@ -29,11 +52,15 @@ enum FollowEnd: Sendable, Equatable {
     case appDeleted
     /// The key that verified the follower's credentials (the app's signing secret) was replaced.
     case credentialsRevoked
+    /// The version the follower named is below the app's minimum now.
+    case schemaVersionRetired(minimum: Int)
 }
 
 /// Something waiting for a user's next revision: a long poll or a change-feed stream. Called from
 /// whichever thread publishes; each implementation guards its own state and never blocks.
 protocol ChangeFollower: AnyObject, Sendable {
+    /// The schema version the follower named (`?schemaVersion=`); nil: it follows the current one.
+    var pinned: SchemaIndex? { get }
     /// A committed revision (or a schema change, or an erase) made `state` current.
     func changed(_ state: CustomizationState)
     /// Let go: the follower is no longer registered when this is called.
@@ -108,9 +135,34 @@ final class ChangeHub: Sendable {
 
     /// Tells every follower of `key` about `state`. Call after the commit that made it, holding the user's
     /// write turn (`APIServices.userLocks`), so two publications for one user never cross.
-    func publish(_ key: UserKey, _ state: CustomizationState) {
-        let followers = registry.withLock { registry in registry.followers[key].map { $0.values.map(\.follower) } ?? [] }
-        for follower in followers { follower.changed(state) }
+    func publish(_ key: UserKey, _ publication: Publication) {
+        let (followers, retired) = registry.withLock { registry -> ([any ChangeFollower], [any ChangeFollower]) in
+            var followers: [any ChangeFollower] = []
+            var retired: [any ChangeFollower] = []
+            for (id, entry) in registry.followers[key] ?? [:] {
+                if let pinned = entry.follower.pinned, pinned.version < publication.minimum {
+                    registry.followers[key]?[id] = nil
+                    Self.uncount(entry.kind, in: &registry)
+                    retired.append(entry.follower)
+                } else {
+                    followers.append(entry.follower)
+                }
+            }
+            if registry.followers[key]?.isEmpty == true { registry.followers[key] = nil }
+            return (followers, retired)
+        }
+        for follower in retired { follower.ended(.schemaVersionRetired(minimum: publication.minimum)) }
+        // One state per version followed, most often only the current one (made by the publisher already).
+        var states: [Int: CustomizationState] = [:]
+        for follower in followers {
+            let schema = follower.pinned ?? publication.current
+            if states[schema.version] == nil {
+                // A stored document that does not decode: that follower sees the next change instead.
+                guard let state = try? publication.state(under: schema, key) else { continue }
+                states[schema.version] = state
+            }
+            follower.changed(states[schema.version]!)
+        }
     }
 
     /// The users of `appId` someone follows (a schema change tells them their reconciled customization).

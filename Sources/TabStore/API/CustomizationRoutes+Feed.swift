@@ -1,3 +1,4 @@
+import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStorage
 import TabStoreSupport
@@ -17,14 +18,15 @@ extension CustomizationRoutes {
     /// - Throws: `APIError` 404 (app, schema), 429 (the user follows from too many places), 503 (draining).
     func events(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let entry = try await services.requireApp(context)
-        let schema = try entry.requireSchema()
+        let schema = try await services.servedSchema(request, entry)
         let key = try userKey(context)
         // Past `exp` (accepted within the leeway) the stream would send token-expired at once, and an EventSource
         // would reconnect every second until the leeway ran out: 401 now, so the client refreshes its token.
         if let expiresAt = context.credentialsExpireAt, services.configuration.clock() >= expiresAt { throw APIError.tokenExpired }
         // The id of the event the client has (a reconnecting EventSource sends the header).
         let lastEventId = request.headers["Last-Event-ID"] ?? request.queryParameter("lastEventId")
-        let stream = FeedStream(key: key, services: services, expiresAt: context.credentialsExpireAt)
+        let stream = FeedStream(key: key, services: services, expiresAt: context.credentialsExpireAt,
+                                pinned: request.queryParameter("schemaVersion") == nil ? nil : schema)
         try await services.userLocks.withLock(key) { () async throws -> Void in
             let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
             let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)

@@ -12,7 +12,10 @@ extension CustomizationRoutes {
     func history(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let limit = try Self.integerParameter(request, "limit", in: 1...APIConfiguration.maxHistoryPage) ?? APIConfiguration.defaultHistoryPage
         let before = try Self.integerParameter(request, "before", in: 1...Int.max)
-        _ = try await services.requireApp(context)
+        let entry = try await services.requireApp(context)
+        // Under a version the client names, each revision shows as that version's clients see it; without one, as
+        // stored (every supported version's choices).
+        let schema = request.queryParameter("schemaVersion") == nil ? nil : try await services.servedSchema(request, entry)
         let key = try userKey(context)
         // One more than asked for tells whether an older page exists.
         let rows = try await services.store.history(appId: key.appId.text, userId: key.userId.text, before: before, limit: limit + 1,
@@ -22,7 +25,7 @@ extension CustomizationRoutes {
         for row in rows.prefix(limit) {
             if !items.isEmpty, bytes + row.document.count + (row.operations?.count ?? 0) > Self.maxHistoryPageBytes { break }
             bytes += row.document.count + (row.operations?.count ?? 0)
-            items.append(historyItem(row))
+            items.append(historyItem(row, under: schema, key))
         }
         let nextBefore: JSONValue = items.count < rows.count ? .integer(rows[items.count - 1].revision) : .null
         return .json(200, .object(JSONObject([("items", .array(items)), ("nextBefore", nextBefore)])),
@@ -31,12 +34,13 @@ extension CustomizationRoutes {
 
     /// One kept revision as the history and the export show it. A stored document or operation list that
     /// does not parse (damaged) shows as null and is logged, so one bad row never fails a page.
-    func historyItem(_ row: HistoryRecord) -> JSONValue {
+    /// - Parameter schema: the version to show the customization under; nil: as stored.
+    func historyItem(_ row: HistoryRecord, under schema: SchemaIndex? = nil, _ key: UserKey? = nil) -> JSONValue {
         var members: [(String, JSONValue)] = [("revision", .integer(row.revision)), ("updatedAt", .string(row.updatedAt)), ("change", .string(row.change))]
         if row.change == ChangeKind.patch.rawValue {
             members.append(("operations", row.operations.map { Self.operationList(parsedOrNull($0, revision: row.revision)) } ?? .null))
         }
-        members.append(("customization", parsedOrNull(row.document, revision: row.revision)))
+        members.append(("customization", document(row, under: schema, key)))
         return .object(JSONObject(members))
     }
 
@@ -45,6 +49,18 @@ extension CustomizationRoutes {
     static func operationList(_ stored: JSONValue) -> JSONValue {
         if case .object(let body) = stored { return body["operations"] ?? .null }
         return stored
+    }
+
+    /// A kept revision's customization, as stored or reconciled under `schema`.
+    private func document(_ row: HistoryRecord, under schema: SchemaIndex?, _ key: UserKey?) -> JSONValue {
+        guard let schema, let key else { return parsedOrNull(row.document, revision: row.revision) }
+        do {
+            let value = Reconciler.reconcile(try Customization.decodeStored(row.document), with: schema)
+            return value.json(appId: key.appId, userId: key.userId)
+        } catch {
+            services.logger.warning("stored_history_unreadable", [("revision", .integer(row.revision)), ("bytes", .integer(row.document.count))])
+            return .null
+        }
     }
 
     private func parsedOrNull(_ bytes: [UInt8], revision: Int) -> JSONValue {
@@ -69,7 +85,8 @@ extension CustomizationRoutes {
 
     func revert(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let target = try Self.revertTarget(try request.jsonBody())
-        _ = try await services.requireApp(context)
+        let entry = try await services.requireApp(context)
+        _ = try await services.servedSchema(request, entry)  // 404/410 before anything is read
         let key = try userKey(context)
         // Revision 0 is the empty customization every user starts from; any other must be kept. Read before
         // the write takes its turn: a revision pruned meanwhile is still a revision that was kept when asked for.
@@ -86,9 +103,9 @@ extension CustomizationRoutes {
             }
             choices = try Customization.decodeStored(row.document)
         }
-        return try await edit(request, context, kind: WriteKind(change: .revert)) { _, schema in
-            Reconciler.reconcile(choices, with: schema)
-        }
+        // The revision's stored document, every supported version's choices (DOMAIN.md section 7), pruned to what
+        // the supported versions can name; answered under the writer's version.
+        return try await replaceStored(request, context, kind: WriteKind(change: .revert), with: choices)
     }
 
     /// `{"toRevision": n}`, n ≥ 0.

@@ -1,3 +1,4 @@
+import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStorage
 import TabStoreSupport
@@ -51,8 +52,10 @@ extension CustomizationRoutes {
     /// what the client has into the current representation's ETag, which the poll then waits to change.
     /// - Throws: `APIError` 429 when the user has too many followers, 503 when too many long polls wait, 401
     ///   when the app's signing secret was rotated, 404 when the app is gone.
-    func longPoll(_ longPoll: LongPollRequest, _ request: HTTPRequest, _ context: RouteContext, _ key: UserKey) async throws -> HTTPResponse {
-        let poll = LongPoll()
+    /// - Parameter pinned: the version the client named (`?schemaVersion=`), nil to follow the current one.
+    func longPoll(_ longPoll: LongPollRequest, _ request: HTTPRequest, _ context: RouteContext, _ key: UserKey,
+                  pinned: SchemaIndex?) async throws -> HTTPResponse {
+        let poll = LongPoll(pinned: pinned)
         let start = try await services.userLocks.withLock(key) { () async throws -> Start in
             let admission = services.changes.follow(key, poll, kind: .longPoll, signedByApp: context.credentialsKey != nil)
             switch admission {
@@ -66,7 +69,9 @@ extension CustomizationRoutes {
             do {
                 if admission == .followed { try await services.requireCredentialsCurrent(context, key.appId) }
                 let (entry, record) = try await read(key)
-                let schemaVersion = try entry.requireSchema().version
+                let schema = try pinned ?? entry.requireSchema()
+                if let pinned, pinned.version < entry.app.minimumSchemaVersion { throw APIServices.retired(pinned.version, minimum: entry.app.minimumSchemaVersion) }
+                let schemaVersion = schema.version
                 let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schemaVersion)
                 // A stale If-Match is 412 before anything waits, as a plain GET answers it.
                 if let ifMatch = longPoll.ifMatch, !ifMatch.matchesStrongly(etag, exists: (record?.revision ?? 0) > 0) {
@@ -77,7 +82,7 @@ extension CustomizationRoutes {
                     if admission == .followed { services.changes.unfollow(key, poll) }
                     // Draining: what the client has is answered at once, with the current ETag.
                     if clientHas { return .answer(notModified(etag)) }
-                    return .answer(try customizationAnswer(request, key, entry: entry, record: record)!)
+                    return .answer(try customizationAnswer(request, key, schema: schema, record: record)!)
                 }
                 // The token's `exp` bounds the wait: past it (accepted within the leeway) nothing waits, and a
                 // poll still waiting when it passes ends then, with 401, as a stream ends with token-expired.
@@ -109,6 +114,8 @@ extension CustomizationRoutes {
             throw APIError.notFound(.appNotFound, "no app \"\(key.appId)\"")
         case .ended(.credentialsRevoked):
             throw APIError.credentialsRevoked
+        case .ended(.schemaVersionRetired(let minimum)):
+            throw APIServices.retired(pinned?.version ?? 0, minimum: minimum)
         case .cancelled:
             return notModified(has)  // nobody reads it: the client left
         case .timedOut where expires:
@@ -117,7 +124,7 @@ extension CustomizationRoutes {
             // What is current now: a change no publication announced (another process on the same database,
             // a publication still on its way) is answered, never a 304 with an ETag that is out of date.
             let (entry, record) = try await read(key)
-            let schema = try entry.requireSchema()
+            let schema = try pinned ?? entry.requireSchema()
             let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schema.version)
             if etag.weakMatches(has) { return notModified(etag) }
             let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)

@@ -25,6 +25,21 @@ extension CustomizationRoutes {
         var answersWithDocument = true
     }
 
+    /// The schema versions a write works with (DOMAIN.md section 7).
+    struct WriteVersions: Sendable {
+        /// The writer's version: the request is validated and answered under it.
+        let served: SchemaIndex
+        /// The versions whose choices the stored document keeps.
+        let supported: SupportedVersions
+    }
+
+    /// A computed next revision.
+    struct Candidate: Sendable {
+        let record: CustomizationRecord
+        /// Whether computing it dropped choices no supported version can name (some only a retired version had).
+        var dropped = false
+    }
+
     /// Stores the next revision computed by `next` from the latest stored record, with its history row and,
     /// for a request with an `Idempotency-Key`, its answer, in one transaction; then tells the user's
     /// followers. A repeat of a request whose answer is stored gets that answer again.
@@ -37,10 +52,11 @@ extension CustomizationRoutes {
     /// `next` returns nil when nothing changes (no new revision then).
     func write(
         _ request: HTTPRequest, _ context: RouteContext, kind: WriteKind,
-        next: @escaping @Sendable (WriteBase, SchemaIndex, UserKey) throws -> CustomizationRecord?
+        next: @escaping @Sendable (WriteBase, WriteVersions, UserKey) throws -> Candidate?
     ) async throws -> HTTPResponse {
         let entry = try await services.requireApp(context)
-        let schema = try entry.requireSchema()
+        let served = try await services.servedSchema(request, entry)
+        let versions = WriteVersions(served: served, supported: try await services.supportedVersions(entry, served: served))
         let key = try userKey(context)
         let preconditions = try Preconditions(request)
         let idempotent = try IdempotentRequest(request)
@@ -52,7 +68,8 @@ extension CustomizationRoutes {
             for attempt in 0..<Self.writeAttempts {
                 if attempt > 0, let idempotent, let replay = try await replay(idempotent, key) { return replay }
                 do {
-                    if let response = try await attemptWrite(kind, key: key, schema: schema, preconditions: preconditions, idempotent: idempotent, next: next) {
+                    if let response = try await attemptWrite(kind, key: key, entry: entry, versions: versions, preconditions: preconditions,
+                                                             idempotent: idempotent, next: next) {
                         return response
                     }
                 } catch {
@@ -72,32 +89,48 @@ extension CustomizationRoutes {
     /// One attempt of `write`: reads the stored record, checks the preconditions, computes and commits.
     /// - Returns: the answer, or nil when another write won the compare-and-set or the key already has an answer.
     private func attemptWrite(
-        _ kind: WriteKind, key: UserKey, schema: SchemaIndex, preconditions: Preconditions, idempotent: IdempotentRequest?,
-        next: @escaping @Sendable (WriteBase, SchemaIndex, UserKey) throws -> CustomizationRecord?
+        _ kind: WriteKind, key: UserKey, entry: AppCache.Entry, versions: WriteVersions, preconditions: Preconditions, idempotent: IdempotentRequest?,
+        next: @escaping @Sendable (WriteBase, WriteVersions, UserKey) throws -> Candidate?
     ) async throws -> HTTPResponse? {
         let store = services.store
+        let schema = versions.served
         let record = try await store.customization(appId: key.appId.text, userId: key.userId.text)
         let base = record?.revision ?? 0
         let floor = record == nil ? try await store.revisionFloor(appId: key.appId.text, userId: key.userId.text) : 0
-        // Against what was read, named as a GET would name it now (the revision and the current schema
-        // version): a tag from before a schema change no longer matches. The set below compares revisions,
-        // so what was checked here is what gets replaced. A customization "exists" once it has a revision.
+        // Against what was read, named as a GET under the writer's version would name it now (the revision and
+        // that version): a tag from another version, or from before a schema change, does not match. The set below
+        // compares revisions, so what was checked here is what gets replaced. A customization "exists" once it has
+        // a revision.
         let current = Self.customizationTag(revision: base, schemaVersion: schema.version)
         if preconditions.evaluate(current, exists: base > 0, safe: false) == .failed {
             throw APIError.preconditionFailed(current: current, detail: "the customization is now \(current.text); read it again and retry")
         }
-        let candidate = try next(WriteBase(record: record, nextRevision: max(base, floor) + 1), schema, key)
-        if let candidate, candidate.document.count > services.configuration.maxCustomizationBytes {
+        let candidate = try next(WriteBase(record: record, nextRevision: max(base, floor) + 1), versions, key)
+        if let candidate, candidate.record.document.count > services.configuration.maxCustomizationBytes {
             throw RuleRefusal([Violation(pointer: "", code: .customizationTooLarge,
-                                         detail: "the customization would take \(candidate.document.count) bytes; at most \(services.configuration.maxCustomizationBytes) are stored")])
+                                         detail: "the customization would take \(candidate.record.document.count) bytes; at most \(services.configuration.maxCustomizationBytes) are stored")])
         }
-        let response = try answer(kind, stored: candidate ?? record, schema: schema, key: key)
+        let document = try answerDocument(kind, stored: candidate?.record ?? record, schema: schema, key: key)
+        let etag = Self.customizationTag(revision: (candidate?.record ?? record)?.revision ?? 0, schemaVersion: schema.version)
+        let response = document.map { customizationResponse(document: $0, etag: etag) } ?? HTTPResponse(status: 204)
         let now = services.configuration.clock()
         let stored = idempotent?.answer(response, at: now)
         guard candidate != nil || stored != nil else { return response }
+        // Choices only versions below the minimum had are about to go: from now on the minimum never goes below
+        // it (checked in the database, so a minimum lowered meanwhile on another replica stops this write).
+        if let candidate, candidate.dropped, entry.app.minimumSchemaVersion > entry.app.schemaVersionFloor + 1, !entry.parts.minimumNoted {
+            guard try await store.noteMinimumApplied(appId: key.appId.text, minimum: entry.app.minimumSchemaVersion) else {
+                services.apps.invalidate(key.appId)
+                var changed = APIError(status: 503, slug: .writeContention, title: "Service unavailable",
+                                       detail: "the app's minimum schema version changed while this write was computed; retry")
+                changed.headers.add("Retry-After", "1")
+                throw changed
+            }
+            entry.parts.minimumNoted = true
+        }
         do {
             try await store.commitCustomization(CustomizationCommit(
-                appId: key.appId.text, userId: key.userId.text, expectedRevision: base, record: candidate, change: kind.change,
+                appId: key.appId.text, userId: key.userId.text, expectedRevision: base, record: candidate?.record, change: kind.change,
                 operations: kind.operations, historyRevisions: services.configuration.historyRevisions, answer: stored,
                 answersExpireBefore: now - services.configuration.idempotencySeconds,
                 maxAnswersPerUser: services.configuration.maxIdempotentAnswersPerUser))
@@ -106,9 +139,12 @@ extension CustomizationRoutes {
         } catch StoreConflict.notFound {
             throw APIError.notFound(.appNotFound, "no app \"\(key.appId)\"")
         }
-        if let candidate {
-            services.changes.publish(key, CustomizationState(revision: candidate.revision, schemaVersion: candidate.schemaVersion,
-                                                             document: candidate.document))
+        if let candidate, let currentSchema = entry.schema {
+            var publication = Publication(record: candidate.record, current: currentSchema, minimum: entry.app.minimumSchemaVersion)
+            if schema.version == currentSchema.version, let document {
+                publication.currentState = CustomizationState(revision: candidate.record.revision, schemaVersion: schema.version, document: document)
+            }
+            services.changes.publish(key, publication)
         }
         return response
     }
@@ -125,46 +161,87 @@ extension CustomizationRoutes {
         return response
     }
 
-    /// The answer to a write that leaves `stored` current: its bytes as stored when written under the current
-    /// schema (no decode and re-encode after the write), else reconciled.
-    private func answer(_ kind: WriteKind, stored: CustomizationRecord?, schema: SchemaIndex, key: UserKey) throws -> HTTPResponse {
-        guard kind.answersWithDocument else { return HTTPResponse(status: 204) }
-        let etag = Self.customizationTag(revision: stored?.revision ?? 0, schemaVersion: schema.version)
-        if let stored, stored.schemaVersion == schema.version {
-            return customizationResponse(document: stored.document, etag: etag)
-        }
-        let current = try Self.current(stored, appId: key.appId, userId: key.userId, schema: schema)
-        return customizationResponse(document: current.document, etag: etag)
+    /// The body of the answer to a write that leaves `stored` current, under the writer's version: its bytes as
+    /// stored when they are that version's view (no decode and re-encode after the write), else reconciled; nil for
+    /// a write answered with 204.
+    private func answerDocument(_ kind: WriteKind, stored: CustomizationRecord?, schema: SchemaIndex, key: UserKey) throws -> [UInt8]? {
+        guard kind.answersWithDocument else { return nil }
+        if let stored, stored.servedAsStoredUnder == schema.version { return stored.document }
+        return try Self.current(stored, appId: key.appId, userId: key.userId, schema: schema).document
     }
 
-    /// The record that stores `value` as the revision `base` names, and the value it stores.
-    private static func nextRecord(_ value: Customization, _ base: WriteBase, schema: SchemaIndex, key: UserKey) -> (CustomizationRecord, Customization) {
+    /// The record that stores `value` (every supported version's choices) as the revision `base` names, written
+    /// under `schema`; `asStored`: `value` holds only what `schema`'s clients see, so its bytes are served as stored.
+    private static func nextRecord(_ value: Customization, _ base: WriteBase, schema: SchemaIndex, key: UserKey,
+                                   asStored: Bool = true) -> (CustomizationRecord, Customization) {
         var next = value
         next.revision = base.nextRevision
         next.schemaVersion = schema.version
         next.updatedAt = Timestamp.now()
-        let record = CustomizationRecord(appId: key.appId.text, userId: key.userId.text, revision: next.revision, schemaVersion: schema.version,
+        let record = CustomizationRecord(appId: key.appId.text, userId: key.userId.text, revision: next.revision,
+                                         schemaVersion: asStored ? schema.version : -schema.version,
                                          document: JSONWriter.bytes(next.json(appId: key.appId, userId: key.userId)), updatedAt: next.updatedAt!)
         return (record, next)
     }
 
-    /// A write that edits the current choices: nil when they stay the same under the current schema.
+    /// The stored document of `record` (every supported version's choices), decoded; the empty one for none.
+    private static func storedValue(_ record: CustomizationRecord?, _ key: UserKey, _ documents: DecodedDocuments) throws -> Customization {
+        guard let record else { return .empty }
+        return try documents.decodeStored(record.document, of: key)
+    }
+
+    /// The next record for a write that makes `next` the stored document (before pruning), or nil when the stored
+    /// choices stay the same. `view` is `next` as the writer's version sees it, when known.
+    private static func candidate(_ next: Customization, view: Customization?, stored: Customization, _ base: WriteBase,
+                                  _ versions: WriteVersions, _ key: UserKey, _ documents: DecodedDocuments) -> Candidate? {
+        let schema = versions.served
+        var value = next
+        var dropped = false
+        var view = view
+        if view.map({ !value.sameChoices(as: $0) }) ?? true {
+            // It keeps something the writer's version cannot see: drop what no supported version can name.
+            (value, dropped) = versions.supported.prune(value)
+            if view == nil || dropped { view = Reconciler.reconcile(value, with: schema) }
+        }
+        let asStored = value.sameChoices(as: view!)
+        // Nothing to store when the choices stay the same and the stored form serves this version as before (or
+        // there is none: the empty customization at revision 0 is what a first no-op write leaves).
+        if value.sameChoices(as: stored) {
+            let servedAsStored = base.record?.servedAsStoredUnder
+            if base.record == nil || servedAsStored == schema.version || (!asStored && servedAsStored == nil) { return nil }
+        }
+        let (record, stored) = nextRecord(value, base, schema: schema, key: key, asStored: asStored)
+        // The next write of this user starts from these bytes: it finds them decoded (kept whether or not this
+        // one commits, since an entry answers only for its exact bytes).
+        documents.encoded(record.document, from: stored, of: key)
+        return Candidate(record: record, dropped: dropped)
+    }
+
+    /// A write that edits the choices the writer's version sees: nil when the stored ones stay the same. What the
+    /// writer changed is folded into the stored document (`VersionMerge.merge`); choices about ids its version
+    /// lacks stay as stored.
     func edit(
         _ request: HTTPRequest, _ context: RouteContext, kind: WriteKind,
         change: @escaping @Sendable (Customization, SchemaIndex) throws -> Customization
     ) async throws -> HTTPResponse {
         let documents = services.documents
-        return try await write(request, context, kind: kind) { base, schema, key in
-            let current = try Self.current(base.record, appId: key.appId, userId: key.userId, schema: schema, documents: documents)
-            let changed = try change(current.value, schema)
-            // Nothing to store when the choices stay the same and the stored form is already current (or there
-            // is none: the empty customization at revision 0 is what a first no-op write leaves).
-            if changed.sameChoices(as: current.value), base.record == nil || base.record?.schemaVersion == schema.version { return nil }
-            let (record, value) = Self.nextRecord(changed, base, schema: schema, key: key)
-            // The next write of this user starts from these bytes: it finds them decoded (kept whether or not this
-            // one commits, since an entry answers only for its exact bytes).
-            documents.encoded(record.document, from: value, of: key)
-            return record
+        return try await write(request, context, kind: kind) { base, versions, key in
+            let schema = versions.served
+            let stored = try Self.storedValue(base.record, key, documents)
+            let view = base.record?.servedAsStoredUnder == schema.version ? stored : Reconciler.reconcile(stored, with: schema)
+            let changed = try change(view, schema)
+            let next = base.record?.servedAsStoredUnder == schema.version ? changed : VersionMerge.merge(stored: stored, view: view, edited: changed)
+            return Self.candidate(next, view: changed, stored: stored, base, versions, key, documents)
+        }
+    }
+
+    /// A write that makes `document` the stored document whole (every version's choices: a revert), pruned to
+    /// what the supported versions can name.
+    func replaceStored(_ request: HTTPRequest, _ context: RouteContext, kind: WriteKind, with document: Customization) async throws -> HTTPResponse {
+        let documents = services.documents
+        return try await write(request, context, kind: kind) { base, versions, key in
+            let stored = try Self.storedValue(base.record, key, documents)
+            return Self.candidate(document, view: nil, stored: stored, base, versions, key, documents)
         }
     }
 
@@ -222,21 +299,31 @@ extension CustomizationRoutes {
         }
     }
 
-    /// Forgets the user's choices. The revision moves forward (the empty customization is stored as the next
-    /// revision), so an ETag is never reused for different content. A customization that is already forgotten
-    /// under the current schema stays as it is (no new revision, history row or event), as a PUT of the same
-    /// choices does. What is stored is decoded only when it is small enough to be the empty customization:
-    /// any other document, even one an older version accepted whatever its size, or one that no longer
-    /// decodes, is replaced without being read.
+    /// Forgets the user's choices as the writer's version sees them (choices only other supported versions have stay,
+    /// DOMAIN.md section 7). The revision moves forward (the empty customization is stored as the next revision), so
+    /// an ETag is never reused for different content. A customization that is already forgotten stays as it is (no
+    /// new revision, history row or event), as a PUT of the same choices does. While the app serves one version,
+    /// what is stored is decoded only when it is small enough to be the empty customization: any other document,
+    /// even one an older version accepted whatever its size, or one that no longer decodes, is replaced without
+    /// being read. With several versions the stored document is decoded to keep the others' choices; one that no
+    /// longer decodes is replaced whole.
     func deleteCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
-        try await write(request, context, kind: WriteKind(change: .delete, answersWithDocument: false)) { base, schema, key in
+        let documents = services.documents
+        return try await write(request, context, kind: WriteKind(change: .delete, answersWithDocument: false)) { base, versions, key in
             guard let record = base.record else { return nil }
-            if record.schemaVersion == schema.version, record.document.count <= Self.maxEmptyDocumentBytes,
+            let schema = versions.served
+            if versions.supported.minimum < versions.supported.current, let stored = try? Self.storedValue(record, key, documents) {
+                let view = Reconciler.reconcile(stored, with: schema)
+                var empty = Customization.empty
+                empty.schemaVersion = schema.version
+                return Self.candidate(VersionMerge.merge(stored: stored, view: view, edited: empty), view: empty, stored: stored, base, versions, key, documents)
+            }
+            if record.servedAsStoredUnder == schema.version, record.document.count <= Self.maxEmptyDocumentBytes,
                let stored = try? Customization.decodeStored(record.document), stored.sameChoices(as: .empty)
             {
                 return nil
             }
-            return Self.nextRecord(.empty, base, schema: schema, key: key).0
+            return Candidate(record: Self.nextRecord(.empty, base, schema: schema, key: key).0)
         }
     }
 

@@ -39,10 +39,11 @@ struct CustomizationRoutes: RouteGroup {
         }
         var value = try documents?.decodeStored(record.document, of: UserKey(appId: appId, userId: userId))
             ?? Customization.decodeStored(record.document)
-        if record.schemaVersion == schema.version {
+        if record.servedAsStoredUnder == schema.version {
             return CurrentCustomization(value: value, document: record.document)
         }
-        // Written under an older schema: ids that are gone are ignored now, and pruned on the next write.
+        // Written under another version (or keeping other versions' choices): reconciled under this one, which
+        // names only its own ids; what it lacks stays stored for the versions that have it (DOMAIN.md section 7).
         value = Reconciler.reconcile(value, with: schema)
         return CurrentCustomization(value: value, document: JSONWriter.bytes(value.json(appId: appId, userId: userId)))
     }
@@ -78,22 +79,23 @@ struct CustomizationRoutes: RouteGroup {
     func getCustomization(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let longPoll = try LongPollRequest(request)
         let entry = try await services.requireApp(context)
+        let schema = try await services.servedSchema(request, entry)
         let key = try userKey(context)
-        if let longPoll { return try await self.longPoll(longPoll, request, context, key) }
+        if let longPoll { return try await self.longPoll(longPoll, request, context, key, pinned: request.queryParameter("schemaVersion") == nil ? nil : schema) }
         let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
-        return try customizationAnswer(request, key, entry: entry, record: record)!
+        return try customizationAnswer(request, key, schema: schema, record: record)!
     }
 
     /// `getCustomization` from memory and one point read, on the event loop; nil when something would have to
     /// wait (the app is not cached, every reader is busy) or a large stored document would need reconciling.
     func getCustomizationInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
         let longPoll = try LongPollRequest(request)
-        guard let (key, entry, record) = try inlineRead(context) else { return nil }
+        guard let (key, entry, record) = try inlineRead(context), let schema = try services.servedSchemaNow(request, entry) else { return nil }
         // A long poll whose client has the current revision waits, off the event loop; any other answers now.
-        if let longPoll, let schema = entry.schema, longPoll.clientHas(revision: record?.revision ?? 0, schemaVersion: schema.version) { return nil }
+        if let longPoll, longPoll.clientHas(revision: record?.revision ?? 0, schemaVersion: schema.version) { return nil }
         // Reconciling a large document would hold the event loop: the pool does that (a 304 or 412 needs no document).
-        let reconcileLater = record.map { $0.schemaVersion != entry.schema?.version && $0.document.count > services.configuration.inlineDocumentBytes } ?? false
-        return try customizationAnswer(request, key, entry: entry, record: record, reconcileLater: reconcileLater)
+        let reconcileLater = record.map { $0.servedAsStoredUnder != schema.version && $0.document.count > services.configuration.inlineDocumentBytes } ?? false
+        return try customizationAnswer(request, key, schema: schema, record: record, reconcileLater: reconcileLater)
     }
 
     /// Reads without waiting, or nil when something is not in memory or no reader is idle.
@@ -109,16 +111,16 @@ struct CustomizationRoutes: RouteGroup {
     }
 
     /// The customization, or 304/412 from its preconditions; nil when `reconcileLater` and a document is needed.
-    func customizationAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?,
+    func customizationAnswer(_ request: HTTPRequest, _ key: UserKey, schema: SchemaIndex, record: CustomizationRecord?,
                                      reconcileLater: Bool = false) throws -> HTTPResponse? {
-        let schema = try entry.requireSchema()
         let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schema.version)
         if let early = try Preconditions.earlyAnswer(to: request, etag: etag, exists: (record?.revision ?? 0) > 0,
                                           headers: Preconditions.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
             return early
         }
-        // The hot path: a document stored under the current schema is served as stored, not decoded and re-encoded.
-        if let record, record.schemaVersion == schema.version {
+        // The hot path: a document stored under this version (and only its choices) is served as stored, not decoded
+        // and re-encoded.
+        if let record, record.servedAsStoredUnder == schema.version {
             return customizationResponse(document: record.document, etag: etag)
         }
         // Reconciled with a newer schema (or the empty customization): made once per ETag, then kept.
@@ -133,18 +135,19 @@ struct CustomizationRoutes: RouteGroup {
     func layout(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let layoutRequest = try Self.layoutRequest(request)
         let entry = try await services.requireApp(context)
+        let schema = try await services.servedSchema(request, entry)
         let key = try userKey(context)
         let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
-        return try layoutAnswer(request, key, entry: entry, record: record, layoutRequest: layoutRequest)!
+        return try layoutAnswer(request, key, schema: schema, record: record, layoutRequest: layoutRequest)!
     }
 
     /// `layout` on the event loop when everything is at hand and the document is small; nil otherwise.
     func layoutInline(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse? {
         let layoutRequest = try Self.layoutRequest(request)
-        guard let (key, entry, record) = try inlineRead(context) else { return nil }
+        guard let (key, entry, record) = try inlineRead(context), let schema = try services.servedSchemaNow(request, entry) else { return nil }
         // Decoding and laying out a large document would hold the event loop: the pool does that (not a 304 or 412).
         let layOutLater = record.map { $0.document.count > services.configuration.inlineDocumentBytes } ?? false
-        return try layoutAnswer(request, key, entry: entry, record: record, layoutRequest: layoutRequest, layOutLater: layOutLater)
+        return try layoutAnswer(request, key, schema: schema, record: record, layoutRequest: layoutRequest, layOutLater: layOutLater)
     }
 
     /// `sizeClass` (required), `platform` and `style` (optional); a value outside each list is a 400.
@@ -166,9 +169,8 @@ struct CustomizationRoutes: RouteGroup {
     }
 
     /// The layout, or 304/412 from its preconditions; nil when `layOutLater` and the layout is needed.
-    private func layoutAnswer(_ request: HTTPRequest, _ key: UserKey, entry: AppCache.Entry, record: CustomizationRecord?,
+    private func layoutAnswer(_ request: HTTPRequest, _ key: UserKey, schema: SchemaIndex, record: CustomizationRecord?,
                               layoutRequest: LayoutRequest, layOutLater: Bool = false) throws -> HTTPResponse? {
-        let schema = try entry.requireSchema()
         let etag = Self.layoutTag(revision: record?.revision ?? 0, schemaVersion: schema.version, request: layoutRequest)
         if let early = try Preconditions.earlyAnswer(to: request, etag: etag, exists: (record?.revision ?? 0) > 0,
                                           headers: Preconditions.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {

@@ -24,5 +24,9 @@ enum FeedEvent {
     static let credentialsRevoked = Array(
         "event: token-expired\ndata: {\"detail\":\"the token is no longer valid (the app's signing secret was rotated); reconnect with a fresh one\"}\n\n".utf8)
 
+    /// The stream's schema version was retired (the operator raised the app's minimum): the app must be updated.
+    static let schemaVersionRetired = Array(
+        "event: schema-version-retired\ndata: {\"detail\":\"this schema version is retired; update the app\"}\n\n".utf8)
+
     static let shutdown = Array("event: shutdown\ndata: {\"detail\":\"the server is shutting down; reconnect in a moment\"}\n\n".utf8)
 }

@@ -1,3 +1,4 @@
+import TabStoreDomain
 import TabStoreHTTP
 import TabStoreSupport
 
@@ -16,6 +17,8 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
         var appDeleted = false
         /// The app's signing secret that verified the caller's token was rotated.
         var revoked = false
+        /// The version the stream follows is below the app's minimum now.
+        var retired = false
         var finished = false
         /// When bytes were last handed over (monotonic nanoseconds), for the keep-alive comments.
         var lastWrite: UInt64 = 0
@@ -32,9 +35,12 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
     /// Seconds since 1970 when the caller's credentials expire; nil for never (the operator).
     private let expiresAt: Int?
     private let clock: @Sendable () -> Int
+    let pinned: SchemaIndex?
 
-    init(key: UserKey, services: APIServices, expiresAt: Int?) {
+    /// - Parameter pinned: the schema version the client named, nil to follow the current one.
+    init(key: UserKey, services: APIServices, expiresAt: Int?, pinned: SchemaIndex? = nil) {
         self.key = key
+        self.pinned = pinned
         hub = services.changes
         metrics = services.metrics
         keepAlive = UInt64(services.configuration.feedKeepAliveSeconds * 1e9)
@@ -63,6 +69,7 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
             switch reason {
             case .appDeleted: state.appDeleted = true
             case .credentialsRevoked: state.revoked = true
+            case .schemaVersionRetired: state.retired = true
             case .draining: break
             }
             return state.wake
@@ -109,6 +116,10 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
                 events += 1
                 ended = true
                 closes = true
+            } else if state.retired {
+                bytes += FeedEvent.schemaVersionRetired
+                events += 1
+                ended = true
             } else if state.appDeleted {
                 ended = true
             } else if let pending = state.pending {

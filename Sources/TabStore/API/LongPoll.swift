@@ -1,3 +1,4 @@
+import TabStoreDomain
 import TabStoreHTTP
 import TabStoreSupport
 
@@ -26,7 +27,10 @@ final class LongPoll: ChangeFollower {
     /// Touched by the publishing thread, the timer and the waiting task, each under this lock.
     private let state = Locked(State())
 
-    init() {}
+    let pinned: SchemaIndex?
+
+    /// - Parameter pinned: the schema version the client named, nil to follow the current one.
+    init(pinned: SchemaIndex? = nil) { self.pinned = pinned }
 
     /// From now on any state whose ETag is not `etag` (the current representation's, which the client has,
     /// whether it named it by ETag, by revision alone or by `*`) ends the wait: a new revision, a new schema

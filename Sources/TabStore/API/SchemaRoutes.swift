@@ -69,8 +69,11 @@ struct SchemaRoutes: RouteGroup {
         var impact = Reconciler.Impact()
         var unreadable = 0
         if !identical {
-            unreadable = try await services.forEachReadableCustomization(appId) { _, customization in
-                impact.add(customization, newIndex: newIndex)
+            // What is served now (under the current version) against what would be served under the new one: choices
+            // the stored document keeps for other versions are not this registration's doing.
+            unreadable = try await services.forEachReadableCustomization(appId) { record, customization in
+                let served = current.map { record.servedAsStoredUnder == $0.version ? customization : Reconciler.reconcile(customization, with: $0) }
+                impact.add(served ?? customization, newIndex: newIndex)
             }
         }
         let oldIds = Set(current?.allTabs.map(\.tab.id) ?? []).union(current?.schema.items.map(\.id) ?? [])

@@ -69,7 +69,7 @@ struct UserDataRoutes: RouteGroup {
         return .object(JSONObject([
             ("appId", .string(appId.text)), ("userId", .string(userId.text)),
             ("customization", customization(data?.customization, appId: appId, userId: userId, schema: entry.schema)),
-            ("history", .array((data?.history ?? []).map(routes.historyItem))),
+            ("history", .array((data?.history ?? []).map { routes.historyItem($0) })),
             ("idempotencyKeys", .array(keys)),
         ]))
     }
@@ -77,9 +77,10 @@ struct UserDataRoutes: RouteGroup {
     /// The customization as a GET serves it; without a schema, as stored (null for none); a damaged one as null (logged).
     private func customization(_ record: CustomizationRecord?, appId: Identifier, userId: Identifier, schema: SchemaIndex?) -> JSONValue {
         do {
-            if let schema { return try JSONParser.parse(try CustomizationRoutes.current(record, appId: appId, userId: userId, schema: schema).document) }
-            // No schema yet, so nothing can have been written under one.
-            return try record.map { try JSONParser.parse($0.document) } ?? .null
+            // What is stored: every supported version's choices (DOMAIN.md section 7), not one version's view.
+            if let record { return try JSONParser.parse(record.document) }
+            guard let schema else { return .null }
+            return try JSONParser.parse(try CustomizationRoutes.current(nil, appId: appId, userId: userId, schema: schema).document)
         } catch {
             services.logger.warning("stored_customization_unreadable", [("appId", .string(appId.text)), ("revision", .integer(record?.revision ?? 0))])
             return .null

@@ -60,7 +60,7 @@ package struct ObjectReader {
         return flag
     }
 
-    func integer(_ key: String) throws(MalformedDocument) -> Int? {
+    package func integer(_ key: String) throws(MalformedDocument) -> Int? {
         guard let value = value(key) else { return nil }
         guard case .integer(let number) = value else {
             throw MalformedDocument(pointer: path(key), detail: "expected an integer, found \(value.typeName)")

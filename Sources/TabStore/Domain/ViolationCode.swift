@@ -3,6 +3,7 @@
 package enum ViolationCode: String, Sendable, CaseIterable {
     // Customization rules (422).
     case unknownTab = "unknown-tab"
+    case unknownSchemaVersion = "unknown-schema-version"
     case unknownSection = "unknown-section"
     case customizationDisabled = "customization-disabled"
     case notHideable = "not-hideable"

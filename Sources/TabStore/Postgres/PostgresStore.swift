@@ -116,11 +116,12 @@ package final class PostgresStore: TabStoreBackend {
 
     // MARK: - Apps
 
-    private static let appColumns = "id, name, signing_secret, created_at, schema_version, schema_version_floor"
+    private static let appColumns = "id, name, signing_secret, created_at, schema_version, schema_version_floor, minimum_schema_version, minimum_applied"
 
     private static func appRow(_ rows: PostgresRows, _ row: Int) -> AppRecord {
         AppRecord(id: rows.text(row, 0), name: rows.text(row, 1), signingSecret: rows.text(row, 2), createdAt: rows.text(row, 3),
-                  schemaVersion: rows.int(row, 4), schemaVersionFloor: rows.int(row, 5))
+                  schemaVersion: rows.int(row, 4), schemaVersionFloor: rows.int(row, 5),
+                  minimumSchemaVersion: rows.int(row, 6), minimumApplied: rows.int(row, 7))
     }
 
     package func createApp(id: String, name: String, signingSecret: String, createdAt: String) async throws -> AppRecord {
@@ -171,6 +172,30 @@ package final class PostgresStore: TabStoreBackend {
             return changed
         }
         if changed == 0 { throw StoreConflict.notFound }
+    }
+
+    package func setMinimumSchemaVersion(appId: String, minimum: Int) async throws -> AppRecord {
+        try await transaction { db in
+            let rows = try db.query("SELECT \(Self.appColumns) FROM apps WHERE id = $1 FOR UPDATE", [.text(appId)])
+            guard rows.count > 0 else { throw StoreConflict.notFound }
+            let app = Self.appRow(rows, 0)
+            guard minimum >= app.minimumApplied else { throw StoreConflict.minimumApplied(current: app.minimumApplied) }
+            guard minimum <= app.schemaVersion else { throw StoreConflict.revisionMismatch(current: app.schemaVersion) }
+            if minimum != app.minimumSchemaVersion {
+                try db.query("UPDATE apps SET minimum_schema_version = $1 WHERE id = $2", [.integer(minimum), .text(appId)])
+                // Other replicas drop their cached app (its supported versions changed).
+                try self.notify(db, .schema(appId: appId))
+            }
+            return AppRecord(id: app.id, name: app.name, signingSecret: app.signingSecret, createdAt: app.createdAt, schemaVersion: app.schemaVersion,
+                             schemaVersionFloor: app.schemaVersionFloor, minimumSchemaVersion: minimum, minimumApplied: app.minimumApplied)
+        }
+    }
+
+    package func noteMinimumApplied(appId: String, minimum: Int) async throws -> Bool {
+        try await transaction { db in
+            try db.query("UPDATE apps SET minimum_applied = GREATEST(minimum_applied, $1) WHERE id = $2 AND minimum_schema_version >= $1",
+                         [.integer(minimum), .text(appId)]).affected > 0
+        }
     }
 
     // MARK: - Schemas

@@ -137,11 +137,12 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
 
     // MARK: - Apps
 
-    private static let appColumns = "id, name, signing_secret, created_at, schema_version, schema_version_floor"
+    private static let appColumns = "id, name, signing_secret, created_at, schema_version, schema_version_floor, minimum_schema_version, minimum_applied"
 
     private static func appRow(_ statement: SQLiteStatement) -> AppRecord {
         AppRecord(id: statement.text(0), name: statement.text(1), signingSecret: statement.text(2),
-                  createdAt: statement.text(3), schemaVersion: statement.int(4), schemaVersionFloor: statement.int(5))
+                  createdAt: statement.text(3), schemaVersion: statement.int(4), schemaVersionFloor: statement.int(5),
+                  minimumSchemaVersion: statement.int(6), minimumApplied: statement.int(7))
     }
 
     package func createApp(id: String, name: String, signingSecret: String, createdAt: String) async throws -> AppRecord {
@@ -215,6 +216,25 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         try await writer.write { db in
             try db.run("UPDATE apps SET signing_secret = ? WHERE id = ?", [.text(signingSecret), .text(appId)])
             if db.changes == 0 { throw StoreConflict.notFound }
+        }
+    }
+
+    package func setMinimumSchemaVersion(appId: String, minimum: Int) async throws -> AppRecord {
+        try await writer.write { db in
+            guard let app = try Self.appRow(db, appId) else { throw StoreConflict.notFound }
+            guard minimum >= app.minimumApplied else { throw StoreConflict.minimumApplied(current: app.minimumApplied) }
+            guard minimum <= app.schemaVersion else { throw StoreConflict.revisionMismatch(current: app.schemaVersion) }
+            try db.run("UPDATE apps SET minimum_schema_version = ? WHERE id = ?", [.integer(minimum), .text(appId)])
+            return AppRecord(id: app.id, name: app.name, signingSecret: app.signingSecret, createdAt: app.createdAt, schemaVersion: app.schemaVersion,
+                             schemaVersionFloor: app.schemaVersionFloor, minimumSchemaVersion: minimum, minimumApplied: app.minimumApplied)
+        }
+    }
+
+    package func noteMinimumApplied(appId: String, minimum: Int) async throws -> Bool {
+        try await writer.write { db in
+            try db.run("UPDATE apps SET minimum_applied = max(minimum_applied, ?) WHERE id = ? AND minimum_schema_version >= ?",
+                       [.integer(minimum), .text(appId), .integer(minimum)])
+            return db.changes > 0
         }
     }
 

@@ -81,6 +81,8 @@ package enum StoreConflict: Error, Sendable, Equatable {
     case revisionMismatch(current: Int)
     /// An idempotent answer is already stored under the key (another write took it meanwhile).
     case answerExists
+    /// The minimum schema version cannot go below `current`: writes already dropped choices under it (409).
+    case minimumApplied(current: Int)
 }
 
 /// `backup` will not write where it was asked (the path exists, is a symlink, or cannot be created): an

@@ -10,15 +10,26 @@ package struct AppRecord: Sendable, Equatable {
     package let schemaVersion: Int
     /// Versions up to this one were used by an earlier app with the same id: the next is above both.
     package let schemaVersionFloor: Int
+    /// The oldest schema version whose clients are still served (DOMAIN.md section 7); 1 unless the operator raised it.
+    package let minimumSchemaVersion: Int
+    /// The highest minimum under which a write has dropped choices only older versions had: the minimum never
+    /// goes below it again.
+    package let minimumApplied: Int
 
-    package init(id: String, name: String, signingSecret: String, createdAt: String, schemaVersion: Int, schemaVersionFloor: Int) {
+    package init(id: String, name: String, signingSecret: String, createdAt: String, schemaVersion: Int, schemaVersionFloor: Int,
+                 minimumSchemaVersion: Int = 1, minimumApplied: Int = 1) {
         self.id = id
         self.name = name
         self.signingSecret = signingSecret
         self.createdAt = createdAt
         self.schemaVersion = schemaVersion
         self.schemaVersionFloor = schemaVersionFloor
+        self.minimumSchemaVersion = minimumSchemaVersion
+        self.minimumApplied = minimumApplied
     }
+
+    /// The oldest version clients may name: the minimum, and never one an earlier app with this id registered.
+    package var supportedFrom: Int { max(minimumSchemaVersion, schemaVersionFloor + 1) }
 
     /// The version the next registration gets.
     package var nextSchemaVersion: Int { max(schemaVersion, schemaVersionFloor) + 1 }
@@ -45,9 +56,18 @@ package struct CustomizationRecord: Sendable, Equatable {
     package let appId: String
     package let userId: String
     package let revision: Int
+    /// The schema version of the client that wrote it; negative (minus that version) when the document also keeps
+    /// choices about ids that version lacks (other supported versions', DOMAIN.md section 7), so that no read
+    /// serves its bytes as stored: use `servedAsStoredUnder` and `writtenUnder`.
     package let schemaVersion: Int
     package let document: [UInt8]
     package let updatedAt: String
+
+    /// The version under which `document` is served as stored (the writer's, when it keeps nothing another
+    /// version's clients chose); nil when every read reconciles it.
+    package var servedAsStoredUnder: Int? { schemaVersion > 0 ? schemaVersion : nil }
+    /// The schema version of the client that wrote it.
+    package var writtenUnder: Int { schemaVersion.magnitude > Int.max ? 0 : abs(schemaVersion) }
 
     package init(appId: String, userId: String, revision: Int, schemaVersion: Int, document: [UInt8], updatedAt: String) {
         self.appId = appId
@@ -71,6 +91,14 @@ package protocol TabStoreBackend: Sendable {
     func deleteApp(_ id: String) async throws -> Bool
     /// - Throws: `StoreConflict.notFound`.
     func rotateSecret(appId: String, signingSecret: String) async throws
+    /// Sets the app's minimum schema version, refused below `minimumApplied` or above the current version.
+    /// - Throws: `StoreConflict.notFound`, `StoreConflict.minimumApplied(current:)`, `StoreConflict.revisionMismatch`
+    ///   (the minimum is above the current schema version).
+    func setMinimumSchemaVersion(appId: String, minimum: Int) async throws -> AppRecord
+    /// Records, before a write that drops choices only versions below `minimum` had, that the minimum was applied:
+    /// from then on it never goes below `minimum`.
+    /// - Returns: false when the app's minimum is below `minimum` now (lowered meanwhile): the write must not drop them.
+    func noteMinimumApplied(appId: String, minimum: Int) async throws -> Bool
     /// Adds the next schema version when the current one is still `expectedCurrent`.
     /// - Throws: `StoreConflict.notFound`, `StoreConflict.revisionMismatch` (someone registered meanwhile).
     func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (_ version: Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord

@@ -1,0 +1,51 @@
+import TabStoreDomain
+import TabStoreHTTP
+import TabStoreSupport
+/// `?schemaVersion=N` (DOMAIN.md section 7): the schema version a client was built with. A request is read,
+/// validated and answered under it; without it, under the app's current version.
+extension APIServices {
+    /// The version `request` names, or the current one.
+    /// - Throws: `APIError` 400 (not a number), 404 `schema-version-not-found` (never registered for this app),
+    ///   410 `schema-version-retired` (below the app's minimum), 404 `no-schema`; storage errors.
+    func servedSchema(_ request: HTTPRequest, _ entry: AppCache.Entry) async throws -> SchemaIndex {
+        let current = try entry.requireSchema()
+        guard let version = try Self.requestedVersion(request), version != current.version else { return current }
+        try Self.checkServed(version, entry, current: current)
+        guard let index = try await apps.index(entry, version: version) else { throw Self.versionNotFound(version, entry) }
+        return index
+    }
+
+    /// `servedSchema` without waiting: nil when the version must be read from storage first.
+    func servedSchemaNow(_ request: HTTPRequest, _ entry: AppCache.Entry) throws -> SchemaIndex? {
+        let current = try entry.requireSchema()
+        guard let version = try Self.requestedVersion(request), version != current.version else { return current }
+        try Self.checkServed(version, entry, current: current)
+        return apps.cachedIndex(entry, version: version)
+    }
+
+    /// The versions a write under `served` keeps choices for: just `served` while the app supports only its
+    /// current version (nothing else to keep), else the app's supported versions (read once per cached app).
+    func supportedVersions(_ entry: AppCache.Entry, served: SchemaIndex) async throws -> SupportedVersions {
+        guard entry.servesSeveralVersions else { return SupportedVersions([served]) }
+        return try await apps.supported(entry)
+    }
+
+    private static func requestedVersion(_ request: HTTPRequest) throws -> Int? {
+        try CustomizationRoutes.integerParameter(request, "schemaVersion", in: 1...Int.max)
+    }
+
+    private static func checkServed(_ version: Int, _ entry: AppCache.Entry, current: SchemaIndex) throws {
+        guard version < current.version, version > entry.app.schemaVersionFloor else { throw versionNotFound(version, entry) }
+        if version < entry.app.minimumSchemaVersion { throw retired(version, minimum: entry.app.minimumSchemaVersion) }
+    }
+
+    private static func versionNotFound(_ version: Int, _ entry: AppCache.Entry) -> APIError {
+        .notFound(.schemaVersionNotFound, "app \"\(entry.app.id)\" has no schema version \(version); its current version is \(entry.app.schemaVersion)")
+    }
+
+    /// 410: the app's clients of this version are no longer served (the operator raised the minimum).
+    static func retired(_ version: Int, minimum: Int) -> APIError {
+        APIError(status: 410, slug: .schemaVersionRetired, title: "Gone",
+                 detail: "schema version \(version) is retired (the app's minimum is \(minimum)); update the app")
+    }
+}
