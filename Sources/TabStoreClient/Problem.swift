@@ -30,6 +30,8 @@ public struct RuleCode: RawRepresentable, Codable, Sendable, Hashable, CustomStr
     public static let customizationTooLarge = RuleCode("customization-too-large")
     public static let notDynamicSection = RuleCode("not-dynamic-section")
     public static let prefixMismatch = RuleCode("prefix-mismatch")
+    /// An app's `minimumSchemaVersion` that is not one of its schema versions (422, operator).
+    public static let unknownSchemaVersion = RuleCode("unknown-schema-version")
     // Data-driven tabs and schemas (422).
     public static let duplicateId = RuleCode("duplicate-id")
     public static let emptyId = RuleCode("empty-id")
@@ -57,7 +59,7 @@ public struct RuleCode: RawRepresentable, Codable, Sendable, Hashable, CustomStr
 
     /// Every code this client version knows, in openapi.yaml's order.
     public static let known: [RuleCode] = [
-        unknownTab, unknownSection, customizationDisabled, notHideable, notMovable, crossSectionMove, invalidTabOrder, sidebarOnly,
+        unknownTab, unknownSchemaVersion, unknownSection, customizationDisabled, notHideable, notMovable, crossSectionMove, invalidTabOrder, sidebarOnly,
         pinnedTab, noVisibleTab, tooManyEntries, customizationTooLarge, notDynamicSection, prefixMismatch, duplicateId, emptyId,
         emptyTitle, idTooLong, titleTooLong, imageTooLong, nestedSection, multipleSearchTabs, searchNotPinned, searchInSection,
         sidebarOnlyInTabBar, conflictingImage, dynamicPrefixConflict, tooManyItems, invalidStandIn, invalidName, unknownField,

@@ -51,6 +51,9 @@ extension TabStoreClient {
         case lost
         /// The token expired or was refused: reconnect at once with a fresh one.
         case needsToken
+        /// The server said the client's schema version was retired: reconnect at once, so that the feed ends with
+        /// the 410 the next connection gets (`TabStoreError.schemaVersionRetired`, with the app's minimum).
+        case retired
     }
 
     private func follow(_ start: FeedState, into continuation: AsyncThrowingStream<Customization, any Error>.Continuation) async {
@@ -74,7 +77,9 @@ extension TabStoreClient {
             switch end {
             case .needsToken:
                 refresh = true
-            case .lost:
+            case .retired where state.attempt == 0:
+                state.attempt = 1  // at once, once: a server that keeps streaming after saying so waits as a lost stream
+            case .retired, .lost:
                 do {
                     try await configuration.feedBackoff.sleep(attempt: state.attempt)
                 } catch {
@@ -125,6 +130,8 @@ extension TabStoreClient {
                     continuation.yield(customization)
                 case "token-expired":
                     return .needsToken
+                case "schema-version-retired":
+                    return .retired
                 default:
                     continue  // `shutdown` is followed by the end of the stream
                 }
