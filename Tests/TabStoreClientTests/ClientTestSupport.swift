@@ -116,11 +116,11 @@ struct TestApp: Sendable {
         JWT.sign(subject: Identifier(user), audience: Identifier(id), expiresAt: issuedAt + expiresIn, issuedAt: issuedAt, secret: secret)
     }
 
-    /// A client for `user` with a valid token, short backoffs and `transport`.
-    func client(_ server: ServerFixture, user: String = "alice", transport: any TabStoreTransport = URLSessionTransport(),
+    /// A client for `user` with a valid token, short backoffs, `transport`, built with `schemaVersion`.
+    func client(_ server: ServerFixture, user: String = "alice", schemaVersion: Int? = nil, transport: any TabStoreTransport = URLSessionTransport(),
                 token: TokenProvider? = nil) -> TabStoreClient {
         let quick = Backoff(initial: 0.05, maximum: 0.2)
-        let configuration = TabStoreClient.Configuration(transport: transport, feedBackoff: quick, queueBackoff: quick)
+        let configuration = TabStoreClient.Configuration(schemaVersion: schemaVersion, transport: transport, feedBackoff: quick, queueBackoff: quick)
         let app = self
         return TabStoreClient(baseURL: server.baseURL, appId: TabStoreID(id), userId: TabStoreID(user), configuration: configuration,
                               token: token ?? { _ in app.token(for: user) })
@@ -131,6 +131,8 @@ struct TestApp: Sendable {
 struct Exchange: Sendable {
     let method: String
     let path: String
+    /// The URL's query as sent (percent-encoded), nil without one.
+    let query: String?
     /// Lowercased names (URLRequest may canonicalize their case).
     let requestHeaders: [String: String]
     let status: Int?
@@ -153,7 +155,7 @@ final class RecordingTransport: TabStoreTransport, @unchecked Sendable {
     func loseAnswers(_ count: Int) { lock.withLock { toLose = count } }
 
     private func record(_ request: URLRequest, status: Int?, headers: [String: String], streamed: Bool) {
-        let exchange = Exchange(method: request.httpMethod ?? "GET", path: request.url?.path ?? "",
+        let exchange = Exchange(method: request.httpMethod ?? "GET", path: request.url?.path ?? "", query: request.url?.query,
                                 requestHeaders: Dictionary((request.allHTTPHeaderFields ?? [:]).map { ($0.key.lowercased(), $0.value) }) { first, _ in first }, status: status, responseHeaders: headers, streamed: streamed)
         lock.withLock { log.append(exchange) }
     }

@@ -140,8 +140,16 @@ struct ContractTests {
         #expect(HistoryItem.Change.allCases.map(\.rawValue) == Self.enumeration(Self.map(Self.schema("HistoryItem"), "properties", "change")))
         let problem = Self.schema("Problem")
         let error = Problem.FieldError(pointer: "/x", code: .unknownTab, detail: "d")
-        try Self.check("Problem", full: Problem(type: .ruleViolation, title: "t", status: 422, detail: "d", errors: [error]),
+        try Self.check("Problem", full: Problem(type: .ruleViolation, title: "t", status: 422, detail: "d", errors: [error],
+                                                minimumSchemaVersion: 1, currentSchemaVersion: 2),
                        bare: Problem(type: .ruleViolation, title: "t", status: 422, detail: "d"))
+        // A 410 names the minimum and the current version (the members the app reads to tell the person to update).
+        let gone = Self.map(Self.document, "components", "responses", "SchemaVersionRetired", "content", "application/problem+json")
+        let branches = (Self.map(gone, "schema")["allOf"] as? [Any] ?? []).compactMap { $0 as? YAMLMap }
+        #expect(branches.map { Self.required($0) }.contains(["minimumSchemaVersion", "currentSchemaVersion"]))
+        let example = try JSONSerialization.data(withJSONObject: YAMLMap.plain(try #require(gone["example"])))
+        let retired = try JSONDecoder().decode(Problem.self, from: example)
+        #expect(retired.type == .schemaVersionRetired && retired.status == 410 && retired.minimumSchemaVersion == 2 && retired.currentSchemaVersion == 2)
         let items = Self.map(problem, "properties", "errors", "items")
         #expect(try Self.keys(error) == Self.properties(items) && Self.required(items) == Self.properties(items))
         #expect(RuleCode.known.map(\.rawValue) == Self.enumeration(Self.map(items, "properties", "code")))
@@ -173,6 +181,7 @@ struct ContractTests {
         try Self.roundTrip(HistoryPage.self, "HistoryPage")
         try Self.roundTrip(Problem.self, "UnknownField")
         try Self.roundTrip(Problem.self, "IdempotencyKeyReused")
+        try Self.roundTrip(Problem.self, "SchemaVersionNotFound")
         let layout = try JSONDecoder().decode(TabLayout.self, from: try Self.example("LayoutRegular"))
         #expect(layout.sidebar.map(\.id) == ["com.myApp.home", "com.myApp.categories", "com.myApp.playlists"])
         #expect(layout.fallback(for: "com.myApp.bell") == "com.myApp.home")
