@@ -62,6 +62,18 @@ info:
     devices follow changes with the change feed (`…/customization/events`, server-sent events) or a long poll
     (`…/customization?waitSeconds=N` with `If-None-Match`). The operator can export and erase everything
     stored about a user, in one app or in all.
+
+    Several app versions at once: a person's devices run different releases of an app for days or months, and
+    each binary knows the schema version it was built with. It says so with `?schemaVersion=N` on every
+    customization, layout, history, revert and change-feed request (and the operator on the stats); without it the
+    app's current version applies, as before. The answer is the customization under version N (only ids N has,
+    `schemaVersion` N, ETag `"<revision>.N"`), and a write is validated under N and changes only what N can see:
+    choices about ids N lacks are kept as stored, and orders merge (the writer's order decides the relative order
+    of the ids it knows; every other stored id keeps its place after the id that preceded it). A choice is kept
+    while any supported version has its id: the versions from the app's `minimumSchemaVersion` (default 1) to the
+    current one. The operator raises the minimum with `PATCH /v1/apps/{appId}` (a dry run first) when old releases
+    are retired; a request naming a version below it is 410 `schema-version-retired` (the app should ask the
+    person to update), one naming a version the app never registered 404 `schema-version-not-found`.
   license:
     name: Proprietary
     identifier: LicenseRef-Proprietary
@@ -202,6 +214,7 @@ paths:
                 name: My App
                 createdAt: '2026-11-29T21:00:00Z'
                 schemaVersion: 0
+                minimumSchemaVersion: 1
                 signingSecret: WD4gCAfii0wbWwbXHyondqb-LjcCGwio2XnXXL4cuqI
           links:
             getApp:
@@ -249,7 +262,7 @@ paths:
                     description: The last app id of a full page; null when this page is not full.
               example:
                 apps:
-                  - {id: com.myApp, name: My App, createdAt: '2026-11-29T21:00:00Z', schemaVersion: 2}
+                  - {id: com.myApp, name: My App, createdAt: '2026-11-29T21:00:00Z', schemaVersion: 2, minimumSchemaVersion: 1}
                 nextCursor: null
         '400': {$ref: '#/components/responses/BadRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
@@ -268,7 +281,7 @@ paths:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/App'}
-              example: {id: com.myApp, name: My App, createdAt: '2026-11-29T21:00:00Z', schemaVersion: 2}
+              example: {id: com.myApp, name: My App, createdAt: '2026-11-29T21:00:00Z', schemaVersion: 2, minimumSchemaVersion: 1}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
@@ -283,6 +296,71 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '413': {$ref: '#/components/responses/BodyNotAllowed'}
+        '503': {$ref: '#/components/responses/Unavailable'}
+    patch:
+      tags: [apps]
+      operationId: updateApp
+      summary: Raise (or lower) the oldest schema version still served
+      description: |
+        Sets the app's `minimumSchemaVersion`: the schema versions from it to the current one are the app's
+        supported versions, the ones clients may name with `schemaVersion` (a version below it is 410
+        `schema-version-retired`). Raise it when an old release is retired (after a forced update, say). It must be
+        one of the app's versions, at most the current one (else 422 `unknown-schema-version`); the same value again
+        changes nothing (200).
+
+        Raising it drops nothing at once: a stored choice is kept while any supported version has its id, so the
+        choices about ids only the retired versions had are dropped at each user's next write. Change-feed streams
+        and long polls under a version it retires end. Lowering it below a minimum under which a write has already
+        dropped choices is refused with 409 `minimum-schema-version-applied` (those choices are gone, so the older
+        versions cannot be served as they were); a dry run of such a value is refused the same way.
+
+        With `?dryRun=true` nothing is stored: the answer says how many stored customizations the new minimum
+        would change (their next write would drop choices) and which ids they would lose, in all and per user (a
+        page of `limit` users in byte order of their ids; pass `affectedUsersNext` as `after` for the next page).
+      parameters:
+        - name: dryRun
+          in: query
+          description: '`true`: report what the new minimum would drop and store nothing (else 400 `invalid-parameter` unless `false`).'
+          schema: {type: boolean, default: false}
+        - name: limit
+          in: query
+          description: 'The dry run''s `affectedUsers` per page, 1-100 (default 50; else 400 `invalid-parameter`).'
+          schema: {type: integer, minimum: 1, maximum: 100, default: 50}
+        - name: after
+          in: query
+          description: 'The dry run lists only users whose id is after this one in byte order (a page''s `affectedUsersNext`).'
+          schema: {type: string}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/AppUpdate'}
+            examples:
+              retireVersion1:
+                summary: Version 1 (the release before Garden) is retired
+                value: {minimumSchemaVersion: 2}
+      responses:
+        '200':
+          description: The app with its new minimum (or unchanged, for the same value), or the dry-run report.
+          content:
+            application/json:
+              schema:
+                oneOf:
+                  - {$ref: '#/components/schemas/App'}
+                  - {$ref: '#/components/schemas/MinimumDryRunReport'}
+              examples:
+                updated:
+                  summary: The app after the minimum was raised to 2
+                  value: {id: com.myApp, name: My App, createdAt: '2026-11-29T21:00:00Z', schemaVersion: 2, minimumSchemaVersion: 2}
+                dryRun: {$ref: '#/components/examples/MinimumDryRunReport'}
+        '400': {$ref: '#/components/responses/BadAppUpdate'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '409': {$ref: '#/components/responses/MinimumSchemaVersionApplied'}
+        '413': {$ref: '#/components/responses/TooLarge'}
+        '415': {$ref: '#/components/responses/UnsupportedMediaType'}
+        '422': {$ref: '#/components/responses/MinimumRefused'}
         '503': {$ref: '#/components/responses/Unavailable'}
   /v1/apps/{appId}/signing-secret:
     parameters:
@@ -520,19 +598,27 @@ paths:
   /v1/apps/{appId}/stats:
     parameters:
       - $ref: '#/components/parameters/AppId'
+      - $ref: '#/components/parameters/SchemaVersion'
     get:
       tags: [apps]
       operationId: getStats
-      summary: Users with a customization, and per tab of the current schema how many hid it in each placement
+      summary: Users with a customization, per tab how many hid it in each placement, and which versions write
+      description: |
+        The per-tab counts are the choices as clients of one schema version see them: `schemaVersion` (default the
+        current version). `versions` says, for every supported version (the minimum to the current one), how many
+        stored customizations were last written by a client of that version; `retiredWriters` counts those last
+        written under a version below the minimum, whose clients now get 410. Before raising the minimum, check that
+        the versions it would retire have few writers left (each customization counts for the version of its last write).
       responses:
         '200':
-          description: Statistics over the stored customizations (reconciled with the current schema).
+          description: Statistics over the stored customizations (reconciled with the schema version asked for).
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Stats'}
               example:
                 appId: com.myApp
                 schemaVersion: 2
+                minimumSchemaVersion: 1
                 usersWithCustomization: 1
                 storedCustomizations: 2
                 unreadableCustomizations: 0
@@ -542,21 +628,30 @@ paths:
                   com.myApp.home: {sidebarHidden: 0, tabBarHidden: 0}
                   com.myApp.lights: {sidebarHidden: 0, tabBarHidden: 0}
                   com.myApp.search: {sidebarHidden: 0, tabBarHidden: 0}
+                versions:
+                  - {schemaVersion: 1, lastWrittenBy: 1}
+                  - {schemaVersion: 2, lastWrittenBy: 1}
+                retiredWriters: 0
+        '400': {$ref: '#/components/responses/BadStatsRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
-        '404': {$ref: '#/components/responses/NotFound'}
+        '404': {$ref: '#/components/responses/VersionNotFound'}
+        '410': {$ref: '#/components/responses/SchemaVersionRetired'}
         '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/apps/{appId}/users/{userId}/customization:
     parameters:
       - $ref: '#/components/parameters/AppId'
       - $ref: '#/components/parameters/UserId'
+      - $ref: '#/components/parameters/SchemaVersion'
     get:
       tags: [customization]
       operationId: getCustomization
       summary: A user's customization
       description: |
         A user with none gets the empty customization, revision 0 (ETag `"0.<schemaVersion>"`). `If-None-Match`
-        with the current ETag gives 304; `If-Match` that names another gives 412.
+        with the current ETag gives 304; `If-Match` that names another gives 412. With `schemaVersion` N the answer is
+        the customization as version N sees it: only ids N has, `schemaVersion` N, ETag `"<revision>.N"` (choices
+        about ids of other supported versions are kept, not shown).
 
         Long poll: with `waitSeconds` and `If-None-Match` naming what the client has (its ETag, or just the
         revision as `"3"`), the answer waits until a revision (or a schema change, or an erase) makes the
@@ -597,7 +692,8 @@ paths:
         '400': {$ref: '#/components/responses/BadCustomizationRead'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
-        '404': {$ref: '#/components/responses/NotFound'}
+        '404': {$ref: '#/components/responses/VersionNotFound'}
+        '410': {$ref: '#/components/responses/SchemaVersionRetired'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
         '413': {$ref: '#/components/responses/BodyNotAllowed'}
         '429': {$ref: '#/components/responses/TooManyFollowers'}
@@ -606,7 +702,11 @@ paths:
       tags: [customization]
       operationId: replaceCustomization
       summary: Replace a user's customization whole
-      description: Validated as a whole by the same rules as PATCH. A body equal to the stored choices changes nothing and keeps the revision.
+      description: |
+        Validated as a whole by the same rules as PATCH. A body equal to the stored choices changes nothing and keeps the revision.
+        Under `schemaVersion` N the body holds the choices version N can see: choices about ids N lacks (tabs only another
+        supported version has) are kept as stored, and orders merge as for PATCH. A body `schemaVersion`, when present,
+        must be N (else 412).
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfMatch'
@@ -654,7 +754,8 @@ paths:
         '400': {$ref: '#/components/responses/BadCustomizationWrite'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
-        '404': {$ref: '#/components/responses/NotFound'}
+        '404': {$ref: '#/components/responses/VersionNotFound'}
+        '410': {$ref: '#/components/responses/SchemaVersionRetired'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
         '413': {$ref: '#/components/responses/TooLarge'}
         '415': {$ref: '#/components/responses/UnsupportedMediaType'}
@@ -664,7 +765,12 @@ paths:
       tags: [customization]
       operationId: patchCustomization
       summary: Apply operations atomically, in order
-      description: Without `If-Match` the operations apply to the latest revision, so changes from two devices merge.
+      description: |
+        Without `If-Match` the operations apply to the latest revision, so changes from two devices merge. They are
+        validated against the schema version of the request (`schemaVersion`, else the current one: a tab only that
+        version has can be changed, one it lacks is 422 `unknown-tab`) and change only what that version can see:
+        choices about ids it lacks are kept as stored; in an order, the writer's order decides the relative order of
+        the ids it knows and every other stored id keeps its place after the id that preceded it.
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfMatch'
@@ -721,7 +827,8 @@ paths:
         '400': {$ref: '#/components/responses/BadCustomizationWrite'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
-        '404': {$ref: '#/components/responses/NotFound'}
+        '404': {$ref: '#/components/responses/VersionNotFound'}
+        '410': {$ref: '#/components/responses/SchemaVersionRetired'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
         '413': {$ref: '#/components/responses/TooLarge'}
         '415': {$ref: '#/components/responses/UnsupportedMediaType'}
@@ -731,7 +838,11 @@ paths:
       tags: [customization]
       operationId: deleteCustomization
       summary: Forget a user's choices (back to the schema's defaults)
-      description: The empty customization is stored as the next revision, so ETags are never reused. A customization that is already empty (forgotten, or never written) under the current schema stays as it is, revision included.
+      description: |
+        Forgets every choice the request's schema version can see (`schemaVersion`, else the current one) and stores the
+        result as the next revision, so ETags are never reused: choices about ids only other supported versions have are
+        kept (when there are none, that is the empty customization). A customization that is already empty under that
+        version (forgotten, or never written) stays as it is, revision included.
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfMatch'
@@ -742,10 +853,11 @@ paths:
           description: Forgotten (or, for a repeated Idempotency-Key, the first answer again).
           headers:
             Idempotent-Replayed: {$ref: '#/components/headers/IdempotentReplayed'}
-        '400': {$ref: '#/components/responses/InvalidUserId'}
+        '400': {$ref: '#/components/responses/BadVersionedRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
-        '404': {$ref: '#/components/responses/NotFound'}
+        '404': {$ref: '#/components/responses/VersionNotFound'}
+        '410': {$ref: '#/components/responses/SchemaVersionRetired'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
         '413': {$ref: '#/components/responses/BodyNotAllowed'}
         '422': {$ref: '#/components/responses/IdempotencyKeyReused'}
@@ -754,6 +866,7 @@ paths:
     parameters:
       - $ref: '#/components/parameters/AppId'
       - $ref: '#/components/parameters/UserId'
+      - $ref: '#/components/parameters/SchemaVersion'
     get:
       tags: [customization]
       operationId: getLayout
@@ -765,7 +878,9 @@ paths:
         ever the compact bar; `tabBarOnly` never a sidebar. `hiddenIn` follows `sizeClass` on every platform. The
         user's choices apply without `platform`, on iPadOS with `sidebarAdaptable` (Apple's customization, seed 000),
         and on every platform the schema lists in `customizablePlatforms`; elsewhere the layout follows the schema's
-        defaults with the user's data-driven tabs (`customizationApplied: false`).
+        defaults with the user's data-driven tabs (`customizationApplied: false`). The layout is drawn under the
+        request's schema version (`schemaVersion`, else the current one): its tabs, sections and defaults, and the
+        user's choices as that version sees them.
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - name: sizeClass
@@ -801,13 +916,15 @@ paths:
         '400': {$ref: '#/components/responses/BadLayoutRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
-        '404': {$ref: '#/components/responses/NotFound'}
+        '404': {$ref: '#/components/responses/VersionNotFound'}
+        '410': {$ref: '#/components/responses/SchemaVersionRetired'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
         '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/apps/{appId}/users/{userId}/customization/history:
     parameters:
       - $ref: '#/components/parameters/AppId'
       - $ref: '#/components/parameters/UserId'
+      - $ref: '#/components/parameters/SchemaVersion'
     get:
       tags: [customization]
       operationId: getCustomizationHistory
@@ -817,7 +934,9 @@ paths:
         `put`, `patch` (with its operations), `delete` or `revert`, and the whole customization as it was stored.
         History starts with the first write after upgrading to 1.1. Pages are newest first: pass `nextBefore` as
         `before` for the next page; it is null on the last. A page also stops early past 1 MiB of documents
-        (it always lists at least one revision).
+        (it always lists at least one revision). Without `schemaVersion` each item's `customization` is the document
+        as stored (every supported version's choices); with `schemaVersion` N it is shown under version N (reconciled
+        with it: only ids N has).
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - name: limit
@@ -839,12 +958,14 @@ paths:
         '400': {$ref: '#/components/responses/BadHistoryRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
-        '404': {$ref: '#/components/responses/NotFound'}
+        '404': {$ref: '#/components/responses/VersionNotFound'}
+        '410': {$ref: '#/components/responses/SchemaVersionRetired'}
         '413': {$ref: '#/components/responses/BodyNotAllowed'}
   /v1/apps/{appId}/users/{userId}/customization/events:
     parameters:
       - $ref: '#/components/parameters/AppId'
       - $ref: '#/components/parameters/UserId'
+      - $ref: '#/components/parameters/SchemaVersion'
     get:
       tags: [customization]
       operationId: followCustomization
@@ -854,10 +975,11 @@ paths:
         customization as an event (revision 0 for none) unless `Last-Event-ID` names it, then one event per
         committed revision: `event: customization`, `id:` the ETag without quotes (`3.2`), `data:` the whole
         customization on one line. Each event carries the whole document, so when several revisions commit
-        quickly a client may get only the latest and still converge; a new schema version and an erase send
-        one too. An event is sent after its revision committed, never before. A comment (`: keep-alive`)
-        comes at least every 15 seconds. When the token's `exp` passes, or the app's signing secret is rotated:
-        `event: token-expired`, the stream ends and the server closes the connection (reconnect with a fresh
+        quickly a client may get only the latest and still converge; an erase sends one too. With `schemaVersion` N
+        every event's `data` is the customization under version N and its `id` is `<revision>.N`; a stream without
+        it follows the current version (a newly registered schema version sends the state under it). An event is
+        sent after its revision committed, never before. A comment (`: keep-alive`) comes at least every 15 seconds.
+        When the token's `exp` passes, or the app's signing secret is rotated: `event: token-expired`, the stream ends and the server closes the connection (reconnect with a fresh
         token); a token already past its `exp` (which other requests accept for 30 seconds of clock skew)
         opens no stream: 401; when the server shuts down: `event: shutdown` and the stream ends
         (reconnect; `Last-Event-ID` resumes without sending what the client has); when the app is deleted the
@@ -893,10 +1015,11 @@ paths:
                 event: token-expired
                 data: {"detail":"the token expired; reconnect with a fresh one"}
 
-        '400': {$ref: '#/components/responses/InvalidUserId'}
+        '400': {$ref: '#/components/responses/BadVersionedRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
-        '404': {$ref: '#/components/responses/NotFound'}
+        '404': {$ref: '#/components/responses/VersionNotFound'}
+        '410': {$ref: '#/components/responses/SchemaVersionRetired'}
         '413': {$ref: '#/components/responses/BodyNotAllowed'}
         '429': {$ref: '#/components/responses/TooManyFollowers'}
         '503': {$ref: '#/components/responses/NotReady'}
@@ -904,15 +1027,17 @@ paths:
     parameters:
       - $ref: '#/components/parameters/AppId'
       - $ref: '#/components/parameters/UserId'
+      - $ref: '#/components/parameters/SchemaVersion'
     post:
       tags: [customization]
       operationId: revertCustomization
       summary: Store an earlier revision's choices as a new revision
       description: |
-        The choices of kept revision `toRevision` (0: the empty customization every user starts from),
-        reconciled with the current schema, become the next revision (change `revert`), so a revert can itself
-        be reverted. Reverting to what is current changes nothing and keeps the revision. `If-Match` and
-        `Idempotency-Key` work as for PATCH.
+        The stored document of kept revision `toRevision` (0: the empty customization every user starts from), with
+        every supported version's choices (pruned to the ids some supported version has), becomes the next revision
+        (change `revert`), so a revert can itself be reverted. The answer is shown under the request's schema version
+        (`schemaVersion`, else the current one). Reverting to what is current changes nothing and keeps the revision.
+        `If-Match` and `Idempotency-Key` work as for PATCH.
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - $ref: '#/components/parameters/IfMatch'
@@ -939,6 +1064,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/RevisionNotFound'}
+        '410': {$ref: '#/components/responses/SchemaVersionRetired'}
         '412': {$ref: '#/components/responses/PreconditionFailed'}
         '413': {$ref: '#/components/responses/TooLarge'}
         '415': {$ref: '#/components/responses/UnsupportedMediaType'}
@@ -1045,11 +1171,12 @@ components:
     ETag:
       description: |
         Strong, `"<revision>.<schemaVersion>"` (e.g. `"3.2"`): the customization's revision and the schema
-        version it was reconciled with (the current one), which together name exactly one content. A schema
-        change changes the tag even when the revision stays.
+        version it is served under (the request's `schemaVersion`, else the current one), which together name
+        exactly one content. A schema change changes the tag even when the revision stays, and two devices on
+        different versions never share a tag.
       schema: {type: string}
     LayoutETag:
-      description: 'Strong, `"<revision>.<schemaVersion>.<sizeClass>"` and then `.<platform>` and `.<style>` when the request names them (e.g. `"3.2.compact"`, `"3.2.regular.iPadOS.sidebarAdaptable"`): everything that shapes the layout.'
+      description: 'Strong, `"<revision>.<schemaVersion>.<sizeClass>"` and then `.<platform>` and `.<style>` when the request names them (e.g. `"3.2.compact"`, `"3.2.regular.iPadOS.sidebarAdaptable"`): everything that shapes the layout, the schema version being the one it is drawn under (the request''s `schemaVersion`, else the current one).'
       schema: {type: string}
     SchemaETag:
       description: 'Strong, `"v<version>"`: a schema version never changes.'
@@ -1073,6 +1200,17 @@ components:
       required: true
       description: 1-256 UTF-8 bytes without control characters, compared byte for byte (else 400 `invalid-user-id`).
       schema: {type: string, minLength: 1, maxLength: 256, pattern: '^[^\x00-\x1F\x7F-\x9F]+$'}
+    SchemaVersion:
+      name: schemaVersion
+      in: query
+      description: |
+        The tab schema version the client was built with: the request is answered and validated under it (only the
+        ids it has; writes change only what it can see). Absent: the app's current version. Not a decimal integer of
+        at least 1 (digits only): 400 `invalid-parameter`; above the current version, or a number this app never
+        registered (below a re-created app's first version): 404 `schema-version-not-found`; below the app's
+        `minimumSchemaVersion`: 410 `schema-version-retired` (the app must be updated). Version numbers have at most 9
+        digits.
+      schema: {type: integer, minimum: 1, maximum: 999999999}
     IfMatch:
       name: If-Match
       in: header
@@ -1138,8 +1276,46 @@ components:
           schema: {$ref: '#/components/schemas/Problem'}
           examples:
             invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
+    BadVersionedRequest:
+      description: |
+        The path's `userId` is not 1-256 UTF-8 bytes without control characters, a header is malformed (`If-Match`,
+        `If-None-Match`, `Idempotency-Key`), or `schemaVersion` is not a decimal integer of at least 1.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
+            schemaVersion:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: schemaVersion must be an integer from 1}
+    BadStatsRequest:
+      description: '`schemaVersion` is not a decimal integer of at least 1.'
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            schemaVersion:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: schemaVersion must be an integer from 1}
+    BadAppUpdate:
+      description: |
+        Malformed body (JSON syntax, a member other than `minimumSchemaVersion`, not an integer, missing), `dryRun` not
+        `true`/`false`, or (in a dry run) `limit` not 1-100.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            unknownField: {$ref: '#/components/examples/UnknownField'}
+            invalidType:
+              value:
+                type: urn:tabstore:problem:malformed-request
+                title: Malformed request
+                status: 400
+                detail: minimumSchemaVersion must be an integer
+                errors:
+                  - {pointer: /minimumSchemaVersion, code: invalid-type, detail: minimumSchemaVersion must be an integer}
+            dryRun:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: dryRun must be true or false}
     BadLayoutRequest:
-      description: '`sizeClass` missing or not `compact`/`regular`, a `platform` or `style` outside its list, an invalid `userId`, or a malformed `If-Match`/`If-None-Match`.'
+      description: '`sizeClass` missing or not `compact`/`regular`, a `platform` or `style` outside its list, `schemaVersion` not a decimal integer of at least 1, an invalid `userId`, or a malformed `If-Match`/`If-None-Match`.'
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
@@ -1148,13 +1324,15 @@ components:
               value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: sizeClass must be compact or regular}
             platform:
               value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: 'platform must be one of iOS, iPadOS, macOS, visionOS, tvOS'}
+            schemaVersion:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: schemaVersion must be an integer from 1}
             invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
     BadCustomizationWrite:
       description: |
         Malformed body (JSON syntax, unknown field or op, wrong type, missing field, an id that is not 1-256 UTF-8 bytes
         without control characters, too many entries), `appId`/`userId` in the body not equal to the path's (`mismatch`),
-        an invalid `userId` in the path, an unusable `If-Match`, or a malformed `Idempotency-Key`
-        (`invalid-idempotency-key`).
+        an invalid `userId` in the path, an unusable `If-Match`, a malformed `Idempotency-Key`
+        (`invalid-idempotency-key`), or `schemaVersion` not a decimal integer of at least 1 (`invalid-parameter`).
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
@@ -1162,8 +1340,10 @@ components:
             unknownField: {$ref: '#/components/examples/UnknownField'}
             invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
             invalidIdempotencyKey: {$ref: '#/components/examples/InvalidIdempotencyKey'}
+            schemaVersion:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: schemaVersion must be an integer from 1}
     BadCustomizationRead:
-      description: An invalid `userId`, a malformed `If-Match`/`If-None-Match`, or `waitSeconds` not 1-60.
+      description: An invalid `userId`, a malformed `If-Match`/`If-None-Match`, `waitSeconds` not 1-60, or `schemaVersion` not a decimal integer of at least 1.
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
@@ -1171,14 +1351,18 @@ components:
             invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
             waitSeconds:
               value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: waitSeconds must be an integer from 1 to 60}
+            schemaVersion:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: schemaVersion must be an integer from 1}
     BadHistoryRequest:
-      description: '`limit` not 1-100, `before` not a positive integer, or an invalid `userId`.'
+      description: '`limit` not 1-100, `before` or `schemaVersion` not a positive integer, or an invalid `userId`.'
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
           examples:
             limit:
               value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: limit must be an integer from 1 to 100}
+            schemaVersion:
+              value: {type: 'urn:tabstore:problem:invalid-parameter', title: Bad request, status: 400, detail: schemaVersion must be an integer from 1}
             invalidUserId: {$ref: '#/components/examples/InvalidUserId'}
     IdempotencyKeyReused:
       description: The `Idempotency-Key` was used for another request (method, path or body) of this user.
@@ -1188,13 +1372,14 @@ components:
           examples:
             idempotencyKeyReused: {$ref: '#/components/examples/IdempotencyKeyReused'}
     RevisionNotFound:
-      description: The revision is not kept (older than the retention, erased, or never written), or an unknown app, schema or route.
+      description: The revision is not kept (older than the retention, erased, or never written), a `schemaVersion` this app never registered (`schema-version-not-found`), or an unknown app, schema or route.
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
           examples:
             revisionNotFound:
               value: {type: 'urn:tabstore:problem:revision-not-found', title: Not found, status: 404, detail: 'revision 2 is not kept; GET …/customization/history lists the kept ones'}
+            schemaVersionNotFound: {$ref: '#/components/examples/SchemaVersionNotFound'}
             appNotFound:
               value: {type: 'urn:tabstore:problem:app-not-found', title: Not found, status: 404, detail: 'no app "com.myApp"'}
     TooManyFollowers:
@@ -1237,6 +1422,36 @@ components:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
           example: {type: 'urn:tabstore:problem:app-not-found', title: Not found, status: 404, detail: 'no app "com.myApp"'}
+    VersionNotFound:
+      description: |
+        Unknown app or route, an app without a schema yet (`no-schema`), or a `schemaVersion` this app never
+        registered: above its current version, or below a re-created app's first one (`schema-version-not-found`).
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          examples:
+            appNotFound:
+              value: {type: 'urn:tabstore:problem:app-not-found', title: Not found, status: 404, detail: 'no app "com.myApp"'}
+            schemaVersionNotFound: {$ref: '#/components/examples/SchemaVersionNotFound'}
+    SchemaVersionRetired:
+      description: |
+        The request's `schemaVersion` is below the app's `minimumSchemaVersion`: the operator retired it, and nothing is
+        served or stored under it any more. The app must be updated (ask the person to); the problem names the
+        minimum and the current version.
+      content:
+        application/problem+json:
+          schema:
+            allOf:
+              - {$ref: '#/components/schemas/Problem'}
+              - type: object
+                required: [minimumSchemaVersion, currentSchemaVersion]
+          example:
+            type: urn:tabstore:problem:schema-version-retired
+            title: Gone
+            status: 410
+            detail: schema version 1 is retired (the app's minimum is 2); update the app
+            minimumSchemaVersion: 2
+            currentSchemaVersion: 2
     AppExists:
       description: An app with this id already exists.
       content:
@@ -1249,6 +1464,28 @@ components:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
           example: {type: 'urn:tabstore:problem:concurrent-registration', title: Conflict, status: 409, detail: another schema version was registered meanwhile; read it and retry}
+    MinimumSchemaVersionApplied:
+      description: |
+        The new minimum is below one under which a write has already dropped choices (about ids only the versions below
+        it had): those choices are gone, so the older versions cannot be served again.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:minimum-schema-version-applied', title: Conflict, status: 409, detail: 'writes already dropped choices only versions below 2 had: the minimum cannot go below 2 again'}
+    MinimumRefused:
+      description: |
+        The new minimum is not one of the app's schema versions: above its current version (or the app has no schema
+        yet), or below the first version of an app created again with the same id (1 is always accepted otherwise).
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          example:
+            type: urn:tabstore:problem:rule-violation
+            title: Refused by the tab schema's rules
+            status: 422
+            detail: the minimum is a registered schema version, 1 to 2
+            errors:
+              - {pointer: /minimumSchemaVersion, code: unknown-schema-version, detail: 'the minimum is a registered schema version, 1 to 2'}
     NotModified:
       description: Not modified (`If-None-Match` names the current ETag); no body.
       headers:
@@ -1356,7 +1593,7 @@ components:
         type:
           type: string
           description: '`urn:tabstore:problem:<slug>` (`about:blank` for refusals made before routing, like 413).'
-          enum: [urn:tabstore:problem:already-exists, urn:tabstore:problem:app-exists, urn:tabstore:problem:app-not-found, urn:tabstore:problem:body-not-allowed, urn:tabstore:problem:concurrent-registration, urn:tabstore:problem:database-unavailable, urn:tabstore:problem:draining, urn:tabstore:problem:forbidden, urn:tabstore:problem:idempotency-key-reused, urn:tabstore:problem:internal-error, urn:tabstore:problem:invalid-idempotency-key, urn:tabstore:problem:invalid-if-match, urn:tabstore:problem:invalid-if-none-match, urn:tabstore:problem:invalid-parameter, urn:tabstore:problem:invalid-path, urn:tabstore:problem:invalid-user-id, urn:tabstore:problem:malformed-json, urn:tabstore:problem:malformed-request, urn:tabstore:problem:method-not-allowed, urn:tabstore:problem:no-route, urn:tabstore:problem:no-schema, urn:tabstore:problem:not-implemented, urn:tabstore:problem:revision-mismatch, urn:tabstore:problem:revision-not-found, urn:tabstore:problem:rule-violation, urn:tabstore:problem:schema-version-not-found, urn:tabstore:problem:storage-unavailable, urn:tabstore:problem:too-many-followers, urn:tabstore:problem:too-many-waiting, urn:tabstore:problem:unauthorized, urn:tabstore:problem:unsupported-media-type, urn:tabstore:problem:write-contention, about:blank]
+          enum: [urn:tabstore:problem:already-exists, urn:tabstore:problem:app-exists, urn:tabstore:problem:app-not-found, urn:tabstore:problem:body-not-allowed, urn:tabstore:problem:concurrent-registration, urn:tabstore:problem:database-unavailable, urn:tabstore:problem:draining, urn:tabstore:problem:forbidden, urn:tabstore:problem:idempotency-key-reused, urn:tabstore:problem:internal-error, urn:tabstore:problem:invalid-idempotency-key, urn:tabstore:problem:invalid-if-match, urn:tabstore:problem:invalid-if-none-match, urn:tabstore:problem:invalid-parameter, urn:tabstore:problem:invalid-path, urn:tabstore:problem:invalid-user-id, urn:tabstore:problem:malformed-json, urn:tabstore:problem:malformed-request, urn:tabstore:problem:method-not-allowed, urn:tabstore:problem:minimum-schema-version-applied, urn:tabstore:problem:no-route, urn:tabstore:problem:no-schema, urn:tabstore:problem:not-implemented, urn:tabstore:problem:revision-mismatch, urn:tabstore:problem:revision-not-found, urn:tabstore:problem:rule-violation, urn:tabstore:problem:schema-version-not-found, urn:tabstore:problem:schema-version-retired, urn:tabstore:problem:storage-unavailable, urn:tabstore:problem:too-many-followers, urn:tabstore:problem:too-many-waiting, urn:tabstore:problem:unauthorized, urn:tabstore:problem:unsupported-media-type, urn:tabstore:problem:write-contention, about:blank]
         title: {type: string}
         status: {type: integer}
         detail: {type: string}
@@ -1373,12 +1610,15 @@ components:
                 description: >-
                   Stable kebab-case code a client can switch on: customization rules (422) from unknown-tab to
                   prefix-mismatch (a user's data-driven tabs are also refused with duplicate-id, empty-title,
-                  title-too-long, image-too-long and conflicting-image, as a schema's tabs), schema rules (422) from
+                  title-too-long, image-too-long and conflicting-image, as a schema's tabs; unknown-schema-version is
+                  an app's minimumSchemaVersion that is not one of its versions), schema rules (422) from
                   duplicate-id to invalid-stand-in, invalid-name for apps, and unknown-field, invalid-type,
                   missing-field, invalid-value, invalid-id, mismatch for malformed documents (400; invalid-value and
                   invalid-id also in schema and data-driven tab refusals).
-                enum: [unknown-tab, unknown-section, customization-disabled, not-hideable, not-movable, cross-section-move, invalid-tab-order, sidebar-only, pinned-tab, no-visible-tab, too-many-entries, customization-too-large, not-dynamic-section, prefix-mismatch, duplicate-id, empty-id, empty-title, id-too-long, title-too-long, image-too-long, nested-section, multiple-search-tabs, search-not-pinned, search-in-section, sidebar-only-in-tab-bar, conflicting-image, dynamic-prefix-conflict, too-many-items, invalid-stand-in, invalid-name, unknown-field, invalid-type, missing-field, invalid-value, invalid-id, mismatch]
+                enum: [unknown-tab, unknown-schema-version, unknown-section, customization-disabled, not-hideable, not-movable, cross-section-move, invalid-tab-order, sidebar-only, pinned-tab, no-visible-tab, too-many-entries, customization-too-large, not-dynamic-section, prefix-mismatch, duplicate-id, empty-id, empty-title, id-too-long, title-too-long, image-too-long, nested-section, multiple-search-tabs, search-not-pinned, search-in-section, sidebar-only-in-tab-bar, conflicting-image, dynamic-prefix-conflict, too-many-items, invalid-stand-in, invalid-name, unknown-field, invalid-type, missing-field, invalid-value, invalid-id, mismatch]
               detail: {type: string}
+        minimumSchemaVersion: {type: integer, minimum: 1, description: 'With `schema-version-retired` (410): the app''s minimum schema version.'}
+        currentSchemaVersion: {type: integer, minimum: 1, description: 'With `schema-version-retired` (410): the app''s current schema version.'}
     Id:
       type: string
       minLength: 1
@@ -1422,12 +1662,50 @@ components:
         name: {$ref: '#/components/schemas/Name'}
     App:
       type: object
-      required: [id, name, createdAt, schemaVersion]
+      required: [id, name, createdAt, schemaVersion, minimumSchemaVersion]
       properties:
         id: {$ref: '#/components/schemas/AppIdString'}
         name: {type: string}
         createdAt: {type: string, format: date-time}
         schemaVersion: {type: integer, minimum: 0, description: The current schema version, 0 before the first registration.}
+        minimumSchemaVersion:
+          type: integer
+          minimum: 1
+          description: |
+            The oldest schema version still served (default 1): clients may name the versions from it to the current one
+            (`schemaVersion`), and a stored choice is kept while one of them has its id. `PATCH /v1/apps/{appId}` sets it.
+    AppUpdate:
+      type: object
+      additionalProperties: false
+      required: [minimumSchemaVersion]
+      properties:
+        minimumSchemaVersion:
+          type: integer
+          minimum: 1
+          maximum: 999999999
+          description: One of the app's schema versions, at most the current one (else 422 `unknown-schema-version`).
+    MinimumDryRunReport:
+      type: object
+      required: [dryRun, minimumSchemaVersion, currentSchemaVersion, customizationsChecked, customizationsAffected, customizationsUnreadable, droppedIds, affectedUsers, affectedUsersNext]
+      properties:
+        dryRun: {type: boolean, const: true}
+        minimumSchemaVersion: {type: integer, minimum: 1, description: The minimum the report is about (the request's).}
+        currentSchemaVersion: {type: integer, minimum: 1}
+        customizationsChecked: {type: integer, minimum: 0}
+        customizationsAffected: {type: integer, minimum: 0, description: 'Stored customizations that hold choices about ids no version from the new minimum to the current one has: their next write would drop them.'}
+        customizationsUnreadable: {type: integer, minimum: 0, description: Stored documents that do not decode (damaged); skipped and logged, never failing the report.}
+        droppedIds: {type: array, maxItems: 1000, items: {type: string}, description: 'Those ids, over all customizations (at most 1000 listed, in byte order).'}
+        affectedUsers:
+          type: array
+          maxItems: 100
+          description: One page of the affected users (at most `limit`), in byte order of their ids, after `after`.
+          items:
+            type: object
+            required: [userId, droppedIds]
+            properties:
+              userId: {type: string}
+              droppedIds: {type: array, maxItems: 1000, items: {type: string}, description: 'The ids this user''s choices would lose (at most 1000, in byte order).'}
+        affectedUsersNext: {type: [string, 'null'], description: 'Pass as `after` for the next page; null on the last.'}
     CreatedApp:
       allOf:
         - {$ref: '#/components/schemas/App'}
@@ -1747,16 +2025,27 @@ components:
         dynamicTabsDropped: {type: integer, minimum: 0, description: 'Entries of users'' stored data-driven lists the new version drops (their section is gone or no longer dynamic, or its prefix no longer matches), over all customizations.'}
     Stats:
       type: object
-      required: [appId, schemaVersion, usersWithCustomization, storedCustomizations, unreadableCustomizations, tabs]
+      required: [appId, schemaVersion, minimumSchemaVersion, usersWithCustomization, storedCustomizations, unreadableCustomizations, tabs, versions, retiredWriters]
       properties:
         appId: {type: string}
-        schemaVersion: {type: integer, minimum: 0}
+        schemaVersion: {type: integer, minimum: 0, description: 'The version `tabs` is counted under: the request''s `schemaVersion`, else the current one (0 before the first registration).'}
+        minimumSchemaVersion: {type: integer, minimum: 1}
         usersWithCustomization: {type: integer, minimum: 0}
         storedCustomizations: {type: integer, minimum: 0}
         unreadableCustomizations: {type: integer, minimum: 0, description: Stored documents that do not decode; skipped and logged.}
+        versions:
+          type: array
+          description: 'Every supported version, from the minimum to the current one, with how many stored customizations were last written by a client of that version.'
+          items:
+            type: object
+            required: [schemaVersion, lastWrittenBy]
+            properties:
+              schemaVersion: {type: integer, minimum: 1}
+              lastWrittenBy: {type: integer, minimum: 0}
+        retiredWriters: {type: integer, minimum: 0, description: 'Stored customizations last written under a version below the minimum.'}
         tabs:
           type: object
-          description: One member per tab of the current schema.
+          description: One member per tab of the schema version counted under, with the choices as its clients see them.
           additionalProperties:
             type: object
             required: [sidebarHidden, tabBarHidden]
@@ -1801,13 +2090,13 @@ components:
       additionalProperties: false
       description: |
         The choices to store. Members that are null count as absent. Which tab and section ids and orders are
-        allowed depends on the current tab schema (422); at most 2000 tab entries, and the stored result at most
-        64 KiB by default (422 `customization-too-large`).
+        allowed depends on the tab schema of the request's version (`schemaVersion`, else the current one; 422);
+        at most 2000 tab entries, and the stored result at most 64 KiB by default (422 `customization-too-large`).
       properties:
         appId: {type: [string, 'null'], description: Server-owned; must equal the path when present (else 400 `mismatch`).}
         userId: {type: [string, 'null'], description: Server-owned; must equal the path when present (else 400 `mismatch`).}
         revision: {type: [integer, 'null'], description: Server-owned; when present works like If-Match (a stale one gives 412).}
-        schemaVersion: {type: [integer, 'null'], description: Server-owned; when present must be the schema version the customization is served under now (else 412, as a stale If-Match; the choices were read under another schema).}
+        schemaVersion: {type: [integer, 'null'], description: 'Server-owned; when present must be the schema version the request is made under (`?schemaVersion`, else the current one; else 412, as a stale If-Match: the choices were read under another schema).'}
         updatedAt: {type: [string, 'null'], description: Server-owned; when present must be the stored revision's time, byte for byte (else 412, as a stale If-Match).}
         tabs:
           type: [object, 'null']
@@ -1860,7 +2149,7 @@ components:
         appId: {type: string}
         userId: {type: string}
         revision: {type: integer, minimum: 0, description: 0 for a user who never stored one.}
-        schemaVersion: {type: integer, minimum: 1}
+        schemaVersion: {type: integer, minimum: 1, description: 'The version it is served under: the request''s `schemaVersion`, else the current one (history and export items without it show the stored document as it is).'}
         updatedAt: {type: [string, 'null'], format: date-time}
         tabs:
           type: object
@@ -1888,7 +2177,7 @@ components:
           maxItems: 1000
           items: {$ref: '#/components/schemas/Operation'}
     Operation:
-      description: Unknown `op` values and members are 400. Which ids and indexes are allowed depends on the current tab schema (422).
+      description: Unknown `op` values and members are 400. Which ids and indexes are allowed depends on the tab schema of the request's version (`schemaVersion`, else the current one; 422).
       oneOf:
         - type: object
           additionalProperties: false
@@ -2050,7 +2339,7 @@ components:
           description: A PATCH's operations as sent (only for `patch`; null when the list was larger than a stored customization may be).
           items: {type: object}
         customization:
-          description: The whole customization as stored at this revision (under the schema version it names); null if the stored bytes are damaged.
+          description: 'The whole customization as stored at this revision (every supported version''s choices), or with `?schemaVersion=N` as version N sees it; null if the stored bytes are damaged.'
           oneOf:
             - {$ref: '#/components/schemas/Customization'}
             - {type: 'null'}
@@ -2316,6 +2605,22 @@ components:
         detail: unknown field "color"
         errors:
           - {pointer: /color, code: unknown-field, detail: unknown field "color"}
+    SchemaVersionNotFound:
+      summary: A schema version the app never registered
+      value: {type: 'urn:tabstore:problem:schema-version-not-found', title: Not found, status: 404, detail: 'app "com.myApp" has no schema version 3; its current version is 2'}
+    MinimumDryRunReport:
+      summary: What raising the minimum to 2 would drop (version 1 had a News tab that version 2 removed)
+      value:
+        dryRun: true
+        minimumSchemaVersion: 2
+        currentSchemaVersion: 2
+        customizationsChecked: 2
+        customizationsAffected: 1
+        customizationsUnreadable: 0
+        droppedIds: [com.myApp.news]
+        affectedUsers:
+          - {userId: alice, droppedIds: [com.myApp.news]}
+        affectedUsersNext: null
     InvalidUserId:
       summary: A user id with a control character, or over 256 bytes
       value: {type: 'urn:tabstore:problem:invalid-user-id', title: Bad request, status: 400, detail: a user id is 1-256 UTF-8 bytes without control characters}
