@@ -178,6 +178,7 @@ extension TrustTests {
         "GET /healthz": .anyone, "GET /readyz": .anyone, "GET /openapi.yaml": .anyone, "GET /metrics": .metrics,
         "POST /v1/apps": .operatorOnly, "GET /v1/apps": .operatorOnly,
         "GET /v1/apps/{appId}": .operatorOnly, "DELETE /v1/apps/{appId}": .operatorOnly,
+        "PATCH /v1/apps/{appId}": .operatorOnly,
         "POST /v1/apps/{appId}/signing-secret": .operatorOnly, "PUT /v1/apps/{appId}/schema": .operatorOnly,
         "GET /v1/apps/{appId}/stats": .operatorOnly,
         "GET /v1/apps/{appId}/schema": .appUsers, "GET /v1/apps/{appId}/schema/versions/{version}": .appUsers,

@@ -53,7 +53,7 @@ extension TrustTests {
             let creds = try await Credentials.register(on: api)
             let routes = api.api.router.routes.filter { $0.body == .json }
             #expect(Set(routes.map { "\($0.method) \($0.pattern)" }) == [
-                "POST /v1/apps", "PUT /v1/apps/{appId}/schema", "PUT /v1/apps/{appId}/users/{userId}/customization",
+                "POST /v1/apps", "PATCH /v1/apps/{appId}", "PUT /v1/apps/{appId}/schema", "PUT /v1/apps/{appId}/users/{userId}/customization",
                 "PATCH /v1/apps/{appId}/users/{userId}/customization", "POST /v1/apps/{appId}/users/{userId}/customization/revert",
             ])
             for route in routes {

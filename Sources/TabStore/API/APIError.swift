@@ -12,6 +12,8 @@ package struct APIError: Error, Sendable {
     package var detail: String
     package var violations: [Violation] = []
     package var headers: HTTPHeaders = HTTPHeaders()
+    /// Members a problem of this type adds (RFC 9457 extension members), after the standard ones.
+    package var extensions: [(String, JSONValue)] = []
 
     package init(status: Int, slug: ProblemType, title: String, detail: String, violations: [Violation] = []) {
         self.status = status
@@ -127,6 +129,7 @@ package struct APIError: Error, Sendable {
                 .object(JSONObject([("pointer", .string($0.pointer)), ("code", .string($0.code.rawValue)), ("detail", .string($0.detail))]))
             })
         }
+        for (name, value) in extensions { object[name] = value }
         var headers = self.headers
         headers.add("Content-Type", "application/problem+json")
         headers.add("Cache-Control", "no-store")

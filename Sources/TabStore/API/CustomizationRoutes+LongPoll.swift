@@ -70,7 +70,7 @@ extension CustomizationRoutes {
                 if admission == .followed { try await services.requireCredentialsCurrent(context, key.appId) }
                 let (entry, record) = try await read(key)
                 let schema = try pinned ?? entry.requireSchema()
-                if let pinned, pinned.version < entry.app.minimumSchemaVersion { throw APIServices.retired(pinned.version, minimum: entry.app.minimumSchemaVersion) }
+                if let pinned, pinned.version < entry.app.minimumSchemaVersion { throw APIServices.retired(pinned.version, minimum: entry.app.minimumSchemaVersion, current: entry.app.schemaVersion) }
                 let schemaVersion = schema.version
                 let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schemaVersion)
                 // A stale If-Match is 412 before anything waits, as a plain GET answers it.
@@ -115,7 +115,7 @@ extension CustomizationRoutes {
         case .ended(.credentialsRevoked):
             throw APIError.credentialsRevoked
         case .ended(.schemaVersionRetired(let minimum)):
-            throw APIServices.retired(pinned?.version ?? 0, minimum: minimum)
+            throw APIServices.retired(pinned?.version ?? 0, minimum: minimum, current: try await read(key).0.app.schemaVersion)
         case .cancelled:
             return notModified(has)  // nobody reads it: the client left
         case .timedOut where expires:

@@ -36,7 +36,7 @@ extension APIServices {
 
     private static func checkServed(_ version: Int, _ entry: AppCache.Entry, current: SchemaIndex) throws {
         guard version < current.version, version > entry.app.schemaVersionFloor else { throw versionNotFound(version, entry) }
-        if version < entry.app.minimumSchemaVersion { throw retired(version, minimum: entry.app.minimumSchemaVersion) }
+        if version < entry.app.minimumSchemaVersion { throw retired(version, minimum: entry.app.minimumSchemaVersion, current: current.version) }
     }
 
     private static func versionNotFound(_ version: Int, _ entry: AppCache.Entry) -> APIError {
@@ -44,8 +44,11 @@ extension APIServices {
     }
 
     /// 410: the app's clients of this version are no longer served (the operator raised the minimum).
-    static func retired(_ version: Int, minimum: Int) -> APIError {
-        APIError(status: 410, slug: .schemaVersionRetired, title: "Gone",
-                 detail: "schema version \(version) is retired (the app's minimum is \(minimum)); update the app")
+    /// It names the minimum and the current version (`minimumSchemaVersion`, `currentSchemaVersion`).
+    static func retired(_ version: Int, minimum: Int, current: Int) -> APIError {
+        var error = APIError(status: 410, slug: .schemaVersionRetired, title: "Gone",
+                             detail: "schema version \(version) is retired (the app's minimum is \(minimum)); update the app")
+        error.extensions = [("minimumSchemaVersion", .integer(minimum)), ("currentSchemaVersion", .integer(current))]
+        return error
     }
 }
