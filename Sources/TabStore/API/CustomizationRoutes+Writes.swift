@@ -56,7 +56,7 @@ extension CustomizationRoutes {
     ) async throws -> HTTPResponse {
         let entry = try await services.requireApp(context)
         let served = try await services.servedSchema(request, entry)
-        let versions = WriteVersions(served: served, supported: try await services.supportedVersions(entry, served: served))
+        let versions = WriteVersions(served: served, supported: try await services.supportedVersions(entry))
         let key = try userKey(context)
         let preconditions = try Preconditions(request)
         let idempotent = try IdempotentRequest(request)

@@ -23,11 +23,10 @@ extension APIServices {
         return apps.cachedIndex(entry, version: version)
     }
 
-    /// The versions a write under `served` keeps choices for: just `served` while the app supports only its
-    /// current version (nothing else to keep), else the app's supported versions (read once per cached app).
-    func supportedVersions(_ entry: AppCache.Entry, served: SchemaIndex) async throws -> SupportedVersions {
-        guard entry.servesSeveralVersions else { return SupportedVersions([served]) }
-        return try await apps.supported(entry)
+    /// The versions a write keeps choices for: the app's supported versions (read and indexed once per cached app;
+    /// just the current one while the app serves only that).
+    func supportedVersions(_ entry: AppCache.Entry) async throws -> SupportedVersions {
+        try await apps.supported(entry)
     }
 
     private static func requestedVersion(_ request: HTTPRequest) throws -> Int? {
