@@ -1208,9 +1208,9 @@ components:
         ids it has; writes change only what it can see). Absent: the app's current version. Not a decimal integer of
         at least 1 (digits only): 400 `invalid-parameter`; above the current version, or a number this app never
         registered (below a re-created app's first version): 404 `schema-version-not-found`; below the app's
-        `minimumSchemaVersion`: 410 `schema-version-retired` (the app must be updated). Version numbers have at most 9
-        digits.
-      schema: {type: integer, minimum: 1, maximum: 999999999}
+        `minimumSchemaVersion`: 410 `schema-version-retired` (the app must be updated). At most 18 digits are read (more
+        is 400); version numbers have at most 9.
+      schema: {type: integer, minimum: 1, maximum: 999999999999999999}
     IfMatch:
       name: If-Match
       in: header
@@ -1683,7 +1683,7 @@ components:
           type: integer
           minimum: 1
           maximum: 999999999
-          description: One of the app's schema versions, at most the current one (else 422 `unknown-schema-version`).
+          description: 'One of the app''s schema versions, at most the current one (else 422 `unknown-schema-version`); an integer literal (`2`; `2.0` is 400 `invalid-type`).'
     MinimumDryRunReport:
       type: object
       required: [dryRun, minimumSchemaVersion, currentSchemaVersion, customizationsChecked, customizationsAffected, customizationsUnreadable, droppedIds, affectedUsers, affectedUsersNext]
