@@ -186,6 +186,22 @@ struct AppVersionsTests {
         }
     }
 
+    @Test("an Idempotency-Key names one request under one version: a repeat under another version is 422, not the other's answer")
+    func idempotencyPerVersion() async throws {
+        try await withInProcessAPI { api in
+            let fixture = try await Fixture.make(on: api)
+            let key = ("Idempotency-Key", "queued-1")
+            let v1 = await api.send(.patch(fixture.at(fixture.customization, 1)).bearer(fixture.token).headers([key]).json(Self.patch(Self.hide("news"))))
+            #expect(v1.status == 200 && v1.etag == "\"1.1\"")
+            let again = await api.send(.patch(fixture.at(fixture.customization, 1)).bearer(fixture.token).headers([key]).json(Self.patch(Self.hide("news"))))
+            #expect(again.status == 200 && again.header("Idempotent-Replayed") == "true" && again.body == v1.body)
+            let other = await api.send(.patch(fixture.at(fixture.customization, 2)).bearer(fixture.token).headers([key]).json(Self.patch(Self.hide("news"))))
+            #expect(other.status == 422 && other.problemType == "urn:tabstore:problem:idempotency-key-reused")
+            let current = await api.send(.patch(fixture.customization).bearer(fixture.token).headers([key]).json(Self.patch(Self.hide("news"))))
+            #expect(current.status == 422, "without the parameter it is another request too")
+        }
+    }
+
     @Test("the minimum: dry run lists the users and ids it would drop, raising drops at the next write, lowering after that is 409",
           arguments: PostgresTestCluster.backends)
     func minimumSchemaVersion(_ backend: TestBackend) async throws {

@@ -7,8 +7,8 @@ import TabStoreSupport
 /// must match. Keys are scoped to the app and user of the path; a repeat gets the first answer again.
 struct IdempotentRequest: Sendable {
     let key: String
-    /// SHA-256 over the method, the canonical path (`canonicalPath`) and the body, each length-prefixed so no two
-    /// requests share the input.
+    /// SHA-256 over the method, the canonical path (`canonicalPath`), the body and the `schemaVersion` parameter when
+    /// there is one, each length-prefixed so no two requests share the input.
     let digest: [UInt8]
 
     static let header = "Idempotency-Key"
@@ -34,6 +34,12 @@ struct IdempotentRequest: Sendable {
         add(method)
         add(path)
         add(body)
+        // The schema version the request is answered under is part of the request (the same change from a client of
+        // another version is another request, with another answer); requests without one hash as before.
+        if let version = request.queryParameter("schemaVersion") {
+            add("schemaVersion".utf8)
+            add((Int(version).map(String.init) ?? version).utf8)
+        }
         digest = Crypto.sha256(input)
     }
 
@@ -84,7 +90,7 @@ struct IdempotentRequest: Sendable {
     func replay(_ stored: IdempotentAnswer) throws -> HTTPResponse {
         guard Crypto.constantTimeEqual(stored.requestDigest, digest) else {
             throw APIError(status: 422, slug: .idempotencyKeyReused, title: "Idempotency key reused",
-                           detail: "this Idempotency-Key was used for a different request (method, path or body); use a new key for a new request")
+                           detail: "this Idempotency-Key was used for a different request (method, path, schema version or body); use a new key for a new request")
         }
         var headers = HTTPHeaders()
         if let etag = stored.etag { headers.add("ETag", etag) }
