@@ -55,7 +55,7 @@ info:
 
     Many devices, one person (v1.1): writes to a customization (PUT, PATCH, DELETE, revert) take an
     `Idempotency-Key` (1-255 visible ASCII characters, scoped to the app and user, kept at least 24 hours):
-    a repeat with the same key, method, path and body gets the first answer again with
+    a repeat with the same key, method, path, `schemaVersion` and body gets the first answer again with
     `Idempotent-Replayed: true` and changes nothing; the same key with another request is 422
     `idempotency-key-reused`. Every revision is kept in a history (the last `--history-revisions`, default
     100) that can be listed and reverted to; a revert is a new revision, so it can be undone. A user's
@@ -1240,9 +1240,10 @@ components:
         Makes the write exactly-once: 1-255 visible ASCII characters, chosen by the client (a UUID, say) and
         scoped to the app and user of the path. The first successful answer is stored in the same transaction
         as the change and kept at least 24 hours (at most 1,000 keys per user: past that the earliest stored
-        goes first); a repeat with the same key, method, path (compared decoded: `al%69ce` is `alice`) and
-        body gets it again with `Idempotent-Replayed: true` and changes nothing, even when retried
-        concurrently or after a restart. The same key with another request is 422 `idempotency-key-reused`;
+        goes first); a repeat with the same key, method, path (compared decoded: `al%69ce` is `alice`),
+        `schemaVersion` parameter (or none) and body gets it again with `Idempotent-Replayed: true` and changes
+        nothing, even when retried concurrently or after a restart. The same key with another request (under
+        another schema version too) is 422 `idempotency-key-reused`;
         a malformed key 400 `invalid-idempotency-key`. Refusals (4xx) are not stored: a retry is judged
         again, and they changed nothing.
       schema: {type: string, pattern: '^[\x21-\x7E]{1,255}$'}
