@@ -25,7 +25,8 @@ export async function appsScreen(container, _args, { go }) {
         h("th", { scope: "row" }, idCode(app.id)),
         h("td", {}, app.name),
         h("td", {}, when(app.createdAt)),
-        h("td", {}, app.schemaVersion ? `v${app.schemaVersion}` : "none"),
+        h("td", {}, app.schemaVersion ? `v${app.schemaVersion}` : "none",
+          app.schemaVersion > app.minimumSchemaVersion ? h("span", { class: "hint" }, ` (serves v${app.minimumSchemaVersion}–v${app.schemaVersion})`) : null),
         app.id === "." || app.id === ".."
           ? h("td", { class: "actions hint", "data-dot-id": "true" }, `An app with id "${app.id}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded. Use the API from a client that keeps them.`)
           : h("td", { class: "actions" },

@@ -52,9 +52,10 @@ export function drawLayout(layout, titles = new Map()) {
   }
 
   const device = deviceName(layout);
-  const caption = [device, layout.sizeClass, layout.platform || "no platform", layout.style || "sidebarAdaptable"].join(" · ");
+  const caption = [device, layout.sizeClass, layout.platform || "no platform", layout.style || "sidebarAdaptable",
+    layout.schemaVersion ? `schema v${layout.schemaVersion}` : null].filter(Boolean).join(" · ");
   const fallback = Object.entries(layout.selectionFallback || {});
-  return h("figure", { class: "layout", "data-size-class": layout.sizeClass, "data-device": device },
+  return h("figure", { class: "layout", "data-size-class": layout.sizeClass, "data-device": device, "data-schema-version": layout.schemaVersion },
     h("figcaption", {}, h("strong", {}, caption), " ",
       h("span", { class: layout.customizationApplied ? "hint" : "hint note" },
         layout.customizationApplied ? `revision ${layout.revision}, the user's choices applied` : "the schema's defaults (the user's choices do not apply here)"),

@@ -18,8 +18,10 @@ export async function schemasScreen(container, args, { go }) {
   container.append(versionsPanel, registerPanel);
 
   let current = null;
+  let minimum = 1;  // versions below it are retired: their clients get 410
   try {
     const app = (await call(`/v1/apps/${segment(appId)}`)).body;  // 404 for an unknown app; schemaVersion 0 before the first
+    minimum = app.minimumSchemaVersion || 1;
     if (app.schemaVersion > 0) current = (await call(base)).body;
   } catch (error) { showProblem(error); return; }
   const cache = new Map();
@@ -32,7 +34,8 @@ export async function schemasScreen(container, args, { go }) {
     if (!current) { fill(versionsPanel, h("h3", { id: "versions-title" }, "Versions"), status("No schema yet: register the first version below.")); return; }
     const numbers = Array.from({ length: current.version }, (_, index) => current.version - index);
     const picker = (id, label, selected) => [h("label", { for: id }, label), h("select", { id, onchange: () => showVersions(+leftSelect.value, +rightSelect.value) },
-      numbers.map((n) => h("option", { value: n, selected: n === selected }, n === current.version ? `v${n} (current)` : `v${n}`)))];
+      numbers.map((n) => h("option", { value: n, selected: n === selected },
+        n === current.version ? `v${n} (current)` : n < minimum ? `v${n} (retired)` : n === minimum ? `v${n} (minimum)` : `v${n}`)))];
     const [leftLabel, leftSelect] = picker("left-version", "Before", left);
     const [rightLabel, rightSelect] = picker("right-version", "After", right);
     let before, after;

@@ -1,9 +1,11 @@
 // Stats: per tab of the current schema, how many users hid it in the sidebar and in the tab bar, as an SVG
-// bar chart drawn here (two bars per tab, on one scale: the users with a customization), with the numbers as a table.
+// bar chart drawn here (two bars per tab, on one scale: the users with a customization), with the numbers as a table;
+// then the schema versions in use and the minimum (versions.js).
 import { call, Problem, segment, showProblem } from "./api.js";
 import { fill, h, s, status, idCode } from "./dom.js";
 import { appPicker } from "./picker.js";
 import { flatten } from "./schema-diff.js";
+import { versionsSection } from "./versions.js";
 
 export async function statsScreen(container, args, { go }) {
   const appId = args[0];
@@ -40,7 +42,8 @@ export async function statsScreen(container, args, { go }) {
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Tab"), h("th", { scope: "col" }, "Hid in sidebar"), h("th", { scope: "col" }, "Hid in tab bar"))),
         h("tbody", {}, rows.map((row) => h("tr", {}, h("th", { scope: "row" }, row.title, " ", idCode(row.id)),
           h("td", {}, row.sidebarHidden), h("td", {}, row.tabBarHidden)))))),
-    h("p", { class: "hint" }, "Counts come from the stored customizations, reconciled with the current schema. The server keeps no history of these numbers, so there is no chart over time."));
+    h("p", { class: "hint" }, "Counts come from the stored customizations, reconciled with the current schema. The server keeps no history of these numbers, so there is no chart over time."),
+    versionsSection(appId, stats, go));
 }
 
 /** The chart: a row per tab with its label above two horizontal bars (sidebar, tab bar) and their counts. */

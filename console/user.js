@@ -1,5 +1,6 @@
 // A user: look up by id; the customization, its history with revert, and the resolved layouts drawn for a
-// platform and style (regular and compact side by side).
+// platform and style (regular and compact side by side), under a schema version picked from the app's supported
+// ones (the minimum to the current one), as a device running that release reads them.
 import { attempt, call, clearProblem, Problem, segment, showProblem } from "./api.js";
 import { fill, h, status, when } from "./dom.js";
 import { drawLayout } from "./layout-drawing.js";
@@ -7,7 +8,7 @@ import { appPicker } from "./picker.js";
 import { flatten } from "./schema-diff.js";
 
 const PLATFORMS = ["", "iOS", "iPadOS", "macOS", "visionOS", "tvOS"];
-const view = { platform: "", style: "sidebarAdaptable" };
+const view = { platform: "", style: "sidebarAdaptable", versions: new Map() };  // versions: app id → the schema version picked
 
 export async function userScreen(container, args, { go }) {
   const [appId, userId] = args;
@@ -23,30 +24,80 @@ export async function userScreen(container, args, { go }) {
   }
   const user = `/v1/apps/${segment(appId)}/users/${segment(userId)}`;
 
+  const versionRow = h("div", { class: "row", id: "schema-version-row" });
   const summary = h("section", { id: "customization", "aria-labelledby": "customization-title" });
   const layouts = h("section", { id: "layouts", "aria-labelledby": "layouts-title" });
   const history = h("section", { id: "history", "aria-labelledby": "history-title" });
-  container.append(summary, layouts, history);
+  container.append(versionRow, summary, layouts, history);
 
+  // The versions a client may name: the app's minimum to its current one (none before the first schema).
+  let app;
+  try { app = (await call(`/v1/apps/${segment(appId)}`)).body; } catch (error) { showProblem(error); return; }
+  const current = app.schemaVersion;
+  const minimum = Math.min(app.minimumSchemaVersion || 1, current);
+  const remembered = view.versions.get(appId);
+  const version = current && remembered >= minimum && remembered <= current ? remembered : current;
+  const schemas = new Map();  // version → its titles (a tab only an older version has is titled by that version)
+  const titlesOf = (number) => {
+    if (!schemas.has(number)) {
+      const path = number ? `/v1/apps/${segment(appId)}/schema/versions/${number}` : `/v1/apps/${segment(appId)}/schema`;
+      schemas.set(number, call(path).then((answer) => new Map(flatten(answer.body).map((e) => [e.id, e.item.title || e.id])),
+        (error) => { schemas.delete(number); throw error; }));
+    }
+    return schemas.get(number);
+  };
+  const under = (number) => (number ? `schemaVersion=${number}` : "");
+  const withVersion = (path, number) => number ? `${path}${path.includes("?") ? "&" : "?"}${under(number)}` : path;
+
+  // What the customization screen shows: under the version picked (revision, ETag and the JSON as its clients read them).
   let titles = new Map();
-  let customization;
-  try {
-    const [answer, schema] = await Promise.all([call(`${user}/customization`), call(`/v1/apps/${segment(appId)}/schema`)]);
-    customization = answer;
-    titles = new Map(flatten(schema.body).map((e) => [e.id, e.item.title || e.id]));
-  } catch (error) { showProblem(error); return; }
+  let c;
+  let etag;
+  let shownVersion = version;
+  const fetchCustomization = (number) => Promise.all([call(withVersion(`${user}/customization`, number)), titlesOf(number)]);
+  function showCustomization(number, [answer, names]) {
+    c = answer.body;
+    etag = answer.headers.get("ETag");
+    titles = names;
+    shownVersion = number;
+    const open = summary.querySelector("details")?.open || false;  // the JSON stays open across picks
+    fill(summary, h("h3", { id: "customization-title" }, "Customization"),
+      h("dl", { class: "counts" },
+        h("dt", {}, "Revision"), h("dd", { id: "user-revision" }, c.revision === 0 ? "0 (nothing stored: the schema's defaults)" : c.revision),
+        h("dt", {}, "Schema version"), h("dd", { id: "user-schema-version" }, `v${c.schemaVersion}`,
+          current && c.schemaVersion !== current ? h("span", { class: "hint" }, ` (as a client of v${c.schemaVersion} reads it; current v${current})`) : null),
+        h("dt", {}, "Updated"), h("dd", {}, when(c.updatedAt)),
+        h("dt", {}, "ETag"), h("dd", {}, h("code", { id: "user-etag" }, etag || "—"))),
+      h("details", { open }, h("summary", {}, "The customization as JSON"), h("pre", { class: "json", id: "customization-json" }, JSON.stringify(c, null, 2))));
+  }
+  try { showCustomization(version, await fetchCustomization(version)); } catch (error) { showProblem(error); return; }
 
-  const c = customization.body;
-  const etag = customization.headers.get("ETag");
-  fill(summary, h("h3", { id: "customization-title" }, "Customization"),
-    h("dl", { class: "counts" },
-      h("dt", {}, "Revision"), h("dd", { id: "user-revision" }, c.revision === 0 ? "0 (nothing stored: the schema's defaults)" : c.revision),
-      h("dt", {}, "Schema version"), h("dd", {}, `v${c.schemaVersion}`),
-      h("dt", {}, "Updated"), h("dd", {}, when(c.updatedAt)),
-      h("dt", {}, "ETag"), h("dd", {}, h("code", {}, etag || "—"))),
-    h("details", {}, h("summary", {}, "The customization as JSON"), h("pre", { class: "json", id: "customization-json" }, JSON.stringify(c, null, 2))));
+  // The schema version picker: what a device running an older release reads and shows, beside the newest one.
+  if (current) {
+    const picker = h("select", { id: "schema-version", "aria-describedby": "schema-version-hint" },
+      Array.from({ length: current - minimum + 1 }, (_, index) => current - index).map((n) => h("option", { value: n, selected: n === version },
+        `v${n}${n === current && n === minimum ? " (current, minimum)" : n === current ? " (current)" : n === minimum ? " (minimum)" : ""}`)));
+    let picks = 0;  // only the latest pick draws
+    picker.addEventListener("change", async () => {
+      const mine = ++picks;
+      const number = +picker.value;
+      view.versions.set(appId, number);
+      let answers;
+      try {
+        answers = await fetchCustomization(number);
+      } catch (error) { if (mine === picks) showProblem(error); return; }
+      if (mine !== picks) return;
+      clearProblem();
+      showCustomization(number, answers);
+      await drawLayouts();
+    });
+    fill(versionRow, h("label", { for: "schema-version" }, "Schema version"), picker,
+      h("span", { class: "hint", id: "schema-version-hint" }, current > minimum
+        ? `the customization and layouts as a device with this release reads them (supported: v${minimum} to v${current})`
+        : "the only version served"));
+  }
 
-  // Layouts: the platform and style chosen here, both size classes.
+  // Layouts: the platform and style chosen here, both size classes, under the schema version picked.
   const platform = h("select", { id: "layout-platform" }, PLATFORMS.map((p) => h("option", { value: p, selected: p === view.platform }, p || "none (the size class decides)")));
   const style = h("select", { id: "layout-style" }, ["sidebarAdaptable", "tabBarOnly"].map((v) => h("option", { value: v, selected: v === view.style }, v)));
   const drawings = h("div", { class: "drawings", id: "layout-drawings", "aria-live": "polite" });
@@ -55,11 +106,13 @@ export async function userScreen(container, args, { go }) {
     const mine = ++drawing;
     view.platform = platform.value;
     view.style = style.value;
+    const number = shownVersion;
+    const names = titles;
     const query = (sizeClass) => `${user}/layout?sizeClass=${sizeClass}` + (view.platform ? `&platform=${view.platform}` : "")
-      + (view.platform || view.style !== "sidebarAdaptable" ? `&style=${view.style}` : "");
+      + (view.platform || view.style !== "sidebarAdaptable" ? `&style=${view.style}` : "") + (number ? `&${under(number)}` : "");
     try {
       const answers = await Promise.all(["regular", "compact"].map((sizeClass) => call(query(sizeClass))));
-      if (mine === drawing) fill(drawings, answers.map((answer) => drawLayout(answer.body, titles)));
+      if (mine === drawing) fill(drawings, answers.map((answer) => drawLayout(answer.body, names)));
     } catch (error) {
       if (mine === drawing) { showProblem(error); drawings.replaceChildren(); }
     }
@@ -97,7 +150,8 @@ export async function userScreen(container, args, { go }) {
   }
   async function doRevert(revision) {
     try {
-      await call(`${user}/customization/revert`, { method: "POST", body: { toRevision: revision }, headers: etag ? { "If-Match": etag } : {} });
+      // Under the version shown: the ETag names it (the revert restores every version's choices either way).
+      await call(withVersion(`${user}/customization/revert`, shownVersion), { method: "POST", body: { toRevision: revision }, headers: etag ? { "If-Match": etag } : {} });
       clearProblem();
       go("user", appId, userId);
     } catch (error) {

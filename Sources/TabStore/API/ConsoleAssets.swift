@@ -218,7 +218,8 @@ export async function appsScreen(container, _args, { go }) {
         h("th", { scope: "row" }, idCode(app.id)),
         h("td", {}, app.name),
         h("td", {}, when(app.createdAt)),
-        h("td", {}, app.schemaVersion ? `v${app.schemaVersion}` : "none"),
+        h("td", {}, app.schemaVersion ? `v${app.schemaVersion}` : "none",
+          app.schemaVersion > app.minimumSchemaVersion ? h("span", { class: "hint" }, ` (serves v${app.minimumSchemaVersion}–v${app.schemaVersion})`) : null),
         app.id === "." || app.id === ".."
           ? h("td", { class: "actions hint", "data-dot-id": "true" }, `An app with id "${app.id}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded. Use the API from a client that keeps them.`)
           : h("td", { class: "actions" },
@@ -407,6 +408,10 @@ li.mark-removed { background: #fbe9e8; }
 .chart .bar-tabbar { fill: #b45309; }
 .chart .tick line { stroke: var(--line); stroke-dasharray: 2 3; }
 .chart .tick text { fill: var(--muted); font-size: 11px; }
+#versions-table { max-width: 40rem; }
+#versions-table td.count { font-weight: 600; font-variant-numeric: tabular-nums; }
+#versions-table meter { width: 8rem; max-width: 40vw; vertical-align: middle; }
+#minimum-value { max-width: 8rem; }
 
 /* Layout drawings */
 .drawings { display: flex; flex-wrap: wrap; gap: 1.25rem; align-items: flex-start; }
@@ -568,6 +573,7 @@ export function idCode(id) {
 <link rel="modulepreload" href="/console/schema-diff.js">
 <link rel="modulepreload" href="/console/json-lines.js">
 <link rel="modulepreload" href="/console/stats.js">
+<link rel="modulepreload" href="/console/versions.js">
 <link rel="modulepreload" href="/console/user.js">
 <link rel="modulepreload" href="/console/layout-drawing.js">
 </head>
@@ -770,9 +776,10 @@ export function drawLayout(layout, titles = new Map()) {
   }
 
   const device = deviceName(layout);
-  const caption = [device, layout.sizeClass, layout.platform || "no platform", layout.style || "sidebarAdaptable"].join(" · ");
+  const caption = [device, layout.sizeClass, layout.platform || "no platform", layout.style || "sidebarAdaptable",
+    layout.schemaVersion ? `schema v${layout.schemaVersion}` : null].filter(Boolean).join(" · ");
   const fallback = Object.entries(layout.selectionFallback || {});
-  return h("figure", { class: "layout", "data-size-class": layout.sizeClass, "data-device": device },
+  return h("figure", { class: "layout", "data-size-class": layout.sizeClass, "data-device": device, "data-schema-version": layout.schemaVersion },
     h("figcaption", {}, h("strong", {}, caption), " ",
       h("span", { class: layout.customizationApplied ? "hint" : "hint note" },
         layout.customizationApplied ? `revision ${layout.revision}, the user's choices applied` : "the schema's defaults (the user's choices do not apply here)"),
@@ -987,8 +994,10 @@ export async function schemasScreen(container, args, { go }) {
   container.append(versionsPanel, registerPanel);
 
   let current = null;
+  let minimum = 1;  // versions below it are retired: their clients get 410
   try {
     const app = (await call(`/v1/apps/${segment(appId)}`)).body;  // 404 for an unknown app; schemaVersion 0 before the first
+    minimum = app.minimumSchemaVersion || 1;
     if (app.schemaVersion > 0) current = (await call(base)).body;
   } catch (error) { showProblem(error); return; }
   const cache = new Map();
@@ -1001,7 +1010,8 @@ export async function schemasScreen(container, args, { go }) {
     if (!current) { fill(versionsPanel, h("h3", { id: "versions-title" }, "Versions"), status("No schema yet: register the first version below.")); return; }
     const numbers = Array.from({ length: current.version }, (_, index) => current.version - index);
     const picker = (id, label, selected) => [h("label", { for: id }, label), h("select", { id, onchange: () => showVersions(+leftSelect.value, +rightSelect.value) },
-      numbers.map((n) => h("option", { value: n, selected: n === selected }, n === current.version ? `v${n} (current)` : `v${n}`)))];
+      numbers.map((n) => h("option", { value: n, selected: n === selected },
+        n === current.version ? `v${n} (current)` : n < minimum ? `v${n} (retired)` : n === minimum ? `v${n} (minimum)` : `v${n}`)))];
     const [leftLabel, leftSelect] = picker("left-version", "Before", left);
     const [rightLabel, rightSelect] = picker("right-version", "After", right);
     let before, after;
@@ -1157,11 +1167,13 @@ export async function schemasScreen(container, args, { go }) {
 """#),
         ("stats.js", #"""
 // Stats: per tab of the current schema, how many users hid it in the sidebar and in the tab bar, as an SVG
-// bar chart drawn here (two bars per tab, on one scale: the users with a customization), with the numbers as a table.
+// bar chart drawn here (two bars per tab, on one scale: the users with a customization), with the numbers as a table;
+// then the schema versions in use and the minimum (versions.js).
 import { call, Problem, segment, showProblem } from "./api.js";
 import { fill, h, s, status, idCode } from "./dom.js";
 import { appPicker } from "./picker.js";
 import { flatten } from "./schema-diff.js";
+import { versionsSection } from "./versions.js";
 
 export async function statsScreen(container, args, { go }) {
   const appId = args[0];
@@ -1198,7 +1210,8 @@ export async function statsScreen(container, args, { go }) {
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Tab"), h("th", { scope: "col" }, "Hid in sidebar"), h("th", { scope: "col" }, "Hid in tab bar"))),
         h("tbody", {}, rows.map((row) => h("tr", {}, h("th", { scope: "row" }, row.title, " ", idCode(row.id)),
           h("td", {}, row.sidebarHidden), h("td", {}, row.tabBarHidden)))))),
-    h("p", { class: "hint" }, "Counts come from the stored customizations, reconciled with the current schema. The server keeps no history of these numbers, so there is no chart over time."));
+    h("p", { class: "hint" }, "Counts come from the stored customizations, reconciled with the current schema. The server keeps no history of these numbers, so there is no chart over time."),
+    versionsSection(appId, stats, go));
 }
 
 /** The chart: a row per tab with its label above two horizontal bars (sidebar, tab bar) and their counts. */
@@ -1242,7 +1255,8 @@ function chart(rows, users, width) {
 """#),
         ("user.js", #"""
 // A user: look up by id; the customization, its history with revert, and the resolved layouts drawn for a
-// platform and style (regular and compact side by side).
+// platform and style (regular and compact side by side), under a schema version picked from the app's supported
+// ones (the minimum to the current one), as a device running that release reads them.
 import { attempt, call, clearProblem, Problem, segment, showProblem } from "./api.js";
 import { fill, h, status, when } from "./dom.js";
 import { drawLayout } from "./layout-drawing.js";
@@ -1250,7 +1264,7 @@ import { appPicker } from "./picker.js";
 import { flatten } from "./schema-diff.js";
 
 const PLATFORMS = ["", "iOS", "iPadOS", "macOS", "visionOS", "tvOS"];
-const view = { platform: "", style: "sidebarAdaptable" };
+const view = { platform: "", style: "sidebarAdaptable", versions: new Map() };  // versions: app id → the schema version picked
 
 export async function userScreen(container, args, { go }) {
   const [appId, userId] = args;
@@ -1266,30 +1280,80 @@ export async function userScreen(container, args, { go }) {
   }
   const user = `/v1/apps/${segment(appId)}/users/${segment(userId)}`;
 
+  const versionRow = h("div", { class: "row", id: "schema-version-row" });
   const summary = h("section", { id: "customization", "aria-labelledby": "customization-title" });
   const layouts = h("section", { id: "layouts", "aria-labelledby": "layouts-title" });
   const history = h("section", { id: "history", "aria-labelledby": "history-title" });
-  container.append(summary, layouts, history);
+  container.append(versionRow, summary, layouts, history);
 
+  // The versions a client may name: the app's minimum to its current one (none before the first schema).
+  let app;
+  try { app = (await call(`/v1/apps/${segment(appId)}`)).body; } catch (error) { showProblem(error); return; }
+  const current = app.schemaVersion;
+  const minimum = Math.min(app.minimumSchemaVersion || 1, current);
+  const remembered = view.versions.get(appId);
+  const version = current && remembered >= minimum && remembered <= current ? remembered : current;
+  const schemas = new Map();  // version → its titles (a tab only an older version has is titled by that version)
+  const titlesOf = (number) => {
+    if (!schemas.has(number)) {
+      const path = number ? `/v1/apps/${segment(appId)}/schema/versions/${number}` : `/v1/apps/${segment(appId)}/schema`;
+      schemas.set(number, call(path).then((answer) => new Map(flatten(answer.body).map((e) => [e.id, e.item.title || e.id])),
+        (error) => { schemas.delete(number); throw error; }));
+    }
+    return schemas.get(number);
+  };
+  const under = (number) => (number ? `schemaVersion=${number}` : "");
+  const withVersion = (path, number) => number ? `${path}${path.includes("?") ? "&" : "?"}${under(number)}` : path;
+
+  // What the customization screen shows: under the version picked (revision, ETag and the JSON as its clients read them).
   let titles = new Map();
-  let customization;
-  try {
-    const [answer, schema] = await Promise.all([call(`${user}/customization`), call(`/v1/apps/${segment(appId)}/schema`)]);
-    customization = answer;
-    titles = new Map(flatten(schema.body).map((e) => [e.id, e.item.title || e.id]));
-  } catch (error) { showProblem(error); return; }
+  let c;
+  let etag;
+  let shownVersion = version;
+  const fetchCustomization = (number) => Promise.all([call(withVersion(`${user}/customization`, number)), titlesOf(number)]);
+  function showCustomization(number, [answer, names]) {
+    c = answer.body;
+    etag = answer.headers.get("ETag");
+    titles = names;
+    shownVersion = number;
+    const open = summary.querySelector("details")?.open || false;  // the JSON stays open across picks
+    fill(summary, h("h3", { id: "customization-title" }, "Customization"),
+      h("dl", { class: "counts" },
+        h("dt", {}, "Revision"), h("dd", { id: "user-revision" }, c.revision === 0 ? "0 (nothing stored: the schema's defaults)" : c.revision),
+        h("dt", {}, "Schema version"), h("dd", { id: "user-schema-version" }, `v${c.schemaVersion}`,
+          current && c.schemaVersion !== current ? h("span", { class: "hint" }, ` (as a client of v${c.schemaVersion} reads it; current v${current})`) : null),
+        h("dt", {}, "Updated"), h("dd", {}, when(c.updatedAt)),
+        h("dt", {}, "ETag"), h("dd", {}, h("code", { id: "user-etag" }, etag || "—"))),
+      h("details", { open }, h("summary", {}, "The customization as JSON"), h("pre", { class: "json", id: "customization-json" }, JSON.stringify(c, null, 2))));
+  }
+  try { showCustomization(version, await fetchCustomization(version)); } catch (error) { showProblem(error); return; }
 
-  const c = customization.body;
-  const etag = customization.headers.get("ETag");
-  fill(summary, h("h3", { id: "customization-title" }, "Customization"),
-    h("dl", { class: "counts" },
-      h("dt", {}, "Revision"), h("dd", { id: "user-revision" }, c.revision === 0 ? "0 (nothing stored: the schema's defaults)" : c.revision),
-      h("dt", {}, "Schema version"), h("dd", {}, `v${c.schemaVersion}`),
-      h("dt", {}, "Updated"), h("dd", {}, when(c.updatedAt)),
-      h("dt", {}, "ETag"), h("dd", {}, h("code", {}, etag || "—"))),
-    h("details", {}, h("summary", {}, "The customization as JSON"), h("pre", { class: "json", id: "customization-json" }, JSON.stringify(c, null, 2))));
+  // The schema version picker: what a device running an older release reads and shows, beside the newest one.
+  if (current) {
+    const picker = h("select", { id: "schema-version", "aria-describedby": "schema-version-hint" },
+      Array.from({ length: current - minimum + 1 }, (_, index) => current - index).map((n) => h("option", { value: n, selected: n === version },
+        `v${n}${n === current && n === minimum ? " (current, minimum)" : n === current ? " (current)" : n === minimum ? " (minimum)" : ""}`)));
+    let picks = 0;  // only the latest pick draws
+    picker.addEventListener("change", async () => {
+      const mine = ++picks;
+      const number = +picker.value;
+      view.versions.set(appId, number);
+      let answers;
+      try {
+        answers = await fetchCustomization(number);
+      } catch (error) { if (mine === picks) showProblem(error); return; }
+      if (mine !== picks) return;
+      clearProblem();
+      showCustomization(number, answers);
+      await drawLayouts();
+    });
+    fill(versionRow, h("label", { for: "schema-version" }, "Schema version"), picker,
+      h("span", { class: "hint", id: "schema-version-hint" }, current > minimum
+        ? `the customization and layouts as a device with this release reads them (supported: v${minimum} to v${current})`
+        : "the only version served"));
+  }
 
-  // Layouts: the platform and style chosen here, both size classes.
+  // Layouts: the platform and style chosen here, both size classes, under the schema version picked.
   const platform = h("select", { id: "layout-platform" }, PLATFORMS.map((p) => h("option", { value: p, selected: p === view.platform }, p || "none (the size class decides)")));
   const style = h("select", { id: "layout-style" }, ["sidebarAdaptable", "tabBarOnly"].map((v) => h("option", { value: v, selected: v === view.style }, v)));
   const drawings = h("div", { class: "drawings", id: "layout-drawings", "aria-live": "polite" });
@@ -1298,11 +1362,13 @@ export async function userScreen(container, args, { go }) {
     const mine = ++drawing;
     view.platform = platform.value;
     view.style = style.value;
+    const number = shownVersion;
+    const names = titles;
     const query = (sizeClass) => `${user}/layout?sizeClass=${sizeClass}` + (view.platform ? `&platform=${view.platform}` : "")
-      + (view.platform || view.style !== "sidebarAdaptable" ? `&style=${view.style}` : "");
+      + (view.platform || view.style !== "sidebarAdaptable" ? `&style=${view.style}` : "") + (number ? `&${under(number)}` : "");
     try {
       const answers = await Promise.all(["regular", "compact"].map((sizeClass) => call(query(sizeClass))));
-      if (mine === drawing) fill(drawings, answers.map((answer) => drawLayout(answer.body, titles)));
+      if (mine === drawing) fill(drawings, answers.map((answer) => drawLayout(answer.body, names)));
     } catch (error) {
       if (mine === drawing) { showProblem(error); drawings.replaceChildren(); }
     }
@@ -1340,7 +1406,8 @@ export async function userScreen(container, args, { go }) {
   }
   async function doRevert(revision) {
     try {
-      await call(`${user}/customization/revert`, { method: "POST", body: { toRevision: revision }, headers: etag ? { "If-Match": etag } : {} });
+      // Under the version shown: the ETag names it (the revert restores every version's choices either way).
+      await call(withVersion(`${user}/customization/revert`, shownVersion), { method: "POST", body: { toRevision: revision }, headers: etag ? { "If-Match": etag } : {} });
       clearProblem();
       go("user", appId, userId);
     } catch (error) {
@@ -1366,6 +1433,162 @@ function describeOperation(op) {
   if (Array.isArray(op.tabs)) parts.push(`${op.tabs.length} tabs`);
   if (op.placement) parts.push(op.placement);
   return parts.join(" ");
+}
+"""#),
+        ("versions.js", #"""
+// Schema versions in use (GET stats: per supported version, how many customizations a client of it wrote last;
+// those written under retired versions), and the minimum schema version: a dry run of a new minimum first
+// (PATCH /v1/apps/{id}?dryRun=true: what the users' next writes would drop), then the same value for real.
+import { call, clearProblem, Problem, segment, showProblem } from "./api.js";
+import { fill, h, idCode, status } from "./dom.js";
+
+const PAGE = 50;
+
+/**
+ * The section for one app, drawn from its stats answer. `go` opens a user of the app. After the minimum
+ * changed, the section reads the stats again and redraws itself.
+ */
+export function versionsSection(appId, stats, go) {
+  const section = h("section", { id: "versions-in-use", "aria-labelledby": "versions-in-use-title" });
+  draw(section, appId, stats, go, null);
+  return section;
+}
+
+function draw(section, appId, stats, go, notice) {
+  const current = stats.schemaVersion;
+  if (!current) {
+    fill(section, h("h3", { id: "versions-in-use-title" }, "Schema versions in use"), status("No schema yet: nothing is served."));
+    return;
+  }
+  const minimum = stats.minimumSchemaVersion;
+  const total = stats.versions.reduce((sum, v) => sum + v.lastWrittenBy, 0) + stats.retiredWriters;
+  const share = (count) => [h("meter", { min: 0, max: Math.max(total, 1), value: count, "aria-hidden": "true" }),
+    " ", total ? `${Math.round(100 * count / total)}%` : "—"];
+  const first = stats.versions.length ? stats.versions[0].schemaVersion : current;
+  const rows = [...stats.versions].reverse().map((v) => h("tr", { "data-version": v.schemaVersion },
+    h("th", { scope: "row" }, `v${v.schemaVersion}`,
+      v.schemaVersion === current ? [" ", h("span", { class: "badge" }, "current")] : null,
+      v.schemaVersion === minimum ? [" ", h("span", { class: "badge" }, "minimum")] : null),
+    h("td", { class: "count" }, v.lastWrittenBy), h("td", {}, share(v.lastWrittenBy))));
+  if (first > 1 || stats.retiredWriters > 0) {
+    rows.push(h("tr", { "data-version": "retired" },
+      h("th", { scope: "row" }, `Retired (below v${first})`, h("span", { class: "hint block" }, "their clients get 410 and ask the person to update")),
+      h("td", { class: "count", id: "retired-writers" }, stats.retiredWriters), h("td", {}, share(stats.retiredWriters))));
+  }
+
+  const input = h("input", { id: "minimum-value", name: "minimum-value", type: "number", inputmode: "numeric", step: 1, min: 1, max: current,
+                             value: Math.min(minimum + 1, current), required: true, "aria-describedby": "minimum-hint" });
+  const report = h("div", { id: "minimum-report", "aria-live": "polite" });
+  const inline = h("div", { id: "minimum-problem" });
+  // The confirm applies to the value checked by the dry run only: editing it takes the report away.
+  input.addEventListener("input", () => { report.replaceChildren(); inline.replaceChildren(); });
+
+  function refused(error) {
+    showProblem(error);
+    fill(inline, error instanceof Problem
+      ? h("p", { class: "note", "data-testid": "minimum-problem" }, h("strong", {}, `${error.document.title || "Refused"} (${error.status}): `),
+        error.document.detail || "", error.document.type ? [" ", h("code", {}, error.document.type)] : null)
+      : null);
+  }
+
+  /** The value typed, as the integer the API takes; a local message for anything that is not a number. */
+  function wanted() {
+    const value = Number(input.value);
+    if (input.value.trim() === "" || !Number.isFinite(value)) {
+      fill(inline, h("p", { class: "note", "data-testid": "minimum-problem" }, "Enter a schema version number."));
+      return null;
+    }
+    return value;
+  }
+
+  async function dryRun(value, after, list) {
+    let answer;
+    try {
+      answer = (await call(`/v1/apps/${segment(appId)}?dryRun=true&limit=${PAGE}` + (after ? `&after=${encodeURIComponent(after)}` : ""),
+                           { method: "PATCH", body: { minimumSchemaVersion: value } })).body;
+    } catch (error) { if (!list) report.replaceChildren(); refused(error); return; }
+    clearProblem();
+    inline.replaceChildren();
+    const users = answer.affectedUsers.map((user) => h("tr", { "data-user-id": user.userId },
+      h("th", { scope: "row" }, h("button", { type: "button", class: "link", onclick: () => go("user", appId, user.userId),
+                                             "aria-label": `Open user ${user.userId}` }, idCode(user.userId))),
+      h("td", {}, user.droppedIds.map((id, index) => [index ? ", " : "", idCode(id)]))));
+    if (list) {  // a further page of the same dry run
+      list.tbody.append(...users);
+      fill(list.more, nextPage(answer, list));
+      return;
+    }
+    const retiring = stats.versions.filter((v) => v.schemaVersion < answer.minimumSchemaVersion);
+    const retiringWriters = retiring.reduce((sum, v) => sum + v.lastWrittenBy, 0);
+    const tbody = h("tbody", {}, users);
+    const more = h("div", { class: "row" });
+    const page = { tbody, more, value };
+    fill(more, nextPage(answer, page));
+    const verb = answer.minimumSchemaVersion > minimum ? "Raise" : answer.minimumSchemaVersion < minimum ? "Lower" : null;
+    fill(report, h("div", { class: "card", "data-testid": "minimum-report" },
+      h("h5", { tabindex: "-1" }, `Dry run: minimum v${answer.minimumSchemaVersion} (current v${answer.currentSchemaVersion}); nothing stored`),
+      h("p", {}, retiring.length
+        ? [`Retires ${retiring.map((v) => `v${v.schemaVersion}`).join(", ")}: from then on ${retiring.length === 1 ? "its" : "their"} clients get 410. `,
+          h("strong", { id: "minimum-retiring" }, retiringWriters), ` stored customization${retiringWriters === 1 ? " was" : "s were"} last written by them.`]
+        : verb === "Lower" ? `Serves v${answer.minimumSchemaVersion} to v${minimum - 1} again.` : "Retires no version."),
+      h("dl", { class: "counts" },
+        h("dt", {}, "Customizations checked"), h("dd", { id: "minimum-checked" }, answer.customizationsChecked),
+        h("dt", {}, "Customizations affected"), h("dd", { id: "minimum-affected" }, answer.customizationsAffected),
+        h("dt", {}, "Unreadable (skipped)"), h("dd", { id: "minimum-unreadable" }, answer.customizationsUnreadable)),
+      h("p", { class: "hint" }, "Nothing is dropped at once: each affected user's next write drops the choices about tabs no version from the new minimum on has."),
+      h("h5", {}, `Ids users' choices would lose (${answer.droppedIds.length})`),
+      answer.droppedIds.length ? h("ul", { class: "id-list", id: "minimum-dropped" }, answer.droppedIds.map((id) => h("li", {}, idCode(id))))
+        : h("p", { class: "hint" }, "none"),
+      answer.affectedUsers.length ? h("div", { class: "table-wrap" }, h("table", { id: "minimum-users" },
+        h("caption", {}, "Affected users and what their next write drops"),
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "User"), h("th", { scope: "col" }, "Ids dropped"))), tbody)) : null,
+      more,
+      h("div", { class: "row" },
+        verb ? h("button", { type: "button", id: "confirm-minimum", class: verb === "Raise" ? "danger" : null,
+                             onclick: () => apply(answer.minimumSchemaVersion) }, `${verb} the minimum to v${answer.minimumSchemaVersion}`)
+          : h("span", { class: "hint" }, `v${minimum} is the minimum already: nothing to change.`),
+        h("button", { type: "button", class: "quiet", onclick: () => report.replaceChildren() }, "Cancel"))));
+    report.querySelector("h5").focus();
+  }
+
+  function nextPage(answer, page) {
+    return answer.affectedUsersNext ? h("button", { type: "button", class: "quiet", id: "minimum-more-users",
+      onclick: () => dryRun(page.value, answer.affectedUsersNext, page) }, "More affected users") : null;
+  }
+
+  async function apply(value) {
+    let app;
+    try {
+      app = (await call(`/v1/apps/${segment(appId)}`, { method: "PATCH", body: { minimumSchemaVersion: value } })).body;
+    } catch (error) { report.replaceChildren(); refused(error); return; }
+    clearProblem();
+    const done = app.minimumSchemaVersion > minimum ? `Minimum raised to v${app.minimumSchemaVersion}.`
+      : app.minimumSchemaVersion < minimum ? `Minimum lowered to v${app.minimumSchemaVersion}.` : `v${app.minimumSchemaVersion} is the minimum.`;
+    try {
+      draw(section, appId, (await call(`/v1/apps/${segment(appId)}/stats`)).body, go, done);
+    } catch (error) {
+      showProblem(error);
+      fill(section, h("h3", { id: "versions-in-use-title" }, "Schema versions in use"), status(`${done} Reload to see the counts.`));
+    }
+  }
+
+  fill(section,
+    h("h3", { id: "versions-in-use-title" }, "Schema versions in use"),
+    notice ? h("p", { class: "status", role: "status", id: "minimum-notice" }, notice) : null,
+    h("div", { class: "table-wrap" }, h("table", { id: "versions-table" },
+      h("caption", {}, "Stored customizations by the schema version of the client that wrote them last"),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Version"), h("th", { scope: "col" }, "Last written by its clients"), h("th", { scope: "col" }, "Share"))),
+      h("tbody", {}, rows))),
+    h("form", { class: "card stack", id: "minimum-form", novalidate: true, "aria-labelledby": "minimum-title",
+                onsubmit: (event) => { event.preventDefault(); const value = wanted(); if (value !== null) dryRun(value, null, null); } },
+      h("h4", { id: "minimum-title" }, "Minimum schema version: ", h("span", { id: "minimum-current" }, `v${minimum}`)),
+      h("p", { id: "minimum-hint", class: "hint" }, minimum < current
+        ? `Clients of v${minimum} to v${current} are served. Raising the minimum retires the older versions: their clients get 410 (the app asks the person to update), and tabs only those versions have lose their choices at each user's next write.`
+        : `Only clients of v${current} are served.`),
+      h("label", { for: "minimum-value" }, "New minimum"), input,
+      h("div", { class: "row" }, h("button", { type: "submit", id: "minimum-dry-run" }, "Dry run")),
+      inline),
+    report);
 }
 """#),
     ]
