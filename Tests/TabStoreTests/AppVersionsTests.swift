@@ -242,11 +242,20 @@ struct AppVersionsTests {
             #expect(!JSONWriter.string(stored).contains("com.myApp.bell"))
             let lower = try await live.send(.patch("/v1/apps/com.myApp").bearer(admin).json(#"{"minimumSchemaVersion": 1}"#))
             #expect(lower.status == 409 && lower.problemType == "urn:tabstore:problem:minimum-schema-version-applied")
+            let lowerDry = try await live.send(.patch("/v1/apps/com.myApp?dryRun=true").bearer(admin).json(#"{"minimumSchemaVersion": 1}"#))
+            #expect(lowerDry.status == 409, "the dry run says what the change would answer")
             // Bob's stored choice stays until his next write (nothing is dropped at once).
             #expect(try await live.send(.get(fixture.app.userPath("bob") + "/export").bearer(admin)).text.contains("com.myApp.bell"))
             let stats = try await live.send(.get("/v1/apps/com.myApp/stats").bearer(admin))
             #expect(stats.field("minimumSchemaVersion") == .integer(2) && stats.field("retiredWriters") == .integer(2))
             #expect(stats.text.contains(#""versions":[{"schemaVersion":2,"lastWrittenBy":1}]"#))
+            // A re-created app's versions start above its predecessor's: its minimum is its first version.
+            #expect(try await live.send(.delete("/v1/apps/com.myApp").bearer(admin)).status == 204)
+            _ = try await Credentials.App.register(on: live, id: "com.myApp", schema: Self.v1)
+            let recreated = try await live.send(.get("/v1/apps/com.myApp").bearer(admin))
+            #expect(recreated.field("schemaVersion") == .integer(3) && recreated.field("minimumSchemaVersion") == .integer(3))
+            #expect(try await live.send(.patch("/v1/apps/com.myApp").bearer(admin).json(#"{"minimumSchemaVersion": 1}"#)).status == 422)
+            #expect(try await live.send(.get(fixture.at(fixture.customization, 1)).bearer(live.admin)).status == 404)
         }
     }
 

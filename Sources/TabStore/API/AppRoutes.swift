@@ -22,7 +22,7 @@ struct AppRoutes: RouteGroup {
     static func appJSON(_ app: AppRecord) -> JSONValue {
         .object(JSONObject([
             ("id", .string(app.id)), ("name", .string(app.name)), ("createdAt", .string(app.createdAt)),
-            ("schemaVersion", .integer(app.schemaVersion)), ("minimumSchemaVersion", .integer(app.minimumSchemaVersion)),
+            ("schemaVersion", .integer(app.schemaVersion)), ("minimumSchemaVersion", .integer(app.supportedFrom)),
         ]))
     }
 
@@ -135,7 +135,7 @@ struct AppRoutes: RouteGroup {
         } ?? []
         return .json(200, .object(JSONObject([
             ("appId", .string(entry.app.id)), ("schemaVersion", .integer(schema?.version ?? 0)),
-            ("minimumSchemaVersion", .integer(entry.app.minimumSchemaVersion)), ("versions", .array(versions)),
+            ("minimumSchemaVersion", .integer(minimum)), ("versions", .array(versions)),
             ("retiredWriters", .integer(retiredWriters)),
             ("usersWithCustomization", .integer(users)), ("storedCustomizations", .integer(stored + unreadable)),
             ("unreadableCustomizations", .integer(unreadable)), ("tabs", .object(tabs)),
@@ -162,14 +162,15 @@ struct AppRoutes: RouteGroup {
         }
         let entry = try await services.requireApp(context)
         let current = entry.app.schemaVersion
-        guard minimum >= 1, minimum <= current, minimum > entry.app.schemaVersionFloor || minimum == 1 else {
+        // A re-created app's versions start above its predecessor's (`schemaVersionFloor`): those are not its versions.
+        guard minimum > entry.app.schemaVersionFloor, minimum <= current else {
             throw RuleRefusal([Violation(pointer: "/minimumSchemaVersion", code: .unknownSchemaVersion,
                                          detail: current == 0 ? "app \"\(entry.app.id)\" has no schema version yet"
                                              : "the minimum is a registered schema version, \(entry.app.schemaVersionFloor + 1) to \(current)")])
         }
-        if minimum < entry.app.minimumApplied {
-            throw Self.minimumApplied(entry.app.minimumApplied)
-        }
+        // Read again, not from the cache: a write may have recorded meanwhile that it dropped choices under the minimum.
+        let applied = try await services.store.app(entry.app.id)?.minimumApplied ?? entry.app.minimumApplied
+        if minimum < applied { throw Self.minimumApplied(applied) }
         if dryRun { return .json(200, try await minimumReport(request, entry, minimum: minimum)) }
         let appId = Identifier(entry.app.id)
         let app: AppRecord

@@ -127,6 +127,7 @@ extension CustomizationRoutes {
                 throw changed
             }
             entry.parts.minimumNoted = true
+            services.apps.invalidate(key.appId)  // the app record's `minimumApplied` changed
         }
         do {
             try await store.commitCustomization(CustomizationCommit(
