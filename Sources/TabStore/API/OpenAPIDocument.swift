@@ -1476,7 +1476,8 @@ components:
     MinimumRefused:
       description: |
         The new minimum is not one of the app's schema versions: above its current version (or the app has no schema
-        yet), or below the first version of an app created again with the same id (1 is always accepted otherwise).
+        yet), or a version of the app it replaced (an app deleted and created again with the same id starts its
+        versions after the old app's last one).
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
@@ -1673,8 +1674,9 @@ components:
           type: integer
           minimum: 1
           description: |
-            The oldest schema version still served (default 1): clients may name the versions from it to the current one
-            (`schemaVersion`), and a stored choice is kept while one of them has its id. `PATCH /v1/apps/{appId}` sets it.
+            The oldest schema version still served (default 1; for an app deleted and created again with the same id, its
+            first version): clients may name the versions from it to the current one (`schemaVersion`), and a stored
+            choice is kept while one of them has its id. `PATCH /v1/apps/{appId}` sets it.
     AppUpdate:
       type: object
       additionalProperties: false
