@@ -110,6 +110,9 @@ struct AppVersionsTests {
                 let answer = await api.send(.get(fixture.customization + "?schemaVersion=" + version).bearer(token))
                 #expect(answer.status == status && answer.problemType == "urn:tabstore:problem:" + type, "\(version)")
             }
+            #expect(await api.send(.get("/v1/apps/com.myApp/stats?schemaVersion=abc").bearer(api.admin)).status == 400)
+            #expect(await api.send(.get("/v1/apps/com.myApp/stats?schemaVersion=1").bearer(api.admin)).status == 200)
+            #expect(await api.send(.patch("/v1/apps/com.myApp?dryRun=true&limit=101").bearer(api.admin).json(#"{"minimumSchemaVersion": 2}"#)).status == 400)
             #expect(await api.send(.patch("/v1/apps/com.myApp").bearer(api.admin).json(#"{"minimumSchemaVersion": 2}"#)).status == 200)
             let paths = [fixture.customization, fixture.layout + "?sizeClass=compact", fixture.customization + "/history",
                          fixture.customization + "/events"]

@@ -100,7 +100,8 @@ struct AppRoutes: RouteGroup {
     func stats(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let entry = try await services.requireApp(context)
         // Hidden counts as the clients of one version see them (`?schemaVersion=`), by default the current one's.
-        let schema: SchemaIndex? = entry.schema == nil ? nil : try await services.servedSchema(request, entry)
+        let schema: SchemaIndex? = entry.schema == nil && request.queryParameter("schemaVersion") == nil ? nil
+            : try await services.servedSchema(request, entry)
         let minimum = entry.app.supportedFrom
         var lastWrittenBy: [Int: Int] = [:]
         var retiredWriters = 0
@@ -160,6 +161,7 @@ struct AppRoutes: RouteGroup {
         case "true": dryRun = true
         default: throw APIError.badRequest(.invalidParameter, "dryRun must be true or false")
         }
+        _ = try CustomizationRoutes.integerParameter(request, "limit", in: 1...Self.maxReportPage)  // 400 with or without dryRun
         let entry = try await services.requireApp(context)
         let current = entry.app.schemaVersion
         // A re-created app's versions start above its predecessor's (`schemaVersionFloor`): those are not its versions.
@@ -190,6 +192,9 @@ struct AppRoutes: RouteGroup {
         return .json(200, Self.appJSON(app))
     }
 
+    /// Most affected users one page of the minimum's dry run lists.
+    static let maxReportPage = 100
+
     private static func minimumApplied(_ applied: Int) -> APIError {
         APIError(status: 409, slug: .minimumSchemaVersionApplied, title: "Conflict",
                  detail: "writes already dropped choices only versions below \(applied) had: the minimum cannot go below \(applied) again")
@@ -198,7 +203,7 @@ struct AppRoutes: RouteGroup {
     /// What raising the minimum to `minimum` would drop: per stored customization, the ids its choices name that no
     /// version from `minimum` to the current one has.
     private func minimumReport(_ request: HTTPRequest, _ entry: AppCache.Entry, minimum: Int) async throws -> JSONValue {
-        let limit = try CustomizationRoutes.integerParameter(request, "limit", in: 1...APIConfiguration.maxPageSize) ?? 50
+        let limit = try CustomizationRoutes.integerParameter(request, "limit", in: 1...Self.maxReportPage) ?? 50
         let after = request.queryParameter("after").map { Identifier($0) }
         var indexes: [SchemaIndex] = []
         if let current = entry.schema {

@@ -8,8 +8,9 @@ extension APIServices {
     /// - Throws: `APIError` 400 (not a number), 404 `schema-version-not-found` (never registered for this app),
     ///   410 `schema-version-retired` (below the app's minimum), 404 `no-schema`; storage errors.
     func servedSchema(_ request: HTTPRequest, _ entry: AppCache.Entry) async throws -> SchemaIndex {
+        let requested = try Self.requestedVersion(request)  // a malformed one is 400 whatever the app has
         let current = try entry.requireSchema()
-        guard let version = try Self.requestedVersion(request), version != current.version else { return current }
+        guard let version = requested, version != current.version else { return current }
         try Self.checkServed(version, entry, current: current)
         guard let index = try await apps.index(entry, version: version) else { throw Self.versionNotFound(version, entry) }
         return index
@@ -17,8 +18,9 @@ extension APIServices {
 
     /// `servedSchema` without waiting: nil when the version must be read from storage first.
     func servedSchemaNow(_ request: HTTPRequest, _ entry: AppCache.Entry) throws -> SchemaIndex? {
+        let requested = try Self.requestedVersion(request)
         let current = try entry.requireSchema()
-        guard let version = try Self.requestedVersion(request), version != current.version else { return current }
+        guard let version = requested, version != current.version else { return current }
         try Self.checkServed(version, entry, current: current)
         return apps.cachedIndex(entry, version: version)
     }

@@ -183,6 +183,7 @@ package enum HTTPStatus {
         case 405: "Method Not Allowed"
         case 408: "Request Timeout"
         case 409: "Conflict"
+        case 410: "Gone"
         case 411: "Length Required"
         case 412: "Precondition Failed"
         case 413: "Content Too Large"
