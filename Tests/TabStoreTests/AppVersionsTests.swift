@@ -171,6 +171,72 @@ struct AppVersionsTests {
         }
     }
 
+    @Test("a write that changes nothing keeps the revision whichever version wrote last (PUT of its own view, a value already set, no operations)")
+    func noOpAcrossVersions() async throws {
+        try await withInProcessAPI { api in
+            let fixture = try await Fixture.make(on: api)
+            let token = fixture.token
+            #expect(await api.send(.patch(fixture.at(fixture.customization, 1)).bearer(token).json(Self.patch(Self.hide("news")))).revision == 1)
+            for version in [2, 1, 2, 1] {
+                let view = await api.send(.get(fixture.at(fixture.customization, version)).bearer(token))
+                #expect(await api.send(.put(fixture.at(fixture.customization, version)).bearer(token).json(bytes: view.body)).revision == 1)
+                #expect(await api.send(.patch(fixture.at(fixture.customization, version)).bearer(token).json(Self.patch(Self.hide("news")))).revision == 1)
+                #expect(await api.send(.patch(fixture.at(fixture.customization, version)).bearer(token).json(#"{"operations": []}"#)).revision == 1)
+            }
+            let history = await api.send(.get(fixture.customization + "/history").bearer(token))
+            guard case .array(let items)? = history.field("items") else { Issue.record("history"); return }
+            #expect(items.count == 1)
+        }
+    }
+
+    @Test("a section whose data-driven tabs have another prefix in another version keeps both versions' entries and choices")
+    func dynamicListsAcrossPrefixes() async throws {
+        try await withInProcessAPI { api in
+            let section = #"{"kind": "section", "id": "lists", "title": "Lists", "dynamicTabs": {"idPrefix": "PREFIX"}, "tabs": []}"#
+            func schema(_ prefix: String) -> String {
+                #"{"items": [{"kind": "tab", "id": "home", "title": "Home", "systemImage": "house"}, \#(section.replacingOccurrences(of: "PREFIX", with: prefix))]}"#
+            }
+            let app = try await Credentials.App.register(on: api, id: "dyn.app", schema: schema("d."))
+            #expect(await api.send(.put("/v1/apps/dyn.app/schema").bearer(api.admin).json(schema("e."))).status == 201)
+            let token = app.token(for: "u")
+            let path = app.userPath("u") + "/customization"
+            func list(_ ids: [String]) -> String {
+                #"{"op": "setDynamicTabs", "section": "lists", "tabs": [\#(ids.map { #"{"id": "\#($0)", "title": "\#($0)"}"# }.joined(separator: ", "))]}"#
+            }
+            let v1 = await api.send(.patch(path + "?schemaVersion=1").bearer(token).json(Self.patch(list(["d.1", "d.2"]) + #", {"op": "setSidebarVisibility", "tab": "d.1", "visibility": "hidden"}"#)))
+            #expect(v1.status == 200)
+            let v2 = await api.send(.patch(path + "?schemaVersion=2").bearer(token).json(Self.patch(list(["e.1"]))))
+            #expect(v2.status == 200 && v2.text.contains("e.1") && !v2.text.contains("d.1"))
+            let phone = await api.send(.get(path + "?schemaVersion=1").bearer(token))
+            #expect(phone.text.contains(#"{"id":"d.1","title":"d.1"},{"id":"d.2","title":"d.2"}"#) && !phone.text.contains("e.1"))
+            #expect(phone.text.contains(#""d.1":{"sidebarVisibility":"hidden""#))
+            // v1 drops d.2 from its list: v2's e.1 stays.
+            #expect(await api.send(.patch(path + "?schemaVersion=1").bearer(token).json(Self.patch(list(["d.1"])))).status == 200)
+            let ipad = await api.send(.get(path + "?schemaVersion=2").bearer(token))
+            #expect(ipad.text.contains(#"[{"id":"e.1","title":"e.1"}]"#))
+        }
+    }
+
+    @Test("choices whose kind no supported version has go at the next write: a section entry for what is only a tab, an order entry outside its section")
+    func kindOfIdMatters() async throws {
+        try await withInProcessAPI { api in
+            // v1: X is a section holding a and b; v2: X is a tab, and a is in section Y with c.
+            let v1 = #"{"items": [{"kind": "tab", "id": "home", "title": "Home", "systemImage": "house"}, {"kind": "section", "id": "X", "title": "X", "tabs": [{"kind": "tab", "id": "a", "title": "a", "systemImage": "a.circle"}, {"kind": "tab", "id": "b", "title": "b", "systemImage": "b.circle"}]}]}"#
+            let v2 = #"{"items": [{"kind": "tab", "id": "home", "title": "Home", "systemImage": "house"}, {"kind": "tab", "id": "X", "title": "X", "systemImage": "x.circle"}, {"kind": "section", "id": "Y", "title": "Y", "tabs": [{"kind": "tab", "id": "a", "title": "a", "systemImage": "a.circle"}, {"kind": "tab", "id": "c", "title": "c", "systemImage": "c.circle"}]}]}"#
+            let app = try await Credentials.App.register(on: api, id: "kind.app", schema: v1)
+            #expect(await api.send(.put("/v1/apps/kind.app/schema").bearer(api.admin).json(v2)).status == 201)
+            let token = app.token(for: "u")
+            let path = app.userPath("u") + "/customization"
+            let ops = #"{"op": "setTabOrder", "section": "X", "tabOrder": ["b", "a"]}, {"op": "setSectionExpanded", "section": "X", "expanded": false}"#
+            #expect(await api.send(.patch(path + "?schemaVersion=1").bearer(token).json(Self.patch(ops))).status == 200)
+            #expect(await api.send(.patch("/v1/apps/kind.app").bearer(api.admin).json(#"{"minimumSchemaVersion": 2}"#)).status == 200)
+            #expect(await api.send(.patch(path + "?schemaVersion=2").bearer(token).json(Self.patch(Self.hide("c").replacingOccurrences(of: "com.myApp.", with: "")))).status == 200)
+            let stored = await api.send(.get(app.userPath("u") + "/export").bearer(api.admin))
+            guard case .object(let export)? = try? stored.json(), let document = export["customization"] else { Issue.record("export"); return }
+            #expect(JSONWriter.string(document).contains(#""sections":{}"#), "X is only a tab now: its section entry is gone")
+        }
+    }
+
     @Test("If-Match names one version's representation: a v1 ETag is stale for a v2 write; a PUT's schemaVersion must be the writer's")
     func preconditionsPerVersion() async throws {
         try await withInProcessAPI { api in

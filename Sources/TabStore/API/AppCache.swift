@@ -20,13 +20,37 @@ final class AppCache: Sendable {
     final class LazyParts: Sendable {
         private struct State {
             var supported: SupportedVersions?
+            /// The one load of `supported` in progress: concurrent writers wait for it instead of each loading.
+            var loading: Task<SupportedVersions, any Error>?
             var minimumNoted = false
         }
 
         private let state = Locked(State())
 
         var supported: SupportedVersions? { state.withLock { $0.supported } }
-        func keep(_ supported: SupportedVersions) { state.withLock { $0.supported = supported } }
+
+        /// `supported`, loaded by `load` once (concurrent callers share the one load; a failed load is tried again).
+        func supported(_ load: @escaping @Sendable () async throws -> SupportedVersions) async throws -> SupportedVersions {
+            let task = state.withLock { state -> Task<SupportedVersions, any Error>? in
+                if state.supported != nil { return nil }
+                if let loading = state.loading { return loading }
+                let task = Task { try await load() }
+                state.loading = task
+                return task
+            }
+            guard let task else { return state.withLock { $0.supported! } }
+            do {
+                let loaded = try await task.value
+                state.withLock { state in
+                    state.supported = loaded
+                    state.loading = nil
+                }
+                return loaded
+            } catch {
+                state.withLock { $0.loading = nil }
+                throw error
+            }
+        }
         var minimumNoted: Bool {
             get { state.withLock { $0.minimumNoted } }
             set { state.withLock { $0.minimumNoted = newValue } }
@@ -98,21 +122,29 @@ final class AppCache: Sendable {
 
     /// The versions the entry's app supports (its minimum through its current one), built once per entry.
     /// - Throws: storage errors; `StorageError` when a supported version is missing (a bug).
+    /// Versions not in memory are read and indexed for this only (not kept: an app may have hundreds), one at a time,
+    /// letting other work run between them; concurrent writers of the app share one load.
     func supported(_ entry: Entry) async throws -> SupportedVersions {
         if let known = entry.parts.supported { return known }
         guard let current = entry.schema else { return SupportedVersions([]) }
-        var indexes = [current]
-        if entry.servesSeveralVersions {
+        guard entry.servesSeveralVersions else {
+            return try await entry.parts.supported { SupportedVersions([current]) }
+        }
+        return try await entry.parts.supported { [self] in
+            var supported = SupportedVersions([current])
             for version in entry.app.supportedFrom..<current.version {
-                guard let index = try await index(entry, version: version) else {
+                if let cached = cachedIndex(entry, version: version) {
+                    supported.add(cached)
+                    continue
+                }
+                guard let record = try await store.schemaVersion(appId: entry.app.id, version: version) else {
                     throw StorageError(extendedCode: 1, message: "schema version \(version) of app \(entry.app.id) is missing")
                 }
-                indexes.append(index)
+                supported.add(SchemaIndex(schema: try Self.decodeStored(record), version: version))
+                await Task.yield()
             }
+            return supported
         }
-        let supported = SupportedVersions(indexes)
-        entry.parts.keep(supported)
-        return supported
     }
 
     /// The entry when it is in memory (no waiting).

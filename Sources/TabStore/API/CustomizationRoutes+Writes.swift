@@ -29,9 +29,21 @@ extension CustomizationRoutes {
     struct WriteVersions: Sendable {
         /// The writer's version: the request is validated and answered under it.
         let served: SchemaIndex
-        /// The versions whose choices the stored document keeps.
-        let supported: SupportedVersions
+        /// The versions whose choices the stored document keeps; nil until a write needs them (it keeps something
+        /// the writer's version cannot see), read once per cached app then.
+        let supported: SupportedVersions?
+        /// Whether the app serves more than its current version.
+        let several: Bool
+
+        /// `supported`, or the signal to read them and compute again.
+        func requireSupported() throws -> SupportedVersions {
+            guard let supported else { throw SupportedVersionsNeeded() }
+            return supported
+        }
     }
+
+    /// A write needs the app's supported versions, which were not read yet.
+    struct SupportedVersionsNeeded: Error {}
 
     /// A computed next revision.
     struct Candidate: Sendable {
@@ -56,7 +68,7 @@ extension CustomizationRoutes {
     ) async throws -> HTTPResponse {
         let entry = try await services.requireApp(context)
         let served = try await services.servedSchema(request, entry)
-        let versions = WriteVersions(served: served, supported: try await services.supportedVersions(entry))
+        let versions = WriteVersions(served: served, supported: entry.parts.supported, several: entry.servesSeveralVersions)
         let key = try userKey(context)
         let preconditions = try Preconditions(request)
         let idempotent = try IdempotentRequest(request)
@@ -105,7 +117,16 @@ extension CustomizationRoutes {
         if preconditions.evaluate(current, exists: base > 0, safe: false) == .failed {
             throw APIError.preconditionFailed(current: current, detail: "the customization is now \(current.text); read it again and retry")
         }
-        let candidate = try next(WriteBase(record: record, nextRevision: max(base, floor) + 1), versions, key)
+        let writeBase = WriteBase(record: record, nextRevision: max(base, floor) + 1)
+        let candidate: Candidate?
+        do {
+            candidate = try next(writeBase, versions, key)
+        } catch is SupportedVersionsNeeded {
+            // The stored document keeps what the writer's version cannot see: read which versions are supported
+            // (once per cached app, shared by concurrent writers) and compute again.
+            let supported = try await services.supportedVersions(entry)
+            candidate = try next(writeBase, WriteVersions(served: versions.served, supported: supported, several: versions.several), key)
+        }
         if let candidate, candidate.record.document.count > services.configuration.maxCustomizationBytes {
             throw RuleRefusal([Violation(pointer: "", code: .customizationTooLarge,
                                          detail: "the customization would take \(candidate.record.document.count) bytes; at most \(services.configuration.maxCustomizationBytes) are stored")])
@@ -194,23 +215,25 @@ extension CustomizationRoutes {
     /// The next record for a write that makes `next` the stored document (before pruning), or nil when the stored
     /// choices stay the same. `view` is `next` as the writer's version sees it, when known.
     private static func candidate(_ next: Customization, view: Customization?, stored: Customization, _ base: WriteBase,
-                                  _ versions: WriteVersions, _ key: UserKey, _ documents: DecodedDocuments) -> Candidate? {
+                                  _ versions: WriteVersions, _ key: UserKey, _ documents: DecodedDocuments) throws -> Candidate? {
         let schema = versions.served
+        // Nothing to store when the stored choices stay the same, whichever version wrote them last (a client that
+        // sends back what it sees changes nothing, and keeps the revision and every device's ETag; what no supported
+        // version has goes at the next write that changes something); with none stored, the empty customization at
+        // revision 0 is what a first no-op write leaves.
+        if next.sameChoices(as: stored) { return nil }
         var value = next
         var dropped = false
         var view = view
         if view.map({ !value.sameChoices(as: $0) }) ?? true {
-            // It keeps something the writer's version cannot see: drop what no supported version can name.
-            (value, dropped) = versions.supported.prune(value)
+            // It keeps something the writer's version cannot see: drop what no supported version can name (with one
+            // version served, that is the writer's own).
+            let supported = versions.several ? try versions.requireSupported() : SupportedVersions([schema])
+            (value, dropped) = supported.prune(value)
             if view == nil || dropped { view = Reconciler.reconcile(value, with: schema) }
         }
+        if value.sameChoices(as: stored) { return nil }
         let asStored = value.sameChoices(as: view!)
-        // Nothing to store when the choices stay the same and the stored form serves this version as before (or
-        // there is none: the empty customization at revision 0 is what a first no-op write leaves).
-        if value.sameChoices(as: stored) {
-            let servedAsStored = base.record?.servedAsStoredUnder
-            if base.record == nil || servedAsStored == schema.version || (!asStored && servedAsStored == nil) { return nil }
-        }
         let (record, stored) = nextRecord(value, base, schema: schema, key: key, asStored: asStored)
         // The next write of this user starts from these bytes: it finds them decoded (kept whether or not this
         // one commits, since an entry answers only for its exact bytes).
@@ -232,7 +255,7 @@ extension CustomizationRoutes {
             let view = base.record?.servedAsStoredUnder == schema.version ? stored : Reconciler.reconcile(stored, with: schema)
             let changed = try change(view, schema)
             let next = base.record?.servedAsStoredUnder == schema.version ? changed : VersionMerge.merge(stored: stored, view: view, edited: changed)
-            return Self.candidate(next, view: changed, stored: stored, base, versions, key, documents)
+            return try Self.candidate(next, view: changed, stored: stored, base, versions, key, documents)
         }
     }
 
@@ -242,7 +265,7 @@ extension CustomizationRoutes {
         let documents = services.documents
         return try await write(request, context, kind: kind) { base, versions, key in
             let stored = try Self.storedValue(base.record, key, documents)
-            return Self.candidate(document, view: nil, stored: stored, base, versions, key, documents)
+            return try Self.candidate(document, view: nil, stored: stored, base, versions, key, documents)
         }
     }
 
@@ -313,11 +336,11 @@ extension CustomizationRoutes {
         return try await write(request, context, kind: WriteKind(change: .delete, answersWithDocument: false)) { base, versions, key in
             guard let record = base.record else { return nil }
             let schema = versions.served
-            if versions.supported.minimum < versions.supported.current, let stored = try? Self.storedValue(record, key, documents) {
+            if versions.several, let stored = try? Self.storedValue(record, key, documents) {
                 let view = Reconciler.reconcile(stored, with: schema)
                 var empty = Customization.empty
                 empty.schemaVersion = schema.version
-                return Self.candidate(VersionMerge.merge(stored: stored, view: view, edited: empty), view: empty, stored: stored, base, versions, key, documents)
+                return try Self.candidate(VersionMerge.merge(stored: stored, view: view, edited: empty), view: empty, stored: stored, base, versions, key, documents)
             }
             if record.servedAsStoredUnder == schema.version, record.document.count <= Self.maxEmptyDocumentBytes,
                let stored = try? Customization.decodeStored(record.document), stored.sameChoices(as: .empty)

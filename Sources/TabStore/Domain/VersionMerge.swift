@@ -53,7 +53,7 @@ package enum VersionMerge {
         var listIds = Set(view.dynamicTabs.keys)
         listIds.formUnion(edited.dynamicTabs.keys)
         for id in listIds where view.dynamicTabs[id] != edited.dynamicTabs[id] {
-            result.dynamicTabs[id] = edited.dynamicTabs[id]
+            result.dynamicTabs[id] = mergedList(stored: stored.dynamicTabs[id], view: view.dynamicTabs[id], edited: edited.dynamicTabs[id])
         }
         result.compact()
         return result
@@ -88,7 +88,20 @@ package enum VersionMerge {
         return merged
     }
 
-    /// The document with the choices dropped that no supported version can name (`SupportedVersions.supports`).
+    /// A user's list of data-driven tabs the writer changed: the writer's list, with the stored entries its view did
+    /// not hold (entries another version's prefix of the section covers) kept in place as orders are
+    /// (`mergedOrder`). A list the writer removed (a PUT without it) is removed whole, as a reset forgets a whole order.
+    static func mergedList(stored: Customization.DynamicTabList?, view: Customization.DynamicTabList?,
+                           edited: Customization.DynamicTabList?) -> Customization.DynamicTabList? {
+        guard let edited, let stored else { return edited }
+        let ids = mergedOrder(stored: stored.tabs.map(\.id), view: view?.tabs.map(\.id) ?? [], edited: edited.tabs.map(\.id)) ?? []
+        guard ids.count != edited.count else { return edited }
+        return Customization.DynamicTabList(ids.compactMap { edited.tab($0) ?? stored.tab($0) })
+    }
+
+    /// The document with the choices dropped that no supported version can name: a tab entry for an id no supported
+    /// version has as a tab, a section entry for an id none has as a section, an order entry for an id none has in
+    /// that section (or in the tab bar: as a tab).
     /// Lists whose section no supported version has as a dynamic one go too, with entries no prefix of it covers.
     /// - Returns: the pruned document, and whether anything was dropped.
     package static func prune(_ customization: Customization, _ versions: SupportedVersions) -> (Customization, dropped: Bool) {
@@ -106,19 +119,18 @@ package enum VersionMerge {
                 dropped = true
             }
         }
-        let supports = { (id: Identifier) in versions.supports(id, in: result) }
-        for id in customization.tabs.keys where !supports(id) {
+        for id in customization.tabs.keys where !versions.supportsTab(id, in: result) {
             result.tabs[id] = nil
             dropped = true
         }
         for (id, entry) in customization.sections {
-            guard versions.supports(id, in: result) else {
+            guard versions.supportsSection(id) else {
                 result.sections[id] = nil
                 dropped = true
                 continue
             }
             if let order = entry.tabOrder {
-                let kept = order.filter(supports)
+                let kept = order.filter { versions.supportsTab($0, of: id, in: result) }
                 if kept.count != order.count {
                     result.sections[id]?.tabOrder = kept.isEmpty ? nil : kept
                     dropped = true
@@ -126,7 +138,7 @@ package enum VersionMerge {
             }
         }
         if let order = customization.tabBarOrder {
-            let kept = order.filter(supports)
+            let kept = order.filter { versions.supportsTab($0, in: result) }
             if kept.count != order.count {
                 result.tabBarOrder = kept
                 dropped = true
@@ -140,44 +152,63 @@ package enum VersionMerge {
 /// The schema versions an app supports (DOMAIN.md section 7): from its minimum to its current one. Answers
 /// whether any of them can name an id, from the union of their ids, built once per app and kept read-only.
 package struct SupportedVersions: Sendable {
-    package let minimum: Int
-    package let current: Int
-    private let staticIds: Set<Identifier>
-    /// Every dynamic section of a supported version with the prefixes it had (a section may change its prefix).
-    private let prefixes: [(prefix: Identifier, section: Identifier)]
-    private let dynamicSections: Set<Identifier>
-
-    /// - Parameter indexes: every supported version's index (minimum through current).
-    package init(_ indexes: [SchemaIndex]) {
-        minimum = indexes.map(\.version).min() ?? 0
-        current = indexes.map(\.version).max() ?? 0
-        var ids = Set<Identifier>()
-        var pairs: [(Identifier, Identifier)] = []
-        var seen = Set<[UInt8]>()
-        for index in indexes {
-            for info in index.allTabs { ids.insert(info.tab.id) }
-            for section in index.sections {
-                ids.insert(section.id)
-                if let prefix = section.dynamicIdPrefix, seen.insert(Array(prefix.text.utf8) + [0] + Array(section.id.text.utf8)).inserted {
-                    pairs.append((prefix, section.id))
-                }
-            }
-        }
-        staticIds = ids
-        prefixes = pairs
-        dynamicSections = Set(pairs.map(\.1))
+    /// A tab of a section, in some supported version.
+    private struct Member: Hashable {
+        let section: Identifier
+        let tab: Identifier
     }
 
-    /// Whether some supported version can name `id` in `customization`: a tab or section it has, or a tab of a
-    /// dynamic section it has whose prefix `id` extends, while the user's stored list of that section (if one is
-    /// stored) holds it.
-    package func supports(_ id: Identifier, in customization: Customization) -> Bool {
-        if staticIds.contains(id) { return true }
-        return prefixes.contains { prefix, section in
-            guard id.byteCount > prefix.byteCount, id.hasBytePrefix(prefix) else { return false }
-            guard let list = customization.dynamicTabs[section] else { return true }
-            return list.tab(id) != nil
+    package private(set) var minimum = 0
+    package private(set) var current = 0
+    private var tabIds = Set<Identifier>()
+    private var sectionIds = Set<Identifier>()
+    private var members = Set<Member>()
+    /// Every dynamic section of a supported version with the prefixes it had (a section may change its prefix).
+    private var prefixes: [(prefix: Identifier, section: Identifier)] = []
+    private var prefixKeys = Set<Member>()
+    private var dynamicSections = Set<Identifier>()
+
+    /// - Parameter indexes: every supported version's index (minimum through current).
+    package init(_ indexes: [SchemaIndex] = []) {
+        for index in indexes { add(index) }
+    }
+
+    /// Adds a supported version's ids (versions are added one at a time, so hundreds need not be in memory at once).
+    package mutating func add(_ index: SchemaIndex) {
+        minimum = minimum == 0 ? index.version : min(minimum, index.version)
+        current = max(current, index.version)
+        for info in index.allTabs {
+            tabIds.insert(info.tab.id)
+            if let section = info.sectionId { members.insert(Member(section: section, tab: info.tab.id)) }
         }
+        for section in index.sections {
+            sectionIds.insert(section.id)
+            if let prefix = section.dynamicIdPrefix, prefixKeys.insert(Member(section: section.id, tab: prefix)).inserted {
+                prefixes.append((prefix, section.id))
+                dynamicSections.insert(section.id)
+            }
+        }
+    }
+
+    /// Whether some supported version has a tab `id` in `customization`: a static one, or a data-driven one (its id
+    /// extends a dynamic section's prefix) while the user's stored list of that section (if one is stored) holds it.
+    package func supportsTab(_ id: Identifier, in customization: Customization) -> Bool {
+        tabIds.contains(id) || prefixes.contains { prefix, section in dataTab(id, prefix: prefix, section: section, customization) }
+    }
+
+    /// Whether some supported version has `id` as a tab of section `section` (static, or data-driven as above).
+    package func supportsTab(_ id: Identifier, of section: Identifier, in customization: Customization) -> Bool {
+        members.contains(Member(section: section, tab: id))
+            || prefixes.contains { $0.section == section && dataTab(id, prefix: $0.prefix, section: section, customization) }
+    }
+
+    /// Whether some supported version has a section `id`.
+    package func supportsSection(_ id: Identifier) -> Bool { sectionIds.contains(id) }
+
+    private func dataTab(_ id: Identifier, prefix: Identifier, section: Identifier, _ customization: Customization) -> Bool {
+        guard id.byteCount > prefix.byteCount, id.hasBytePrefix(prefix) else { return false }
+        guard let list = customization.dynamicTabs[section] else { return true }
+        return list.tab(id) != nil
     }
 
     /// Whether some supported version has `id` as a dynamic section (one a user's list may be stored for).
