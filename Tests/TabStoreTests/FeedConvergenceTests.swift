@@ -33,9 +33,19 @@ struct FeedConvergenceTests {
     static func follow(port: Int, path: String, token: String, dropAfter: Int?, target: Locked<String?>) throws -> Seen {
         var seen = Seen()
         var client = try SSEClient(port: port, TestRequest.get(path).bearer(token))
-        let deadline = DispatchTime.now().uptimeNanoseconds + 30_000_000_000
+        // The writers may take long on a loaded machine: the wait for the last event is bounded from when the writes
+        // are done (30 s), and the whole follow by a safety net (5 min), never by how fast the writes go.
+        let start = DispatchTime.now().uptimeNanoseconds
+        var deadline = start + 300_000_000_000
+        var targetSeen = false
         while DispatchTime.now().uptimeNanoseconds < deadline {
-            if let wanted = target.withLock({ $0 }), seen.ids.last == wanted { return seen }
+            if let wanted = target.withLock({ $0 }) {
+                if seen.ids.last == wanted { return seen }
+                if !targetSeen {
+                    targetSeen = true
+                    deadline = min(deadline, DispatchTime.now().uptimeNanoseconds + 30_000_000_000)
+                }
+            }
             if let drop = dropAfter, seen.reconnects == 0, seen.ids.count == drop, let last = seen.ids.last {
                 client.disconnect()
                 client = try SSEClient(port: port, TestRequest.get(path).bearer(token).header("Last-Event-ID", last))

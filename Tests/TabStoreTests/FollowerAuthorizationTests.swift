@@ -31,7 +31,7 @@ struct FollowerAuthorizationTests {
             #expect(ended?.event == "token-expired" && ended?.data?.contains("signing secret") == true)
             // API.md: "sends event: token-expired and closes": the connection too, not only the stream.
             #expect(try await offPool { userStream.closesWithin(3) })
-            #expect(Self.seconds(since: start) < 4, "after \(Self.seconds(since: start)) s")
+            #expect(Self.seconds(since: start) < 15, "ended by the rotation, not by waitSeconds (20): after \(Self.seconds(since: start)) s")
             try await waitUntil { live.service.api.followers.streams == 1 && live.service.api.followers.longPolls == 0 }
             // The operator's token does not depend on the app's secret.
             _ = try await live.send(.patch(creds.customization).bearer(live.admin).json(Sync.hide("bell")))
@@ -91,11 +91,12 @@ struct FollowerAuthorizationTests {
             let creds = try await Credentials.register(on: live)
             let shortLived = creds.app.token(for: Credentials.user, expiresIn: 2)
             let start = DispatchTime.now().uptimeNanoseconds
-            let answer = try await live.send(.get(creds.customization + "?waitSeconds=8").bearer(shortLived).ifNoneMatch("\"0.1\""))
+            let answer = try await live.send(.get(creds.customization + "?waitSeconds=60").bearer(shortLived).ifNoneMatch("\"0.1\""))
             let waited = Self.seconds(since: start)
             #expect(answer.status == 401 && answer.header("Content-Type") == "application/problem+json")
             #expect(answer.header("WWW-Authenticate")?.contains("invalid_token") == true)
-            #expect(waited > 0.5 && waited < 4, "after \(waited) s")
+            // Ended by the token (2 s), not by waitSeconds (60): the bound leaves a loaded machine room, not speed.
+            #expect(waited > 0.5 && waited < 45, "after \(waited) s")
             #expect(live.service.api.followers.longPolls == 0)
         }
     }
