@@ -224,16 +224,19 @@ extension CustomizationRoutes {
         if next.sameChoices(as: stored) { return nil }
         var value = next
         var dropped = false
-        var view = view
-        if view.map({ !value.sameChoices(as: $0) }) ?? true {
+        // Whether `value` is all the writer's version sees (the hot path: a version's own view written back).
+        let asStored: Bool
+        if let view, value.sameChoices(as: view) {
+            asStored = true
+        } else {
             // It keeps something the writer's version cannot see: drop what no supported version can name (with one
             // version served, that is the writer's own).
             let supported = versions.several ? try versions.requireSupported() : SupportedVersions([schema])
             (value, dropped) = supported.prune(value)
-            if view == nil || dropped { view = Reconciler.reconcile(value, with: schema) }
+            if dropped, value.sameChoices(as: stored) { return nil }
+            let seen = view == nil || dropped ? Reconciler.reconcile(value, with: schema) : view!
+            asStored = value.sameChoices(as: seen)
         }
-        if value.sameChoices(as: stored) { return nil }
-        let asStored = value.sameChoices(as: view!)
         let (record, stored) = nextRecord(value, base, schema: schema, key: key, asStored: asStored)
         // The next write of this user starts from these bytes: it finds them decoded (kept whether or not this
         // one commits, since an entry answers only for its exact bytes).
