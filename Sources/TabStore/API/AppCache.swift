@@ -20,6 +20,8 @@ final class AppCache: Sendable {
     final class LazyParts: Sendable {
         private struct State {
             var supported: SupportedVersions?
+            /// Every supported version's index when there are few (`AppCache.maxCheckedVersions`), else empty.
+            var indexes: [SchemaIndex]?
             /// The one load of `supported` in progress: concurrent writers wait for it instead of each loading.
             var loading: Task<SupportedVersions, any Error>?
             var minimumNoted = false
@@ -28,6 +30,10 @@ final class AppCache: Sendable {
         private let state = Locked(State())
 
         var supported: SupportedVersions? { state.withLock { $0.supported } }
+        var indexes: [SchemaIndex]? {
+            get { state.withLock { $0.indexes } }
+            set { state.withLock { $0.indexes = newValue } }
+        }
 
         /// `supported`, loaded by `load` once (concurrent callers share the one load; a failed load is tried again).
         func supported(_ load: @escaping @Sendable () async throws -> SupportedVersions) async throws -> SupportedVersions {
@@ -66,6 +72,10 @@ final class AppCache: Sendable {
 
     private static let maxVersions = 512
     private let versions = Locked([VersionKey: SchemaIndex]())
+    /// Each version's ids alone (`SupportedVersions` of one version), kept across invalidations like `versions`: a new
+    /// registration or minimum rebuilds an app's union from these, without reading and parsing every version again.
+    private static let maxVersionIds = 4096
+    private let versionIds = Locked([VersionKey: SupportedVersions]())
 
     private struct State {
         var entries: [Identifier: Entry] = [:]
@@ -132,19 +142,53 @@ final class AppCache: Sendable {
         }
         return try await entry.parts.supported { [self] in
             var supported = SupportedVersions([current])
+            let appId = Identifier(entry.app.id)
             for version in entry.app.supportedFrom..<current.version {
-                if let cached = cachedIndex(entry, version: version) {
-                    supported.add(cached)
+                let key = VersionKey(appId: appId, version: version)
+                if let ids = versionIds.withLock({ $0[key] }) {
+                    supported.formUnion(ids)
                     continue
                 }
-                guard let record = try await store.schemaVersion(appId: entry.app.id, version: version) else {
-                    throw StorageError(extendedCode: 1, message: "schema version \(version) of app \(entry.app.id) is missing")
+                let index: SchemaIndex
+                if let cached = cachedIndex(entry, version: version) {
+                    index = cached
+                } else {
+                    guard let record = try await store.schemaVersion(appId: entry.app.id, version: version) else {
+                        throw StorageError(extendedCode: 1, message: "schema version \(version) of app \(entry.app.id) is missing")
+                    }
+                    index = SchemaIndex(schema: try Self.decodeStored(record), version: version)
+                    await Task.yield()
                 }
-                supported.add(SchemaIndex(schema: try Self.decodeStored(record), version: version))
-                await Task.yield()
+                let ids = SupportedVersions([index])
+                versionIds.withLock { versionIds in
+                    if versionIds.count >= Self.maxVersionIds { versionIds.removeAll(keepingCapacity: true) }
+                    versionIds[key] = ids
+                }
+                supported.formUnion(ids)
             }
             return supported
         }
+    }
+
+    /// Most supported versions whose views a write checks one by one (the no-visible-tab rule for every version).
+    static let maxCheckedVersions = 16
+
+    /// Every supported version's index, oldest first, while there are at most `maxCheckedVersions`; empty past that.
+    func supportedIndexes(_ entry: Entry) async throws -> [SchemaIndex] {
+        if let known = entry.parts.indexes { return known }
+        guard let current = entry.schema else { return [] }
+        var indexes: [SchemaIndex] = []
+        if current.version - entry.app.supportedFrom < Self.maxCheckedVersions {
+            for version in entry.app.supportedFrom..<current.version {
+                guard let index = try await index(entry, version: version) else {
+                    throw StorageError(extendedCode: 1, message: "schema version \(version) of app \(entry.app.id) is missing")
+                }
+                indexes.append(index)
+            }
+            indexes.append(current)
+        }
+        entry.parts.indexes = indexes
+        return indexes
     }
 
     /// The entry when it is in memory (no waiting).

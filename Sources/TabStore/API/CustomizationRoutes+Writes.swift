@@ -34,6 +34,14 @@ extension CustomizationRoutes {
         let supported: SupportedVersions?
         /// Whether the app serves more than its current version.
         let several: Bool
+        /// Every supported version's index (empty past `AppCache.maxCheckedVersions`); nil until a write needs them.
+        var indexes: [SchemaIndex]?
+
+        /// `indexes`, or the signal to read them and compute again.
+        func requireIndexes() throws -> [SchemaIndex] {
+            guard let indexes else { throw SupportedVersionsNeeded() }
+            return indexes
+        }
 
         /// `supported`, or the signal to read them and compute again.
         func requireSupported() throws -> SupportedVersions {
@@ -68,7 +76,8 @@ extension CustomizationRoutes {
     ) async throws -> HTTPResponse {
         let entry = try await services.requireApp(context)
         let served = try await services.servedSchema(request, entry)
-        let versions = WriteVersions(served: served, supported: entry.parts.supported, several: entry.servesSeveralVersions)
+        let versions = WriteVersions(served: served, supported: entry.parts.supported, several: entry.servesSeveralVersions,
+                                     indexes: entry.parts.indexes)
         let key = try userKey(context)
         let preconditions = try Preconditions(request)
         let idempotent = try IdempotentRequest(request)
@@ -124,8 +133,9 @@ extension CustomizationRoutes {
         } catch is SupportedVersionsNeeded {
             // The stored document keeps what the writer's version cannot see: read which versions are supported
             // (once per cached app, shared by concurrent writers) and compute again.
-            let supported = try await services.supportedVersions(entry)
-            candidate = try next(writeBase, WriteVersions(served: versions.served, supported: supported, several: versions.several), key)
+            let loaded = WriteVersions(served: versions.served, supported: try await services.supportedVersions(entry), several: versions.several,
+                                       indexes: try await services.apps.supportedIndexes(entry))
+            candidate = try next(writeBase, loaded, key)
         }
         if let candidate, candidate.record.document.count > services.configuration.maxCustomizationBytes {
             throw RuleRefusal([Violation(pointer: "", code: .customizationTooLarge,
@@ -147,8 +157,9 @@ extension CustomizationRoutes {
                 changed.headers.add("Retry-After", "1")
                 throw changed
             }
+            // The cached record's `minimumApplied` is now behind the database's; only the minimum's route reads it,
+            // and it reads the database. The entry (and the supported versions it holds) stays.
             entry.parts.minimumNoted = true
-            services.apps.invalidate(key.appId)  // the app record's `minimumApplied` changed
         }
         do {
             try await store.commitCustomization(CustomizationCommit(
@@ -258,7 +269,23 @@ extension CustomizationRoutes {
             let view = base.record?.servedAsStoredUnder == schema.version ? stored : Reconciler.reconcile(stored, with: schema)
             let changed = try change(view, schema)
             let next = base.record?.servedAsStoredUnder == schema.version ? changed : VersionMerge.merge(stored: stored, view: view, edited: changed)
+            if versions.several, changed.tabs != view.tabs { try Self.checkOtherVersions(from: stored, to: next, versions) }
             return try Self.candidate(next, view: changed, stored: stored, base, versions, key, documents)
+        }
+    }
+
+    /// The writer's rules checked its own view; a visibility it changed may be another version's last visible tab
+    /// (the same Home, hidden from the new app while the old one had hidden everything else). So the rule that a
+    /// change may not leave no visible tab is checked under every supported version (while they are few:
+    /// `AppCache.maxCheckedVersions`).
+    /// - Throws: `RuleRefusal` `no-visible-tab` naming the version left with none.
+    private static func checkOtherVersions(from stored: Customization, to next: Customization, _ versions: WriteVersions) throws {
+        for index in try versions.requireIndexes() where index.version != versions.served.version {
+            let rules = CustomizationRules(index)
+            if let refusal = rules.noVisibleTabRefusal(from: Reconciler.reconcile(stored, with: index), to: Reconciler.reconcile(next, with: index)) {
+                throw RuleRefusal([Violation(pointer: "", code: refusal.code,
+                                             detail: refusal.detail + " for the clients of schema version \(index.version)")])
+            }
         }
     }
 

@@ -83,7 +83,13 @@ extension CustomizationRules {
             }
             var seen = Set<Identifier>()
             let kept = list.tabs.filter { index.dynamicSection(of: $0.id)?.id == sectionId && seen.insert($0.id).inserted }
-            if kept.count != list.count { customization.dynamicTabs[sectionId] = Customization.DynamicTabList(kept) }
+            // A list whose entries all belong to another prefix (another app version's, DOMAIN.md section 7) is not one
+            // this version stored: it has none, as before a list is stored. An empty list stored as such stays.
+            if kept.isEmpty, !list.tabs.isEmpty {
+                customization.dynamicTabs[sectionId] = nil
+            } else if kept.count != list.count {
+                customization.dynamicTabs[sectionId] = Customization.DynamicTabList(kept)
+            }
         }
         for id in customization.tabs.keys where tab(id, in: customization) == nil {
             customization.tabs[id] = nil

@@ -90,10 +90,14 @@ package enum VersionMerge {
 
     /// A user's list of data-driven tabs the writer changed: the writer's list, with the stored entries its view did
     /// not hold (entries another version's prefix of the section covers) kept in place as orders are
-    /// (`mergedOrder`). A list the writer removed (a PUT without it) is removed whole, as a reset forgets a whole order.
+    /// (`mergedOrder`). A list the writer removed (a PUT without it, a DELETE) leaves the entries it could not see.
     static func mergedList(stored: Customization.DynamicTabList?, view: Customization.DynamicTabList?,
                            edited: Customization.DynamicTabList?) -> Customization.DynamicTabList? {
-        guard let edited, let stored else { return edited }
+        guard let stored else { return edited }
+        guard let edited else {
+            let others = stored.tabs.filter { view?.tab($0.id) == nil }
+            return others.isEmpty ? nil : Customization.DynamicTabList(others)
+        }
         let ids = mergedOrder(stored: stored.tabs.map(\.id), view: view?.tabs.map(\.id) ?? [], edited: edited.tabs.map(\.id)) ?? []
         guard ids.count != edited.count else { return edited }
         return Customization.DynamicTabList(ids.compactMap { edited.tab($0) ?? stored.tab($0) })
@@ -190,6 +194,20 @@ package struct SupportedVersions: Sendable {
         }
     }
 
+    /// Adds another set of versions' ids.
+    package mutating func formUnion(_ other: SupportedVersions) {
+        guard other.current > 0 else { return }
+        minimum = minimum == 0 ? other.minimum : min(minimum, other.minimum)
+        current = max(current, other.current)
+        tabIds.formUnion(other.tabIds)
+        sectionIds.formUnion(other.sectionIds)
+        members.formUnion(other.members)
+        for (prefix, section) in other.prefixes where prefixKeys.insert(Member(section: section, tab: prefix)).inserted {
+            prefixes.append((prefix, section))
+            dynamicSections.insert(section)
+        }
+    }
+
     /// Whether some supported version has a tab `id` in `customization`: a static one, or a data-driven one (its id
     /// extends a dynamic section's prefix) while the user's stored list of that section (if one is stored) holds it.
     package func supportsTab(_ id: Identifier, in customization: Customization) -> Bool {
@@ -205,11 +223,16 @@ package struct SupportedVersions: Sendable {
     /// Whether some supported version has a section `id`.
     package func supportsSection(_ id: Identifier) -> Bool { sectionIds.contains(id) }
 
+    /// A data-driven tab of `section` under `prefix`: while the user's stored list of the section holds entries under
+    /// that prefix, one of them; with none under it (only another version's entries, or no list), any id extending
+    /// it, as before a list is stored (`CustomizationRules.pruneDynamicTabs` shows such a list to that version as none).
     private func dataTab(_ id: Identifier, prefix: Identifier, section: Identifier, _ customization: Customization) -> Bool {
-        guard id.byteCount > prefix.byteCount, id.hasBytePrefix(prefix) else { return false }
-        guard let list = customization.dynamicTabs[section] else { return true }
+        guard Self.extends(id, prefix) else { return false }
+        guard let list = customization.dynamicTabs[section], list.tabs.contains(where: { Self.extends($0.id, prefix) }) else { return true }
         return list.tab(id) != nil
     }
+
+    private static func extends(_ id: Identifier, _ prefix: Identifier) -> Bool { id.byteCount > prefix.byteCount && id.hasBytePrefix(prefix) }
 
     /// Whether some supported version has `id` as a dynamic section (one a user's list may be stored for).
     package func supportsList(_ id: Identifier) -> Bool { dynamicSections.contains(id) }
