@@ -9,6 +9,16 @@ extension PostgresStore {
         try await transaction { db in
             let current = try Self.customizationRow(db, appId: commit.appId, userId: commit.userId, lock: true)?.revision ?? 0
             guard current == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current) }
+            // No row to lock: an erase on another replica may be raising the floor right now. Both take the user's
+            // transaction-scoped advisory lock, and the revision must be above the floor as it is inside this
+            // transaction (the one read before it may be stale), or one revision number would name two contents.
+            if current == 0, let record = commit.record {
+                try Self.lockUser(db, appId: commit.appId, userId: commit.userId)
+                let floor = try db.query("SELECT last_revision FROM revision_floors WHERE app_id = $1 AND user_id = $2",
+                                         [.text(commit.appId), .text(commit.userId)]).scalarInt ?? 0
+                let again = try Self.customizationRow(db, appId: commit.appId, userId: commit.userId, lock: true)?.revision ?? 0
+                guard again == 0, record.revision > floor else { throw StoreConflict.revisionMismatch(current: again) }
+            }
             do {
                 if let record = commit.record { try Self.writeRevision(db, record, expected: current) }
                 // The answer first: its housekeeping decides which answers stay, and the history's retention
@@ -179,6 +189,18 @@ extension PostgresStore {
         }
     }
 
+    /// Takes the transaction-scoped advisory lock of one user of one app (a 64-bit FNV-1a hash of both ids' bytes,
+    /// length-prefixed; a collision only makes two users wait for each other).
+    static func lockUser(_ db: PostgresConnection, appId: String, userId: String) throws {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for part in [appId, userId] {
+            for byte in withUnsafeBytes(of: UInt32(part.utf8.count).bigEndian, Array.init) + Array(part.utf8) {
+                hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+            }
+        }
+        try db.query("SELECT pg_advisory_xact_lock($1)", [.integer(Int(truncatingIfNeeded: hash))])
+    }
+
     package func appsHoldingUser(userId: String) async throws -> [String] {
         let rows = try await pool.run { db in
             try db.query("""
@@ -195,6 +217,7 @@ extension PostgresStore {
     package func eraseUser(userId: String, appId: String) async throws -> Bool {
         let user: [PostgresValue] = [.text(appId), .text(userId)]
         return try await transaction { db in
+            try Self.lockUser(db, appId: appId, userId: userId)
             let current = try Self.customizationRow(db, appId: appId, userId: userId, lock: true)?.revision ?? 0
             let newest = try db.query("SELECT max(revision) FROM customization_history WHERE app_id = $1 AND user_id = $2", user).scalarInt ?? 0
             let floor = try db.query("SELECT last_revision FROM revision_floors WHERE app_id = $1 AND user_id = $2", user).scalarInt ?? 0

@@ -26,6 +26,12 @@ extension SQLiteStore {
             let listed = answers
             statement.reset()
             guard (current ?? 0) == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current ?? 0) }
+            // A user without a row may have been erased after the write read its floor: the revision must be above the
+            // floor as it is now, in this transaction, or one revision number would name two contents.
+            if current == nil, let record = commit.record,
+               record.revision <= (try db.scalarInt("SELECT last_revision FROM revision_floors WHERE app_id = ? AND user_id = ?", user) ?? 0) {
+                throw StoreConflict.revisionMismatch(current: 0)
+            }
             var historyDelta = 0
             do {
                 // The answer goes in the history row this write appends when it fits (HistoryAnswers), else in
