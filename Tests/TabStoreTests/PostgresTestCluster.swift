@@ -107,6 +107,22 @@ final class PostgresTestCluster: Sendable {
         try Self.run(binaries + "/pg_ctl", ["-D", root + "/data"] + arguments, asRoot: geteuid() == 0)
     }
 
+    /// Sends `signal` to the server and every one of its processes (SIGSTOP freezes it as a stuck disk or a
+    /// partition looks; SIGCONT thaws it).
+    func signalAll(_ signal: Int32) throws {
+        let pidFile = try String(contentsOfFile: root + "/data/postmaster.pid", encoding: .utf8)
+        guard let first = pidFile.split(separator: "\n").first, let postmaster = Int32(first) else { throw Failure("no postmaster.pid") }
+        var pids = [postmaster]
+        // Its children: every /proc entry whose parent is the postmaster.
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 2, Int32(fields[1]) == postmaster { pids.append(pid) }
+        }
+        for pid in pids { kill(pid, signal) }
+    }
+
     func start() throws {
         let settings = "-p \(port) -k \(root) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 -c shared_buffers=32MB"
         try pgCtl(["-l", root + "/server.log", "-o", settings, "-w", "-t", "30", "start"])

@@ -1,4 +1,5 @@
 import CPostgres
+import Dispatch
 import Glibc
 import TabStoreSupport
 
@@ -91,13 +92,28 @@ package final class PostgresConnection: @unchecked Sendable {
     /// The libpq connection (`PostgresListener` waits on its socket).
     let connection: OpaquePointer
     private var prepared: [String: String] = [:]
+    /// How long one statement may take, from sending it to its last result, measured here (nil: unbounded, for
+    /// migrations). A server that does not answer (frozen, partitioned) ends the wait: the connection is then
+    /// abandoned (`timedOut`), as its state is unknown.
+    package var statementDeadline: Double?
+    /// A statement outlived `statementDeadline`: the connection is never used again.
+    private(set) var timedOut = false
 
     /// Connects with `conninfo` (a `postgres://` URL or `key=value` string in libpq syntax). A timeout for
-    /// connecting and the settings every session needs come first, so the URL may override the timeout.
+    /// connecting, TCP keepalives and `tcp_user_timeout`, and the server-side timeouts of every session
+    /// (`statement_timeout`, `lock_timeout`, `idle_in_transaction_session_timeout`: `sessionTimeoutSeconds`) come
+    /// first, so the URL may override them.
     /// - Throws: `PostgresFailure` with libpq's message (never the password: libpq does not print it).
-    package init(conninfo: String, connectTimeoutSeconds: Int = 5) throws(PostgresFailure) {
-        let keywords = ["connect_timeout", "application_name", "dbname", "client_encoding"]
-        let values = [String(connectTimeoutSeconds), "tab-server", conninfo, "UTF8"]
+    package init(conninfo: String, connectTimeoutSeconds: Int = 5, sessionTimeoutSeconds: Double? = nil) throws(PostgresFailure) {
+        var keywords = ["connect_timeout", "application_name", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"]
+        var values = [String(connectTimeoutSeconds), "tab-server", "1", "5", "2", "3"]
+        if let sessionTimeoutSeconds {
+            let milliseconds = String(max(1, Int(sessionTimeoutSeconds * 1000)))
+            keywords += ["tcp_user_timeout", "options"]
+            values += [milliseconds, "-c statement_timeout=\(milliseconds) -c lock_timeout=\(milliseconds) -c idle_in_transaction_session_timeout=\(Int(sessionTimeoutSeconds * 1000) * 6)"]
+        }
+        keywords += ["dbname", "client_encoding"]
+        values += [conninfo, "UTF8"]
         let connection = Self.withCStrings(keywords) { keywordPointers in
             Self.withCStrings(values) { valuePointers in PQconnectdbParams(keywordPointers, valuePointers, 1) }
         }
@@ -116,23 +132,89 @@ package final class PostgresConnection: @unchecked Sendable {
 
     deinit { PQfinish(connection) }
 
-    /// Whether the connection is unusable (the server closed it, the network failed).
-    package var isBroken: Bool { PQstatus(connection) != CONNECTION_OK }
+    /// Whether the connection is unusable (the server closed it, the network failed, a statement timed out).
+    package var isBroken: Bool { timedOut || PQstatus(connection) != CONNECTION_OK }
 
     /// Usable by the next caller: open, and not left inside a transaction.
-    package var isReusable: Bool { PQstatus(connection) == CONNECTION_OK && PQtransactionStatus(connection) == PQTRANS_IDLE }
+    package var isReusable: Bool { !isBroken && PQtransactionStatus(connection) == PQTRANS_IDLE }
 
     /// Reads what the server sent while the connection was idle (libpq's sockets never block here), so a
     /// connection the server closed (a restart) is noticed before a request is sent on it.
     package func isAlive() -> Bool {
-        PQconsumeInput(connection) == 1 && PQstatus(connection) == CONNECTION_OK
+        !timedOut && PQconsumeInput(connection) == 1 && PQstatus(connection) == CONNECTION_OK
     }
 
     /// Runs SQL without parameters, several statements allowed (BEGIN, COMMIT, migrations).
     package func execute(_ sql: String) throws(PostgresFailure) {
-        let result = PQexec(connection, sql)
+        let result = try bounded(sql) { PQsendQuery(connection, sql) }
         defer { PQclear(result) }
         try check(result, sql: sql)
+    }
+
+    /// Sends a command with `send` (libpq's asynchronous API) and waits for its results, at most
+    /// `statementDeadline`: the socket is polled, never blocked on, so a database that stopped answering ends the
+    /// wait with a failure the pool maps to 503 (and the connection is abandoned).
+    /// - Returns: the command's last result (the first failing one stops a multi-statement string, as `PQexec`).
+    private func bounded(_ sql: String, _ send: () -> Int32) throws(PostgresFailure) -> OpaquePointer? {
+        guard !timedOut else { throw timeoutFailure(sql) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        let limit = statementDeadline.map { UInt64(max(0.001, $0) * 1e9) }
+        func remainingMilliseconds() -> Int32? {
+            guard let limit else { return -1 }
+            let spent = DispatchTime.now().uptimeNanoseconds &- start
+            guard spent < limit else { return nil }
+            return Int32(min(Int64(Int32.max), Int64((limit - spent) / 1_000_000) + 1))
+        }
+        func wait(_ events: Int16) throws(PostgresFailure) {
+            guard let timeout = remainingMilliseconds() else {
+                timedOut = true
+                throw timeoutFailure(sql)
+            }
+            var descriptor = pollfd(fd: PQsocket(connection), events: events, revents: 0)
+            if poll(&descriptor, 1, timeout) == 0, remainingMilliseconds() == nil {
+                timedOut = true
+                throw timeoutFailure(sql)
+            }
+        }
+        guard send() == 1 else {
+            throw PostgresFailure(sqlState: "08006", message: Self.trimmed(PQerrorMessage(connection)), sql: sql, connectionBroken: isBroken)
+        }
+        // The command may not fit the socket's buffer at once (a large document): flush while it does not.
+        while true {
+            let flushed = PQflush(connection)
+            if flushed == 0 { break }
+            if flushed < 0 { throw PostgresFailure(sqlState: "08006", message: Self.trimmed(PQerrorMessage(connection)), sql: sql, connectionBroken: true) }
+            try wait(Int16(POLLIN | POLLOUT))
+            if PQconsumeInput(connection) == 0 {
+                throw PostgresFailure(sqlState: "08006", message: Self.trimmed(PQerrorMessage(connection)), sql: sql, connectionBroken: true)
+            }
+        }
+        var last: OpaquePointer?
+        var failed = false
+        while true {
+            while PQisBusy(connection) == 1 {
+                try wait(Int16(POLLIN))
+                if PQconsumeInput(connection) == 0 {
+                    if let last { PQclear(last) }
+                    throw PostgresFailure(sqlState: "08006", message: Self.trimmed(PQerrorMessage(connection)), sql: sql, connectionBroken: true)
+                }
+            }
+            guard let result = PQgetResult(connection) else { break }
+            // Every result is read (libpq needs that before the next command); the first failure is the one kept.
+            if failed {
+                PQclear(result)
+                continue
+            }
+            if let last { PQclear(last) }
+            last = result
+            let status = PQresultStatus(result)
+            if status != PGRES_COMMAND_OK, status != PGRES_TUPLES_OK, status != PGRES_EMPTY_QUERY { failed = true }
+        }
+        return last
+    }
+
+    private func timeoutFailure(_ sql: String) -> PostgresFailure {
+        PostgresFailure(sqlState: "57014", message: "the database did not answer within \(statementDeadline ?? 0) s", sql: sql, connectionBroken: true)
     }
 
     /// Runs one statement with parameters (`$1`, `$2`, …), prepared on first use; results in binary format.
@@ -164,12 +246,19 @@ package final class PostgresConnection: @unchecked Sendable {
             }
         }
         buffer.append(0)
+        var failure: PostgresFailure?
         let result = buffer.withUnsafeBufferPointer { raw -> OpaquePointer? in
-            raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) { base in
+            raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) { base -> OpaquePointer? in
                 let values: [UnsafePointer<CChar>?] = offsets.map { $0.map { base + $0 } }
-                return PQexecPrepared(connection, name, Int32(parameters.count), values, lengths, formats, 1)
+                do {
+                    return try bounded(sql) { PQsendQueryPrepared(connection, name, Int32(parameters.count), values, lengths, formats, 1) }
+                } catch {
+                    failure = error as? PostgresFailure ?? PostgresFailure(sqlState: "08006", message: "\(error)", sql: sql, connectionBroken: true)
+                    return nil
+                }
             }
         }
+        if let failure { throw failure }
         defer { PQclear(result) }
         try check(result, sql: sql)
         return PostgresRows(result!)
@@ -178,7 +267,7 @@ package final class PostgresConnection: @unchecked Sendable {
     private func statementName(_ sql: String) throws(PostgresFailure) -> String {
         if let name = prepared[sql] { return name }
         let name = "tabstore_\(prepared.count + 1)"
-        let result = PQprepare(connection, name, sql, 0, nil)
+        let result = try bounded(sql) { PQsendPrepare(connection, name, sql, 0, nil) }
         defer { PQclear(result) }
         try check(result, sql: sql)
         prepared[sql] = name

@@ -16,8 +16,17 @@ package final class PostgresPool: Sendable {
         /// Seconds a caller waits for a free connection before it gets "every connection is busy" (503).
         package var acquireTimeout = 5.0
         package var connectTimeoutSeconds = 5
+        /// Seconds one statement may take on a pooled connection (client-side deadline and server-side timeouts).
+        package var statementTimeout: Double?
 
         package init(conninfo: String) { self.conninfo = conninfo }
+
+        /// A new connection with the pool's timeouts.
+        func connect() throws(PostgresFailure) -> PostgresConnection {
+            let connection = try PostgresConnection(conninfo: conninfo, connectTimeoutSeconds: connectTimeoutSeconds, sessionTimeoutSeconds: statementTimeout)
+            connection.statementDeadline = statementTimeout
+            return connection
+        }
     }
 
     /// What a waiting caller is given: an open connection, or the right to open one.
@@ -59,7 +68,7 @@ package final class PostgresPool: Sendable {
                     if case .connection(let idle) = grant, idle.isAlive() {
                         connection = idle
                     } else {
-                        connection = try PostgresConnection(conninfo: self.settings.conninfo, connectTimeoutSeconds: self.settings.connectTimeoutSeconds)
+                        connection = try self.settings.connect()
                     }
                     let value = try body(connection!)
                     self.release(connection, broken: !connection!.isReusable)
@@ -106,8 +115,7 @@ package final class PostgresPool: Sendable {
                             if case .connection(let idle)? = self.grant, idle.isAlive() {
                                 self.connection = idle
                             } else {
-                                self.connection = try PostgresConnection(conninfo: self.pool.settings.conninfo,
-                                                                         connectTimeoutSeconds: self.pool.settings.connectTimeoutSeconds)
+                                self.connection = try self.pool.settings.connect()
                             }
                             self.grant = nil
                         }

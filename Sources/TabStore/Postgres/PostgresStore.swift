@@ -17,6 +17,9 @@ package final class PostgresStore: TabStoreBackend {
         package var maxConnections = 10
         package var acquireTimeout = 5.0
         package var connectTimeoutSeconds = 5
+        /// Seconds one statement may take (`PostgresConnection.statementDeadline`, and the session's server-side
+        /// timeouts); nil: unbounded.
+        package var statementTimeout: Double? = 5
 
         package init(url: String) { self.url = url }
     }
@@ -50,6 +53,7 @@ package final class PostgresStore: TabStoreBackend {
         settings.maxConnections = max(1, configuration.maxConnections)
         settings.acquireTimeout = configuration.acquireTimeout
         settings.connectTimeoutSeconds = configuration.connectTimeoutSeconds
+        settings.statementTimeout = configuration.statementTimeout
         pool = PostgresPool(settings: settings)
         listener = PostgresListener(conninfo: configuration.url, sender: sender)
     }

@@ -14,6 +14,9 @@ public struct ServiceOptions: Sendable {
     public var databaseURL: String?
     /// Connections each server keeps to PostgreSQL at most.
     public var databaseConnections = 10
+    /// Seconds any one PostgreSQL call may take (a statement, waiting for a pooled connection, connecting): past it
+    /// the request gets 503 with Retry-After and the connection is discarded.
+    public var databaseTimeout = 5.0
     public var adminToken: String?
     public var adminTokenFile: String?
     public var threads = System.coreCount
@@ -123,6 +126,9 @@ public struct ServiceOptions: Sendable {
         },
         Setting(flag: "database-connections", help: "PostgreSQL connections per server at most (default 10)") {
             $0.databaseConnections = try integer("database-connections", 1...1000, $1)
+        },
+        Setting(flag: "database-timeout", help: "seconds one PostgreSQL call may take before the request gets 503 (default 5)") {
+            $0.databaseTimeout = try seconds("database-timeout", $1)
         },
         Setting(flag: "admin-token", help: "the operator's bearer token") { $0.adminToken = $1 },
         Setting(flag: "admin-token-file", help: "file holding the operator's bearer token") { $0.adminTokenFile = $1 },

@@ -129,6 +129,9 @@ public final class TabStoreService: Sendable {
         if let url = options.databaseURL {
             var configuration = PostgresStore.Configuration(url: url)
             configuration.maxConnections = options.databaseConnections
+            configuration.acquireTimeout = options.databaseTimeout
+            configuration.connectTimeoutSeconds = max(2, Int(options.databaseTimeout.rounded(.up)))  // libpq takes whole seconds, at least 2
+            configuration.statementTimeout = options.databaseTimeout
             return try PostgresStore(configuration: configuration)
         }
         return try openSQLite(options, create: create, onBatch: onBatch)
