@@ -100,6 +100,11 @@ struct MiddlewareTests {
         #expect(allowed.status == 204 && allowed.headers["Access-Control-Allow-Methods"] == allowed.headers["Allow"])
         #expect(allowed.headers["Allow"]?.contains("PATCH") == true && allowed.headers["Access-Control-Max-Age"] == "600")
         #expect(allowed.headers.values("Cache-Control") == ["no-store"], "a preflight chose no caching: the default applies")
+        // A browser on another origin can make safe retries and resume feeds, and read what says it did.
+        let requestable = Set((allowed.headers["Access-Control-Allow-Headers"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        #expect(requestable.isSuperset(of: ["Idempotency-Key", "Last-Event-ID", "If-Match", "If-None-Match"]))
+        let readable = Set((allowed.headers["Access-Control-Expose-Headers"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        #expect(readable.isSuperset(of: ["Idempotent-Replayed", "Retry-After", "ETag"]), "\(readable)")
         await store.close()
     }
 

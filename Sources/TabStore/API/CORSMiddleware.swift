@@ -9,8 +9,8 @@ struct CORSMiddleware: ResponseMiddleware {
     private let origins: [Identifier]
     private let anyOrigin: Bool
 
-    static let exposedHeaders = "ETag, Location, X-Request-ID, WWW-Authenticate, Allow"
-    static let allowedHeaders = "Authorization, Content-Type, If-Match, If-None-Match, X-Request-ID"
+    static let exposedHeaders = "ETag, Location, X-Request-ID, WWW-Authenticate, Allow, Idempotent-Replayed, Retry-After"
+    static let allowedHeaders = "Authorization, Content-Type, If-Match, If-None-Match, X-Request-ID, Idempotency-Key, Last-Event-ID"
 
     /// nil when no origin is allowed: CORS is off, and the chain skips it.
     init?(allowedOrigins: [String]) {
