@@ -68,6 +68,33 @@ struct ReplicaTests {
         }
     }
 
+    @Test("16 writers of one user over three replicas: every PATCH is applied at its first request, none refused for contention")
+    func noContentionRefusals() async throws {
+        try await withReplicas(3) { replicas in
+            let writers = 16, each = 10
+            let items = (0..<(writers * each)).map { #"{"id": "t\#($0)", "title": "T\#($0)"}"# }.joined(separator: ",")
+            let creds = try await Credentials.register(on: replicas[0], schema: #"{"items": [{"id": "keep", "title": "Keep"}, \#(items)]}"#)
+            let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
+                for writer in 0..<writers {
+                    group.addTask {
+                        var seen: [Int] = []
+                        for turn in 0..<each {
+                            let patch = TestRequest.patch(creds.customization).bearer(creds.userToken).json("""
+                                {"operations": [{"op": "setSidebarVisibility", "tab": "t\(writer * each + turn)", "visibility": "hidden"}]}
+                                """)
+                            seen.append(try await replicas[(writer + turn) % 3].send(patch).status)
+                        }
+                        return seen
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0 += $1 }
+            }
+            #expect(statuses.count == writers * each && statuses.allSatisfy { $0 == 200 }, "\(Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count))")
+            let final = try await replicas[1].send(.get(creds.customization).bearer(creds.userToken))
+            #expect(final.field("revision") == .integer(writers * each))
+        }
+    }
+
     @Test("an app and schema made on one replica serve on the others; a write on one is read on another")
     func sharedState() async throws {
         try await withReplicas(3) { replicas in

@@ -6,7 +6,7 @@ import TabStoreSupport
 /// `CustomizationRoutes+History`, goes through the same `write`).
 extension CustomizationRoutes {
     /// How many times a write recomputes after another server's write won the compare-and-set.
-    private static let writeAttempts = 8
+    private static let writeAttempts = 64
 
     /// Where a write starts from.
     struct WriteBase: Sendable {
@@ -86,24 +86,29 @@ extension CustomizationRoutes {
             // commit, which stores the answer with the change or finds the key taken (`answerExists`, then the
             // next attempt replays); a request refused on the way (412, 409, a rule) looks before refusing. So a
             // new key costs no read, and a repeat still gets the first answer whatever happened since.
-            for attempt in 0..<Self.writeAttempts {
-                if attempt > 0, let idempotent, let replay = try await replay(idempotent, key) { return replay }
+            @Sendable func attempt(_ number: Int) async throws -> HTTPResponse? {
+                if number > 0, let idempotent, let replay = try await replay(idempotent, key) { return replay }
                 do {
-                    if let response = try await attemptWrite(kind, key: key, entry: entry, versions: versions, preconditions: preconditions,
-                                                             idempotent: idempotent, next: next) {
-                        return response
-                    }
+                    return try await attemptWrite(kind, key: key, entry: entry, versions: versions, preconditions: preconditions,
+                                                  idempotent: idempotent, next: next)
                 } catch {
                     if let idempotent, let replay = try await replay(idempotent, key) { return replay }
                     throw error
                 }
             }
-            // Only when other servers keep winning the compare-and-set (one server serializes its own writes per
-            // user): nothing was applied; retry soon, as every other 503 here says.
-            var contention = APIError(status: 503, slug: .writeContention, title: "Service unavailable",
-                                      detail: "the customization kept changing while this write was computed; retry")
-            contention.headers.add("Retry-After", "1")
-            throw contention
+            if let response = try await attempt(0) { return response }
+            // Another server's write won the compare-and-set: the next attempts take the user's write turn across
+            // servers (the database's), where only a first attempt elsewhere can still win, once per write. The
+            // bound is the database's (a turn not had in time is 503 database-unavailable), not a count of losses.
+            return try await services.store.withWriteTurn(appId: key.appId.text, userId: key.userId.text) { () async throws -> HTTPResponse in
+                for number in 1..<Self.writeAttempts {
+                    if let response = try await attempt(number) { return response }
+                }
+                var contention = APIError(status: 503, slug: .writeContention, title: "Service unavailable",
+                                          detail: "the customization kept changing while this write was computed; retry")
+                contention.headers.add("Retry-After", "1")
+                throw contention
+            }
         }
     }
 

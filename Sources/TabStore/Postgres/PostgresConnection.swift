@@ -213,6 +213,9 @@ package final class PostgresConnection: @unchecked Sendable {
         return last
     }
 
+    /// Marks the connection unusable: the pool discards it (and the server releases what its session held).
+    package func abandon() { timedOut = true }
+
     private func timeoutFailure(_ sql: String) -> PostgresFailure {
         PostgresFailure(sqlState: "57014", message: "the database did not answer within \(statementDeadline ?? 0) s", sql: sql, connectionBroken: true)
     }

@@ -189,16 +189,40 @@ extension PostgresStore {
         }
     }
 
-    /// Takes the transaction-scoped advisory lock of one user of one app (a 64-bit FNV-1a hash of both ids' bytes,
-    /// length-prefixed; a collision only makes two users wait for each other).
+    /// The user's write turn: a session-level advisory lock (another key than `lockUser`'s, which a commit made
+    /// inside the turn takes on its own connection), held on a connection of its own while `body` runs, waited
+    /// for at most the session's `lock_timeout`. The lock goes with the connection if it breaks; a connection whose
+    /// unlock failed is discarded rather than pooled with the lock still held.
+    package func withWriteTurn<T: Sendable>(appId: String, userId: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let key = PostgresValue.integer(Self.userLockKey(appId: appId, userId: userId, turn: true))
+        return try await pool.session { session in
+            try await session.run { db in _ = try db.query("SELECT pg_advisory_lock($1)", [key]) }
+            let result: Result<T, any Error>
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            do {
+                try await session.run { db in _ = try db.query("SELECT pg_advisory_unlock($1)", [key]) }
+            } catch {
+                try? await session.run { db in db.abandon() }
+            }
+            return try result.get()
+        }
+    }
+
+    /// Takes the transaction-scoped advisory lock of one user of one app.
     static func lockUser(_ db: PostgresConnection, appId: String, userId: String) throws {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        try db.query("SELECT pg_advisory_xact_lock($1)", [.integer(userLockKey(appId: appId, userId: userId, turn: false))])
+    }
+
+    /// A 64-bit FNV-1a hash of both ids' bytes, length-prefixed, and which lock it is for (a collision only makes
+    /// two users wait for each other).
+    static func userLockKey(appId: String, userId: String, turn: Bool) -> Int {
+        var hash: UInt64 = turn ? 0x84222325cbf29ce4 : 0xcbf2_9ce4_8422_2325
         for part in [appId, userId] {
             for byte in withUnsafeBytes(of: UInt32(part.utf8.count).bigEndian, Array.init) + Array(part.utf8) {
                 hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
             }
         }
-        try db.query("SELECT pg_advisory_xact_lock($1)", [.integer(Int(truncatingIfNeeded: hash))])
+        return Int(truncatingIfNeeded: hash)
     }
 
     package func appsHoldingUser(userId: String) async throws -> [String] {

@@ -122,6 +122,11 @@ package protocol TabStoreBackend: Sendable {
     ///   `StoreConflict.notFound` (the app is gone), `StoreConflict.answerExists` (another write stored an answer
     ///   under the same key meanwhile; nothing was committed), `StorageError`.
     func commitCustomization(_ commit: CustomizationCommit) async throws
+    /// Runs `body` holding the user's write turn across every process on the database: a write that lost a
+    /// compare-and-set runs its next attempts here, so writers that lost once take turns instead of losing again.
+    /// Backends that only one process writes (one writer queue) just run `body`.
+    /// - Throws: what `body` throws; `StorageError` (unavailable) when the turn cannot be had within the bound.
+    func withWriteTurn<T: Sendable>(appId: String, userId: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T
     /// The last revision a user had before an erase (0 for none): the next one is above it, so no revision
     /// number (and no ETag) ever names two contents.
     func revisionFloor(appId: String, userId: String) async throws -> Int
@@ -180,6 +185,10 @@ package enum StoreChange: Sendable, Equatable {
 extension TabStoreBackend {
     /// Only this process writes the database: nothing to observe.
     package func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void) {}
+
+    package func withWriteTurn<T: Sendable>(appId: String, userId: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await body()
+    }
 
     /// Backends that cannot tell report no write failure.
     package func writeFailure() async -> StorageError? { nil }
