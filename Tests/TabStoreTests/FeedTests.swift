@@ -71,10 +71,10 @@ struct FeedTests {
             let creds = try await Credentials.register(on: live)
             let stream = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))
             _ = try await Self.next(stream)
-            let start = DispatchTime.now().uptimeNanoseconds
             let comments = try await offPool { (0..<3).compactMap { _ in stream.nextBlock(timeout: 2) }.filter { $0.comments == ["keep-alive"] } }
+            // Three within 2 s each, so the 0.3 s interval is the one in force (the default, 15 s, would give none):
+            // an outcome, not a stopwatch on a machine that may be slow.
             #expect(comments.count == 3)
-            #expect(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 < 3)
         }
     }
 

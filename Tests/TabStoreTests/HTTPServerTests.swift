@@ -13,8 +13,16 @@ import Testing
 
 /// A responder for server tests: `/slow` waits, `/echo` returns the body, anything else says hello.
 struct TestResponder: HTTPResponder {
+    /// How many `/slower` requests have started.
+    static let slowerStarted = Atomic<Int>(0)
+
     func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {
         switch request.head.path {
+        case "/slower":
+            // Tells the test it is in flight, then stays in flight long enough for a shutdown to begin meanwhile.
+            TestResponder.slowerStarted.add(1, ordering: .sequentiallyConsistent)
+            try? await Task.sleep(for: .seconds(2))
+            return HTTPResponse(status: 200, body: Array("slow done".utf8))
         case "/slow":
             try? await Task.sleep(for: .milliseconds(600))
             return HTTPResponse(status: 200, body: Array("slow done".utf8))
@@ -242,8 +250,12 @@ struct HTTPServerTests {
         let idle = try RawClient(port: port)
         let warm = try await offPool { idle.request(.get("/warm"))?.status }
         #expect(warm == 200)
-        busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        try await Task.sleep(for: .milliseconds(100))
+        let before = TestResponder.slowerStarted.load(ordering: .sequentiallyConsistent)
+        busy.send("GET /slower HTTP/1.1\r\nHost: x\r\n\r\n")
+        // The shutdown begins once the request is in flight (not after a guessed pause).
+        for _ in 0..<3_000 where TestResponder.slowerStarted.load(ordering: .sequentiallyConsistent) == before {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let shutdown = Task { await server.shutdown(grace: 5) }
         let response = try await offPool { busy.readResponse() }
         #expect(response?.text == "slow done")
