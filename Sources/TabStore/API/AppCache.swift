@@ -115,13 +115,23 @@ final class AppCache: Sendable {
         if let schema = entry.schema, schema.version == version { return schema }
         if let cached = cachedIndex(entry, version: version) { return cached }
         guard version > entry.app.schemaVersionFloor, version <= entry.app.schemaVersion,
-              let record = try await store.schemaVersion(appId: entry.app.id, version: version) else { return nil }
-        let index = SchemaIndex(schema: try Self.decodeStored(record), version: record.version)
+              let index = try await read(entry, version: version) else { return nil }
         versions.withLock { versions in
             if versions.count >= Self.maxVersions { versions.removeAll(keepingCapacity: true) }
             versions[VersionKey(appId: Identifier(entry.app.id), version: version)] = index
         }
         return index
+    }
+
+    /// A schema version read from storage and indexed (not kept).
+    private func read(_ entry: Entry, version: Int) async throws -> SchemaIndex? {
+        guard let record = try await store.schemaVersion(appId: entry.app.id, version: version) else { return nil }
+        return SchemaIndex(schema: try Self.decodeStored(record), version: record.version)
+    }
+
+    /// A supported version that storage lacks (a bug).
+    private static func missing(_ version: Int, _ entry: Entry) -> StorageError {
+        StorageError(extendedCode: 1, message: "schema version \(version) of app \(entry.app.id) is missing")
     }
 
     /// `index(_:version:)` when it is in memory (no waiting).
@@ -153,10 +163,8 @@ final class AppCache: Sendable {
                 if let cached = cachedIndex(entry, version: version) {
                     index = cached
                 } else {
-                    guard let record = try await store.schemaVersion(appId: entry.app.id, version: version) else {
-                        throw StorageError(extendedCode: 1, message: "schema version \(version) of app \(entry.app.id) is missing")
-                    }
-                    index = SchemaIndex(schema: try Self.decodeStored(record), version: version)
+                    guard let read = try await read(entry, version: version) else { throw Self.missing(version, entry) }
+                    index = read
                     await Task.yield()
                 }
                 let ids = SupportedVersions([index])
@@ -180,9 +188,7 @@ final class AppCache: Sendable {
         var indexes: [SchemaIndex] = []
         if current.version - entry.app.supportedFrom < Self.maxCheckedVersions {
             for version in entry.app.supportedFrom..<current.version {
-                guard let index = try await index(entry, version: version) else {
-                    throw StorageError(extendedCode: 1, message: "schema version \(version) of app \(entry.app.id) is missing")
-                }
+                guard let index = try await index(entry, version: version) else { throw Self.missing(version, entry) }
                 indexes.append(index)
             }
             indexes.append(current)

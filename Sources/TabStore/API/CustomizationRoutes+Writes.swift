@@ -104,10 +104,7 @@ extension CustomizationRoutes {
                 for number in 1..<Self.writeAttempts {
                     if let response = try await attempt(number) { return response }
                 }
-                var contention = APIError(status: 503, slug: .writeContention, title: "Service unavailable",
-                                          detail: "the customization kept changing while this write was computed; retry")
-                contention.headers.add("Retry-After", "1")
-                throw contention
+                throw Self.writeContention("the customization kept changing while this write was computed; retry")
             }
         }
     }
@@ -157,10 +154,7 @@ extension CustomizationRoutes {
         if let candidate, candidate.dropped, entry.app.minimumSchemaVersion > entry.app.schemaVersionFloor + 1, !entry.parts.minimumNoted {
             guard try await store.noteMinimumApplied(appId: key.appId.text, minimum: entry.app.minimumSchemaVersion) else {
                 services.apps.invalidate(key.appId)
-                var changed = APIError(status: 503, slug: .writeContention, title: "Service unavailable",
-                                       detail: "the app's minimum schema version changed while this write was computed; retry")
-                changed.headers.add("Retry-After", "1")
-                throw changed
+                throw Self.writeContention("the app's minimum schema version changed while this write was computed; retry")
             }
             // The cached record's `minimumApplied` is now behind the database's; only the minimum's route reads it,
             // and it reads the database. The entry (and the supported versions it holds) stays.
@@ -185,6 +179,13 @@ extension CustomizationRoutes {
             services.changes.publish(key, publication)
         }
         return response
+    }
+
+    /// 503 `write-contention`: nothing was applied; retry soon.
+    private static func writeContention(_ detail: String) -> APIError {
+        var contention = APIError(status: 503, slug: .writeContention, title: "Service unavailable", detail: detail)
+        contention.headers.add("Retry-After", "1")
+        return contention
     }
 
     /// The stored first answer of a repeated request (nil for a new key).
@@ -226,6 +227,11 @@ extension CustomizationRoutes {
     private static func storedValue(_ record: CustomizationRecord?, _ key: UserKey, _ documents: DecodedDocuments) throws -> Customization {
         guard let record else { return .empty }
         return try documents.decodeStored(record.document, of: key)
+    }
+
+    /// What a client of `schema` sees of the stored document: itself when its bytes are that version's view.
+    private static func view(_ stored: Customization, of record: CustomizationRecord?, under schema: SchemaIndex) -> Customization {
+        record?.servedAsStoredUnder == schema.version ? stored : Reconciler.reconcile(stored, with: schema)
     }
 
     /// The next record for a write that makes `next` the stored document (before pruning), or nil when the stored
@@ -271,7 +277,7 @@ extension CustomizationRoutes {
         return try await write(request, context, kind: kind) { base, versions, key in
             let schema = versions.served
             let stored = try Self.storedValue(base.record, key, documents)
-            let view = base.record?.servedAsStoredUnder == schema.version ? stored : Reconciler.reconcile(stored, with: schema)
+            let view = Self.view(stored, of: base.record, under: schema)
             let changed = try change(view, schema)
             let next = base.record?.servedAsStoredUnder == schema.version ? changed : VersionMerge.merge(stored: stored, view: view, edited: changed)
             if versions.several, changed.tabs != view.tabs { try Self.checkOtherVersions(from: stored, to: next, versions) }
@@ -372,7 +378,7 @@ extension CustomizationRoutes {
             guard let record = base.record else { return nil }
             let schema = versions.served
             if versions.several, let stored = try? Self.storedValue(record, key, documents) {
-                let view = Reconciler.reconcile(stored, with: schema)
+                let view = Self.view(stored, of: record, under: schema)
                 var empty = Customization.empty
                 empty.schemaVersion = schema.version
                 return try Self.candidate(VersionMerge.merge(stored: stored, view: view, edited: empty), view: empty, stored: stored, base, versions, key, documents)

@@ -8,21 +8,35 @@ extension APIServices {
     /// - Throws: `APIError` 400 (not a number), 404 `schema-version-not-found` (never registered for this app),
     ///   410 `schema-version-retired` (below the app's minimum), 404 `no-schema`; storage errors.
     func servedSchema(_ request: HTTPRequest, _ entry: AppCache.Entry) async throws -> SchemaIndex {
-        let requested = try Self.requestedVersion(request)  // a malformed one is 400 whatever the app has
-        let current = try entry.requireSchema()
-        guard let version = requested, version != current.version else { return current }
-        try Self.checkServed(version, entry, current: current)
-        guard let index = try await apps.index(entry, version: version) else { throw Self.versionNotFound(version, entry) }
-        return index
+        switch try Self.served(request, entry) {
+        case .current(let current): return current
+        case .past(let version):
+            guard let index = try await apps.index(entry, version: version) else { throw Self.versionNotFound(version, entry) }
+            return index
+        }
     }
 
     /// `servedSchema` without waiting: nil when the version must be read from storage first.
     func servedSchemaNow(_ request: HTTPRequest, _ entry: AppCache.Entry) throws -> SchemaIndex? {
-        let requested = try Self.requestedVersion(request)
+        switch try Self.served(request, entry) {
+        case .current(let current): return current
+        case .past(let version): return apps.cachedIndex(entry, version: version)
+        }
+    }
+
+    /// The version a request is served under, before any index is read.
+    private enum Served {
+        case current(SchemaIndex)
+        /// A supported version below the current one.
+        case past(Int)
+    }
+
+    private static func served(_ request: HTTPRequest, _ entry: AppCache.Entry) throws -> Served {
+        let requested = try requestedVersion(request)  // a malformed one is 400 whatever the app has
         let current = try entry.requireSchema()
-        guard let version = requested, version != current.version else { return current }
-        try Self.checkServed(version, entry, current: current)
-        return apps.cachedIndex(entry, version: version)
+        guard let version = requested, version != current.version else { return .current(current) }
+        try checkServed(version, entry, current: current)
+        return .past(version)
     }
 
     /// The versions a write keeps choices for: the app's supported versions (read and indexed once per cached app;

@@ -176,18 +176,17 @@ package final class PostgresConnection: @unchecked Sendable {
                 throw timeoutFailure(sql)
             }
         }
-        guard send() == 1 else {
-            throw PostgresFailure(sqlState: "08006", message: Self.trimmed(PQerrorMessage(connection)), sql: sql, connectionBroken: isBroken)
+        func lost() -> PostgresFailure {
+            PostgresFailure(sqlState: "08006", message: Self.trimmed(PQerrorMessage(connection)), sql: sql, connectionBroken: true)
         }
+        guard send() == 1 else { throw lost() }
         // The command may not fit the socket's buffer at once (a large document): flush while it does not.
         while true {
             let flushed = PQflush(connection)
             if flushed == 0 { break }
-            if flushed < 0 { throw PostgresFailure(sqlState: "08006", message: Self.trimmed(PQerrorMessage(connection)), sql: sql, connectionBroken: true) }
+            if flushed < 0 { throw lost() }
             try wait(Int16(POLLIN | POLLOUT))
-            if PQconsumeInput(connection) == 0 {
-                throw PostgresFailure(sqlState: "08006", message: Self.trimmed(PQerrorMessage(connection)), sql: sql, connectionBroken: true)
-            }
+            if PQconsumeInput(connection) == 0 { throw lost() }
         }
         var last: OpaquePointer?
         var failed = false
@@ -196,7 +195,7 @@ package final class PostgresConnection: @unchecked Sendable {
                 try wait(Int16(POLLIN))
                 if PQconsumeInput(connection) == 0 {
                     if let last { PQclear(last) }
-                    throw PostgresFailure(sqlState: "08006", message: Self.trimmed(PQerrorMessage(connection)), sql: sql, connectionBroken: true)
+                    throw lost()
                 }
             }
             guard let result = PQgetResult(connection) else { break }
