@@ -1572,7 +1572,7 @@ components:
                   - {pointer: /operations/0/visibility, code: not-hideable, detail: tab "com.myApp.home" has customization behavior "disabled" in the sidebar and cannot be hidden}
             idempotencyKeyReused: {$ref: '#/components/examples/IdempotencyKeyReused'}
     Unavailable:
-      description: Not ready, shutting down, the database cannot take writes (`storage-unavailable`, with `Retry-After`), or too many bodies in flight.
+      description: Not ready, shutting down, the database cannot take writes (`storage-unavailable`, with `Retry-After`), PostgreSQL did not answer within `TAB_SERVER_DATABASE_TIMEOUT` (`database-unavailable`, with `Retry-After`), or too many bodies in flight.
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
