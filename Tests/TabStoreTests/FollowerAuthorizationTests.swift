@@ -20,7 +20,7 @@ struct FollowerAuthorizationTests {
             let userStream = try await live.follow(.get(events).bearer(creds.userToken))
             let operatorStream = try await live.follow(.get(events).bearer(live.admin))
             for stream in [userStream, operatorStream] { #expect(try await FeedTests.next(stream)?.id == "0.1") }
-            let poll = Task { try await live.send(.get(creds.customization + "?waitSeconds=20").bearer(creds.userToken).ifNoneMatch("\"0.1\"")) }
+            let poll = Task { try await live.send(.get(creds.customization + "?waitSeconds=60").bearer(creds.userToken).ifNoneMatch("\"0.1\"")) }
             try await waitUntil { live.service.api.followers.longPolls == 1 }
             let start = DispatchTime.now().uptimeNanoseconds
             #expect(try await live.send(.post("/v1/apps/app.one/signing-secret").bearer(live.admin)).status == 200)
@@ -30,8 +30,8 @@ struct FollowerAuthorizationTests {
             let ended = try await FeedTests.next(userStream)
             #expect(ended?.event == "token-expired" && ended?.data?.contains("signing secret") == true)
             // API.md: "sends event: token-expired and closes": the connection too, not only the stream.
-            #expect(try await offPool { userStream.closesWithin(3) })
-            #expect(Self.seconds(since: start) < 15, "ended by the rotation, not by waitSeconds (20): after \(Self.seconds(since: start)) s")
+            #expect(try await offPool { userStream.closesWithin(30) })
+            #expect(Self.seconds(since: start) < 40, "ended by the rotation, not by waitSeconds (60): after \(Self.seconds(since: start)) s")
             try await waitUntil { live.service.api.followers.streams == 1 && live.service.api.followers.longPolls == 0 }
             // The operator's token does not depend on the app's secret.
             _ = try await live.send(.patch(creds.customization).bearer(live.admin).json(Sync.hide("bell")))
@@ -79,8 +79,10 @@ struct FollowerAuthorizationTests {
             #expect(stream.status == 401 && stream.headers["Content-Type"] == "application/problem+json")
             #expect(stream.headers["WWW-Authenticate"]?.contains("invalid_token") == true)
             let start = DispatchTime.now().uptimeNanoseconds
-            let poll = try await live.send(.get(creds.customization + "?waitSeconds=5").bearer(expired).ifNoneMatch("\"0.1\""))
-            #expect(poll.status == 401 && poll.header("Content-Type") == "application/problem+json" && Self.seconds(since: start) < 2)
+            let poll = try await live.send(.get(creds.customization + "?waitSeconds=60").bearer(expired).ifNoneMatch("\"0.1\""))
+            #expect(poll.status == 401 && poll.header("Content-Type") == "application/problem+json")
+            // Refused before waiting, not after waitSeconds (60): the bound leaves a loaded machine room, not speed.
+            #expect(Self.seconds(since: start) < 30, "after \(Self.seconds(since: start)) s")
             #expect(live.service.api.followers.streams == 0 && live.service.api.followers.longPolls == 0)
         }
     }

@@ -108,7 +108,7 @@ final class SSEClient: @unchecked Sendable {
     }
 
     /// The next block within `timeout` seconds; nil when none came (or the stream ended first).
-    func nextBlock(timeout: Double = 5) -> Block? {
+    func nextBlock(timeout: Double = 30) -> Block? {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
         while true {
             decodeChunks()
@@ -123,7 +123,7 @@ final class SSEClient: @unchecked Sendable {
     }
 
     /// The next block that is an event, skipping comments and `retry` blocks.
-    func nextEvent(timeout: Double = 5) -> Block? {
+    func nextEvent(timeout: Double = 30) -> Block? {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
         while DispatchTime.now().uptimeNanoseconds < deadline {
             guard let block = nextBlock(timeout: Double(deadline - DispatchTime.now().uptimeNanoseconds) / 1e9) else { return nil }
