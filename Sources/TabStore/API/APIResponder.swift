@@ -16,6 +16,8 @@ package final class APIResponder: HTTPResponder {
     private let middleware: APIMiddlewareStack.Standard
     /// Long polls and change-feed streams.
     private let changes: ChangeHub
+    /// What the routes share (tests reach the replica notifications through it).
+    let services: APIServices
 
     package convenience init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState = ServerState(),
                              metrics: Metrics = Metrics(), logger: Logger = .silent) {
@@ -30,6 +32,7 @@ package final class APIResponder: HTTPResponder {
         self.dispatcher = RouteDispatcher(router: router, authenticator: Authenticator(services), logger: services.logger)
         self.middleware = APIMiddlewareStack.standard(services)
         self.changes = services.changes
+        self.services = services
     }
 
     /// Open change-feed streams and waiting long polls.

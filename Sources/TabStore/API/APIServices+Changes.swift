@@ -1,3 +1,4 @@
+import Dispatch
 import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP
@@ -46,16 +47,22 @@ extension APIServices {
             for key in users {
                 let appId = key.appId
                 do {
-                    try await userLocks.withLock(key) { () async throws -> Void in
-                        guard let entry = try await apps.entry(appId), let schema = entry.schema else { return }
-                        let record = try await store.customization(appId: appId.text, userId: key.userId.text)
-                        changes.publish(key, Publication(record: record, current: schema, minimum: entry.app.minimumSchemaVersion))
-                    }
+                    // Each user's read gets the whole database bound, not what is left of the request that began it.
+                    try await RequestDeadline.$arrivedAt.withValue(DispatchTime.now().uptimeNanoseconds) { try await republishOne(key) }
                 } catch {
                     // A damaged row or a busy database: that user's followers see the new version with their next change.
                     logger.warning("republish_failed", [("appId", .string(appId.text)), ("error", .string(String(describing: error)))])
                 }
             }
+        }
+    }
+
+    /// Reads `key`'s app and customization again and publishes them, in the user's write turn.
+    private func republishOne(_ key: UserKey) async throws {
+        try await userLocks.withLock(key) { () async throws -> Void in
+            guard let entry = try await apps.entry(key.appId), let schema = entry.schema else { return }
+            let record = try await store.customization(appId: key.appId.text, userId: key.userId.text)
+            changes.publish(key, Publication(record: record, current: schema, minimum: entry.app.minimumSchemaVersion))
         }
     }
 }

@@ -31,6 +31,35 @@ extension APIServices {
             changes.appDeleted(Identifier(appId))
         case .unknown:
             apps.invalidateAll()
+            catchUp()
+        }
+    }
+
+    /// After this replica missed notifications (its listener lost the database and listens again), what it
+    /// would have been told is read from the database instead: every followed app again (deleted: its followers
+    /// are let go; its secret replaced: followers verified by the old one end with 401 / `token-expired`), then
+    /// every followed user's customization, published to its followers, which skip what they have already.
+    /// Runs in the background; no stream misses a revision committed while the notifications were lost.
+    func catchUp() {
+        let users = changes.allFollowedUsers
+        guard !users.isEmpty else { return }
+        Task {
+            var apps: [Identifier: Bool] = [:]
+            for key in users where apps[key.appId] == nil {
+                do {
+                    if let entry = try await self.apps.entry(key.appId) {
+                        changes.secretIsNow(entry.app.signingSecret, of: key.appId)
+                        apps[key.appId] = true
+                    } else {
+                        changes.appDeleted(key.appId)
+                        apps[key.appId] = false
+                    }
+                } catch {
+                    apps[key.appId] = true  // read again below; a database still away leaves it to the next change
+                    logger.warning("catch_up_failed", [("appId", .string(key.appId.text)), ("error", .string(String(describing: error)))])
+                }
+            }
+            republish(users.filter { apps[$0.appId] == true })
         }
     }
 }

@@ -1,3 +1,4 @@
+import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStorage
@@ -86,8 +87,9 @@ final class ChangeHub: Sendable {
     private struct Entry {
         let follower: any ChangeFollower
         let kind: Kind
-        /// Authorized by a token the app's signing secret verified: let go when the secret is rotated.
-        let signedByApp: Bool
+        /// The app's signing secret that verified the follower's token (nil: the operator's token): let go when
+        /// the secret is rotated, or found replaced after this replica missed notifications.
+        let verifiedBy: [UInt8]?
     }
 
     private struct Registry {
@@ -107,15 +109,15 @@ final class ChangeHub: Sendable {
         self.maxLongPolls = maxLongPolls
     }
 
-    /// Registers `follower` for `key`'s changes, unless a limit or the drain refuses it. `signedByApp`: its
-    /// caller's token was verified with the app's signing secret (not the operator's token), so a rotation ends it.
-    func follow(_ key: UserKey, _ follower: any ChangeFollower, kind: Kind, signedByApp: Bool) -> Admission {
+    /// Registers `follower` for `key`'s changes, unless a limit or the drain refuses it. `verifiedBy`: the app's
+    /// signing secret that verified its caller's token (nil for the operator's token), so a rotation ends it.
+    func follow(_ key: UserKey, _ follower: any ChangeFollower, kind: Kind, verifiedBy: String?) -> Admission {
         registry.withLock { registry in
             if registry.draining { return .draining }
             if kind == .longPoll, registry.longPolls >= maxLongPolls { return .serverLimit }
             let current = registry.followers[key]?.count ?? 0
             if current >= maxPerUser { return .userLimit }
-            registry.followers[key, default: [:]][ObjectIdentifier(follower)] = Entry(follower: follower, kind: kind, signedByApp: signedByApp)
+            registry.followers[key, default: [:]][ObjectIdentifier(follower)] = Entry(follower: follower, kind: kind, verifiedBy: verifiedBy.map { Array($0.utf8) })
             switch kind {
             case .longPoll: registry.longPolls += 1
             case .stream: registry.streams += 1
@@ -190,10 +192,26 @@ final class ChangeHub: Sendable {
     /// operator's go on). Call after the new secret is stored and the app's cached entry dropped: a follower
     /// registered later checks the secret itself (`APIServices.requireCredentialsCurrent`).
     func secretRotated(_ appId: Identifier) {
+        revoke(appId) { _ in true }
+    }
+
+    /// Lets go of every follower of the app's users whose token a secret other than `current` verified: after
+    /// this replica missed notifications (its listener reconnected), a rotation elsewhere may have gone unheard.
+    func secretIsNow(_ current: String, of appId: Identifier) {
+        let bytes = Array(current.utf8)
+        revoke(appId) { !Crypto.constantTimeEqual($0, bytes) }
+    }
+
+    /// Every user someone follows, of every app (after missed notifications, each is read again).
+    var allFollowedUsers: [UserKey] { registry.withLock { Array($0.followers.keys) } }
+
+    /// Ends (`credentialsRevoked`) the app's followers whose verifying secret `revoked` says is no longer valid.
+    private func revoke(_ appId: Identifier, _ revoked: ([UInt8]) -> Bool) {
         let gone = registry.withLock { registry -> [any ChangeFollower] in
             var gone: [any ChangeFollower] = []
             for key in Array(registry.followers.keys) where key.appId == appId {
-                for (id, entry) in registry.followers[key] ?? [:] where entry.signedByApp {
+                for (id, entry) in registry.followers[key] ?? [:] {
+                    guard let secret = entry.verifiedBy, revoked(secret) else { continue }
                     registry.followers[key]?[id] = nil
                     Self.uncount(entry.kind, in: &registry)
                     gone.append(entry.follower)

@@ -32,7 +32,7 @@ extension CustomizationRoutes {
             let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
             let state = CustomizationState(revision: record?.revision ?? 0, schemaVersion: schema.version, document: current.document)
             if lastEventId.map({ Identifier($0) }) != Identifier(state.etag.opaque) { stream.queue(state) }
-            switch services.changes.follow(key, stream, kind: .stream, signedByApp: context.credentialsKey != nil) {
+            switch services.changes.follow(key, stream, kind: .stream, verifiedBy: context.credentialsKey) {
             case .followed: break
             case .userLimit: throw Self.tooManyFollowers(services.configuration.maxFollowersPerUser)
             case .draining, .serverLimit:

@@ -57,7 +57,7 @@ extension CustomizationRoutes {
                   pinned: SchemaIndex?) async throws -> HTTPResponse {
         let poll = LongPoll(pinned: pinned)
         let start = try await services.userLocks.withLock(key) { () async throws -> Start in
-            let admission = services.changes.follow(key, poll, kind: .longPoll, signedByApp: context.credentialsKey != nil)
+            let admission = services.changes.follow(key, poll, kind: .longPoll, verifiedBy: context.credentialsKey)
             switch admission {
             case .followed, .draining: break  // draining: answered at once below
             case .userLimit: throw Self.tooManyFollowers(services.configuration.maxFollowersPerUser)

@@ -15,6 +15,15 @@ struct RouteDispatcher: Sendable {
     static let implementedMethods: Set<String> = Metrics.knownMethods
 
     func respond(to request: HTTPRequest, context: inout APIRequestContext) async -> HTTPResponse {
+        // The database work of this request, however many calls, ends within one bound from its arrival.
+        let arrivedAt = context.receivedAt
+        var routed = context
+        let response = await RequestDeadline.$arrivedAt.withValue(arrivedAt) { await respondRouted(to: request, context: &routed) }
+        context = routed
+        return response
+    }
+
+    private func respondRouted(to request: HTTPRequest, context: inout APIRequestContext) async -> HTTPResponse {
         do {
             if request.method == "OPTIONS" {
                 let response = try options(request.head)

@@ -96,6 +96,9 @@ package final class PostgresConnection: @unchecked Sendable {
     /// migrations). A server that does not answer (frozen, partitioned) ends the wait: the connection is then
     /// abandoned (`timedOut`), as its state is unknown.
     package var statementDeadline: Double?
+    /// When the current caller's work must end (monotonic nanoseconds; its request's arrival plus the bound),
+    /// set by the pool around each call: a statement ends at this or at `statementDeadline`, whichever is first.
+    package var callDeadline: UInt64?
     /// A statement outlived `statementDeadline`: the connection is never used again.
     private(set) var timedOut = false
 
@@ -158,7 +161,15 @@ package final class PostgresConnection: @unchecked Sendable {
     private func bounded(_ sql: String, _ send: () -> Int32) throws(PostgresFailure) -> OpaquePointer? {
         guard !timedOut else { throw timeoutFailure(sql) }
         let start = DispatchTime.now().uptimeNanoseconds
-        let limit = statementDeadline.map { UInt64(max(0.001, $0) * 1e9) }
+        // The caller's bound passed between two statements: nothing is sent (a transaction left open makes the
+        // connection one the pool discards).
+        if let callDeadline, callDeadline <= start { throw Self.deadlineFailure(statementDeadline ?? 0) }
+        var limit = statementDeadline.map { UInt64(max(0.001, $0) * 1e9) }
+        if let callDeadline {
+            // What is left of the caller's bound, when that is less than one statement's (at least 1 ms).
+            let left = max(1_000_000, callDeadline - start)
+            limit = min(limit ?? left, left)
+        }
         func remainingMilliseconds() -> Int32? {
             guard let limit else { return -1 }
             let spent = DispatchTime.now().uptimeNanoseconds &- start
@@ -212,11 +223,24 @@ package final class PostgresConnection: @unchecked Sendable {
         return last
     }
 
+    /// Runs `body` on this connection with its statements ending by `deadline` at the latest; the deadline is
+    /// gone again before the connection can go back to the pool.
+    func bounded<T>(by deadline: UInt64?, _ body: (PostgresConnection) throws -> T) rethrows -> T {
+        callDeadline = deadline
+        defer { callDeadline = nil }
+        return try body(self)
+    }
+
     /// Marks the connection unusable: the pool discards it (and the server releases what its session held).
     package func abandon() { timedOut = true }
 
     private func timeoutFailure(_ sql: String) -> PostgresFailure {
         PostgresFailure(sqlState: "57014", message: "the database did not answer within \(statementDeadline ?? 0) s", sql: sql, connectionBroken: true)
+    }
+
+    /// The caller's bound passed before its work could start (connecting would begin after it).
+    static func deadlineFailure(_ bound: Double) -> PostgresFailure {
+        PostgresFailure(sqlState: "57014", message: "the database did not answer within the request's bound (\(bound) s)", sql: nil, connectionBroken: true)
     }
 
     /// Runs one statement with parameters (`$1`, `$2`, …), prepared on first use; results in binary format.

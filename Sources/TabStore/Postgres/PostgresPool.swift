@@ -21,12 +21,22 @@ package final class PostgresPool: Sendable {
 
         package init(conninfo: String) { self.conninfo = conninfo }
 
-        /// A new connection with the pool's timeouts.
-        func connect() throws(PostgresFailure) -> PostgresConnection {
-            let connection = try PostgresConnection(conninfo: conninfo, connectTimeoutSeconds: connectTimeoutSeconds, sessionTimeoutSeconds: statementTimeout)
+        /// A new connection with the pool's timeouts, connecting for no longer than what is left until `deadline`
+        /// (libpq counts whole seconds, at least 2, so a connect may end up to 2 s past it).
+        func connect(by deadline: UInt64?) throws(PostgresFailure) -> PostgresConnection {
+            var timeout = connectTimeoutSeconds
+            if let deadline {
+                let left = RequestDeadline.remaining(until: deadline)
+                guard left > 0 else { throw PostgresConnection.deadlineFailure(statementTimeout ?? 0) }
+                timeout = min(timeout, max(2, Int(left.rounded(.up))))
+            }
+            let connection = try PostgresConnection(conninfo: conninfo, connectTimeoutSeconds: timeout, sessionTimeoutSeconds: statementTimeout)
             connection.statementDeadline = statementTimeout
             return connection
         }
+
+        /// When the caller's work must end: its request's arrival plus the statement bound (nil: unbounded).
+        var callerDeadline: UInt64? { statementTimeout.map { RequestDeadline.deadline(bound: $0) } }
     }
 
     /// What a waiting caller is given: an open connection, or the right to open one.
@@ -60,7 +70,8 @@ package final class PostgresPool: Sendable {
     /// Runs `body` with a connection of its own on the pool's queue.
     /// - Throws: what `body` throws; `StorageError` (unavailable) when no connection can be had.
     package func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        let grant = try await acquire()
+        let deadline = settings.callerDeadline
+        let grant = try await acquire(by: deadline)
         return try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 var connection: PostgresConnection?
@@ -68,9 +79,9 @@ package final class PostgresPool: Sendable {
                     if case .connection(let idle) = grant, idle.isAlive() {
                         connection = idle
                     } else {
-                        connection = try self.settings.connect()
+                        connection = try self.settings.connect(by: deadline)
                     }
-                    let value = try body(connection!)
+                    let value = try connection!.bounded(by: deadline, body)
                     self.release(connection, broken: !connection!.isReusable)
                     continuation.resume(returning: value)
                 } catch {
@@ -85,7 +96,8 @@ package final class PostgresPool: Sendable {
     /// `body` gets a session whose `run` calls all use the same connection, given back when `body` returns
     /// (discarded when it is left inside a transaction or broken).
     package func session<T>(_ body: (Session) async throws -> T) async throws -> T {
-        let session = Session(pool: self, grant: try await acquire())
+        let deadline = settings.callerDeadline
+        let session = Session(pool: self, grant: try await acquire(by: deadline), deadline: deadline)
         do {
             let value = try await body(session)
             session.end()
@@ -101,10 +113,13 @@ package final class PostgresPool: Sendable {
         private let pool: PostgresPool
         private var grant: Grant?
         private var connection: PostgresConnection?
+        /// When the session's work must end (its request's arrival plus the bound).
+        private let deadline: UInt64?
 
-        fileprivate init(pool: PostgresPool, grant: Grant) {
+        fileprivate init(pool: PostgresPool, grant: Grant, deadline: UInt64?) {
             self.pool = pool
             self.grant = grant
+            self.deadline = deadline
         }
 
         package func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
@@ -115,11 +130,12 @@ package final class PostgresPool: Sendable {
                             if case .connection(let idle)? = self.grant, idle.isAlive() {
                                 self.connection = idle
                             } else {
-                                self.connection = try self.pool.settings.connect()
+                                self.connection = try self.pool.settings.connect(by: self.deadline)
                             }
                             self.grant = nil
                         }
-                        continuation.resume(returning: try body(self.connection!))
+                        let connection = self.connection!
+                        continuation.resume(returning: try connection.bounded(by: self.deadline, body))
                     } catch {
                         continuation.resume(throwing: PostgresPool.storageError(error))
                     }
@@ -146,7 +162,8 @@ package final class PostgresPool: Sendable {
         return StorageError(unavailable: "the database is unreachable", message: failure.message, sql: failure.sql)
     }
 
-    fileprivate func acquire() async throws -> Grant {
+    /// A connection, or the right to open one, waiting at most `acquireTimeout` and never past `deadline`.
+    fileprivate func acquire(by deadline: UInt64?) async throws -> Grant {
         enum Immediate { case grant(Grant), closed, wait }
         let immediate = state.withLock { state -> Immediate in
             if state.closed { return .closed }
@@ -179,14 +196,15 @@ package final class PostgresPool: Sendable {
                 return state.nextWaiter
             }
             guard let id else { return }
-            queue.asyncAfter(deadline: .now() + settings.acquireTimeout) {
+            let wait = min(settings.acquireTimeout, deadline.map { RequestDeadline.remaining(until: $0) } ?? .infinity)
+            queue.asyncAfter(deadline: .now() + max(0, wait)) {
                 let expired = self.state.withLock { state -> Waiter? in
                     guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
                     return state.waiters.remove(at: index)
                 }
                 expired?.continuation.resume(throwing: StorageError(
                     unavailable: "every database connection is busy",
-                    message: "no PostgreSQL connection became free within \(self.settings.acquireTimeout) s (\(self.settings.maxConnections) in use)"))
+                    message: "no PostgreSQL connection became free within \((wait * 1000).rounded() / 1000) s (\(self.settings.maxConnections) in use)"))
             }
         }
     }

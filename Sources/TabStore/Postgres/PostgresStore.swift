@@ -20,13 +20,16 @@ package final class PostgresStore: TabStoreBackend {
         /// Seconds one statement may take (`PostgresConnection.statementDeadline`, and the session's server-side
         /// timeouts); nil: unbounded.
         package var statementTimeout: Double? = 5
+        /// The id this process signs its change notifications with, so it skips its own: unique per process.
+        /// (A test gives a second store the same one to write what the first never hears of.)
+        package var sender = UUID().uuidString
 
         package init(url: String) { self.url = url }
     }
 
     let pool: PostgresPool
     /// This process's id in change notifications, so it skips its own.
-    let sender = UUID().uuidString
+    let sender: String
     let listener: PostgresListener
 
     /// Connects once to check the database (reachable, credentials, exists, UTF-8), migrates it under the
@@ -55,6 +58,7 @@ package final class PostgresStore: TabStoreBackend {
         settings.connectTimeoutSeconds = configuration.connectTimeoutSeconds
         settings.statementTimeout = configuration.statementTimeout
         pool = PostgresPool(settings: settings)
+        sender = configuration.sender
         listener = PostgresListener(conninfo: configuration.url, sender: sender)
     }
 
