@@ -22,9 +22,9 @@ final class LiveService: TestClient, @unchecked Sendable {
             guard let cluster = PostgresTestCluster.shared else { throw PostgresTestCluster.Failure("no PostgreSQL") }
             options.databaseURL = try cluster.freshDatabase()
             options.databaseConnections = 6
-            // Headroom for a loaded machine: a test of the bound itself sets its own.
-            options.databaseTimeout = 30
         }
+        // Headroom for a loaded machine: a test of the bound itself sets its own.
+        options.databaseTimeout = 30
         options.port = 0
         options.threads = 2
         options.dataDirectory = directory.path

@@ -24,7 +24,9 @@ struct SystemRoutes: RouteGroup {
     func readyz(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         if services.serverState.isDraining { throw APIError.draining }
         guard await services.store.ping() else {
-            throw APIError(status: 503, slug: .databaseUnavailable, title: "Service unavailable", detail: "the database does not answer")
+            var error = APIError(status: 503, slug: .databaseUnavailable, title: "Service unavailable", detail: "the database does not answer")
+            error.headers.add("Retry-After", String(SQLiteStore.retryAfterSeconds))
+            throw error
         }
         if let failure = await services.store.writeFailure() {
             throw APIError.storageUnavailable(failure)

@@ -127,7 +127,7 @@ public struct ServiceOptions: Sendable {
         Setting(flag: "database-connections", help: "PostgreSQL connections per server at most (default 10)") {
             $0.databaseConnections = try integer("database-connections", 1...1000, $1)
         },
-        Setting(flag: "database-timeout", help: "seconds one PostgreSQL call may take before the request gets 503 (default 5)") {
+        Setting(flag: "database-timeout", help: "seconds a request's database work may take before it gets 503: PostgreSQL, or SQLite's writer (default 5)") {
             $0.databaseTimeout = try seconds("database-timeout", $1)
         },
         Setting(flag: "admin-token", help: "the operator's bearer token") { $0.adminToken = $1 },

@@ -160,6 +160,8 @@ public final class TabStoreService: Sendable {
         configuration.readers = options.threads + System.coreCount + 2
         configuration.recordCacheBytes = options.recordCacheBytes
         configuration.writerPageCacheBytes = options.sqliteCacheBytes
+        // A disk that stopped answering gives 503 once a write waited this long, as a PostgreSQL that did.
+        configuration.writeTimeout = options.databaseTimeout
         if let onBatch { configuration.onBatch = onBatch }
         return try SQLiteStore(configuration: configuration)
     }

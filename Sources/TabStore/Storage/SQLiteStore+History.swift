@@ -13,7 +13,7 @@ extension SQLiteStore {
 
     package func commitCustomization(_ commit: CustomizationCommit) async throws {
         let answerBookkeeping = self.answerBookkeeping
-        let (added, historyDelta) = try await writer.write { db -> (Int, Int) in
+        _ = try await writer.write { db -> (Int, Int) in
             let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
             let statement = try db.statement("""
                 SELECT revision, history_head, history_floor, history_answers FROM customizations WHERE app_id = ? AND user_id = ?
@@ -78,11 +78,14 @@ extension SQLiteStore {
                 throw StoreConflict.notFound  // the app was deleted meanwhile (foreign key)
             }
             return (commit.record != nil && current == nil ? 1 : 0, historyDelta)
-        } afterCommit: { [records] _, _ in
+        } afterCommit: { [records, self] added, historyDelta in
             if let record = commit.record { records.set(appId: commit.appId, userId: commit.userId, record) }
+            // Here, not after the caller's await: a write that commits after its caller's bound passed counts too.
+            adjustCustomizationTotal(added)
+            adjustHistoryTotal(historyDelta)
+        } late: { [self] in
+            changed(.customization(appId: commit.appId, userId: commit.userId))
         }
-        adjustCustomizationTotal(added)
-        adjustHistoryTotal(historyDelta)
     }
 
     /// Stores `next` as the user's current customization (the row under `appId`, `userId`), replacing any;
@@ -226,7 +229,7 @@ extension SQLiteStore {
 
     package func eraseUser(userId: String, appId: String) async throws -> Bool {
         let user: [SQLiteValue] = [.text(appId), .text(userId)]
-        let (erased, customizations, historyRows) = try await writer.write { db -> (Bool, Int, Int) in
+        let (erased, _, _) = try await writer.write { db -> (Bool, Int, Int) in
             let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?", user) ?? 0
             let head = try Self.historyHead(user, db: db)
             let newest = try Self.link(head, after: nil, user: user, db: db)?.revision ?? 0
@@ -243,11 +246,13 @@ extension SQLiteStore {
             let customizations = db.changes
             try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ?", user)
             return (customizations + historyRows + db.changes > 0, customizations, historyRows)
-        } afterCommit: { [records] _, _, _ in
+        } afterCommit: { [records, self] _, customizations, historyRows in
             records.set(appId: appId, userId: userId, nil)
+            adjustCustomizationTotal(-customizations)
+            adjustHistoryTotal(-historyRows)
+        } late: { [self] in
+            changed(.customization(appId: appId, userId: userId))
         }
-        adjustCustomizationTotal(-customizations)
-        adjustHistoryTotal(-historyRows)
         return erased
     }
 

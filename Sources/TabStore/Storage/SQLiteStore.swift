@@ -22,6 +22,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         package var readerPageCacheBytes = 1 << 20
         /// Called after each committed batch with its size and commit time (metrics).
         package var onBatch: @Sendable (Int, Double) -> Void = { _, _ in }
+        /// Seconds a write's caller waits from its request's arrival (`WriteQueue.bound`); nil: unbounded.
+        package var writeTimeout: Double?
 
         package init(path: String) { self.path = path }
     }
@@ -43,6 +45,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     private let checkpointer: Checkpointer
     /// Where the bounded sweep of expired idempotent answers goes on from (SQLiteStore+History).
     let answerBookkeeping = AnswerBookkeeping()
+    /// Told of writes that committed after their caller's bound passed (`SQLiteStore+Late`).
+    let observers = ChangeObservers()
 
     /// Opens or creates the database, checks it, migrates it and starts the writer.
     /// - Throws: `StorageError` for a file that is not a database, a corrupt one, or one from a newer version.
@@ -85,7 +89,7 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
                                  },
                                  beforeCommit: { [answerBookkeeping] db in try answerBookkeeping.storeOrder(db) },
                                  afterCommit: { [answerBookkeeping] in answerBookkeeping.batchCommitted() },
-                                 betweenBatches: { db in checkpointer.copyRestOnWriter(db) })
+                                 betweenBatches: { db in checkpointer.copyRestOnWriter(db) }, bound: configuration.writeTimeout)
     }
 
     /// A read-only file, folder or mount opens, and even "migrates" when nothing is left to migrate, so

@@ -163,7 +163,8 @@ package protocol TabStoreBackend: Sendable {
     /// Finishes queued writes and closes.
     func close() async
     /// Calls `handler` (on a thread of the backend's) for every change another process committed to a shared
-    /// database (replicas), after its commit. Backends whose database no other process writes never call it.
+    /// database (replicas), after its commit. Backends whose database no other process writes call it only for
+    /// a write of their own that committed after its caller had been answered 503 (its bound passed).
     func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void)
 }
 

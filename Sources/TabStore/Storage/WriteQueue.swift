@@ -46,12 +46,17 @@ final class WriteQueue: Sendable {
     private let afterCommit: @Sendable () -> Void
     /// Told about every failure that means the database cannot take writes, and about every commit.
     let health: StorageHealth
+    /// Seconds a caller waits for its write, counted from its request's arrival (`RequestDeadline`); nil: as long
+    /// as the writer takes. Past it the caller gets 503: a write still queued is dropped (never written), one
+    /// the writer is running (a disk that stopped answering) may still commit, and says so through `late`.
+    let bound: Double?
 
     /// Starts the writer thread, which owns `connection` from now on.
     init(connection: SQLiteConnection, maxBatch: Int, health: StorageHealth, onBatch: @escaping @Sendable (Int, Double) -> Void,
          beforeCommit: @escaping @Sendable (SQLiteConnection) throws -> Void = { _ in },
          afterCommit: @escaping @Sendable () -> Void = {},
-         betweenBatches: @escaping @Sendable (SQLiteConnection) -> Void = { _ in }) {
+         betweenBatches: @escaping @Sendable (SQLiteConnection) -> Void = { _ in }, bound: Double? = nil) {
+        self.bound = bound
         self.beforeCommit = beforeCommit
         self.afterCommit = afterCommit
         self.maxBatch = max(1, maxBatch)
@@ -64,10 +69,20 @@ final class WriteQueue: Sendable {
     /// Runs `body` in the next batch and returns its result once that batch committed.
     /// - Parameter afterCommit: given `body`'s result on the writer thread once the batch committed (not when
     ///   `body` threw or the commit failed), before any write of a later batch and before any caller is answered.
-    /// - Throws: what `body` threw, or the batch's commit failure.
+    /// - Parameter late: called on the writer thread when the write committed after its caller had its 503
+    ///   (the bound passed while the writer ran it), so what follows the database can catch up.
+    /// - Throws: what `body` threw, or the batch's commit failure; `StorageError` (unavailable) past `bound`.
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
-                            afterCommit: (@Sendable (T) -> Void)? = nil) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+                            afterCommit: (@Sendable (T) -> Void)? = nil, late: (@Sendable () -> Void)? = nil) async throws -> T {
+        let deadline = bound.map { RequestDeadline.deadline(bound: $0) }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+            // Answered once: by the writer, or by the bound, whichever comes first.
+            let waiting = Locked<CheckedContinuation<T, Error>?>(continuation)
+            let answer: @Sendable (Result<T, Error>) -> Bool = { result in
+                guard let continuation = waiting.withLock({ waiting in defer { waiting = nil }; return waiting }) else { return false }
+                continuation.resume(with: result)
+                return true
+            }
             // Written by the writer thread in `run`, read by it again in `complete`: one thread only.
             nonisolated(unsafe) var result: Result<T, Error>?
             let job = Job(
@@ -80,12 +95,12 @@ final class WriteQueue: Sendable {
                     if let afterCommit, case .success(let value)? = result { afterCommit(value) }
                 },
                 complete: { commitError in
-                    switch result {
-                    case .failure(let error)?: continuation.resume(throwing: error)
-                    case .success(let value)?:
-                        if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(returning: value) }
-                    case nil: continuation.resume(throwing: commitError ?? StorageError(extendedCode: SQLITE_ERROR, message: "write was not run"))
+                    let outcome: Result<T, Error> = switch result {
+                    case .failure(let error)?: .failure(error)
+                    case .success(let value)?: commitError.map { .failure($0) } ?? .success(value)
+                    case nil: .failure(commitError ?? StorageError(extendedCode: SQLITE_ERROR, message: "write was not run"))
                     }
+                    if !answer(outcome), case .success = outcome { late?() }
                 })
             let accepted = state.withLock { state -> Bool in
                 guard !state.closed else { return false }
@@ -94,10 +109,30 @@ final class WriteQueue: Sendable {
             }
             if accepted {
                 wake.signal()
+                if let deadline, let bound {
+                    DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { [self] in
+                        expire(job, bound: bound, answer: { answer(.failure($0)) })
+                    }
+                }
             } else {
-                continuation.resume(throwing: StorageError(extendedCode: SQLITE_ERROR, message: "the store is closed"))
+                _ = answer(.failure(StorageError(extendedCode: SQLITE_ERROR, message: "the store is closed")))
             }
         }
+    }
+
+    /// The bound of `job`'s caller passed: a job still queued leaves the queue unwritten; one the writer runs
+    /// goes on, its caller answered now. Either way the caller gets 503 and `/readyz` reports the writer stuck
+    /// until a batch commits.
+    private func expire(_ job: Job, bound: Double, answer: (Error) -> Bool) {
+        let dropped = state.withLock { state -> Bool in
+            guard let index = state.jobs.firstIndex(where: { $0 === job }) else { return false }
+            state.jobs.remove(at: index)
+            return true
+        }
+        let error = StorageError(unavailable: "the database did not answer within \(bound) s",
+                                 message: dropped ? "the write waited \(bound) s for the writer and was not written"
+                                                  : "the writer ran the write for longer than \(bound) s (a disk that stopped answering?); it may still commit")
+        if answer(error) { health.record(error) }
     }
 
     /// Stops accepting writes, finishes the queued ones and waits for the writer thread to end.
