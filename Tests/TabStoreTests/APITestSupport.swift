@@ -58,7 +58,7 @@ final class LiveService: TestClient, @unchecked Sendable {
             // Generous: under the sanitizers on a busy machine a first write can take seconds.
             let client = try RawClient(port: port, timeout: 30)
             guard let response = client.request(request) else {
-                throw SystemError(call: "request \(request.method) \(request.target)", errno: 0)
+                throw TestFailure("request \(request.method) \(request.target) failed: \(client.failure ?? "no whole response")")
             }
             return response
         }

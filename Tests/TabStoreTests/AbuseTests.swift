@@ -160,13 +160,13 @@ struct AbuseTests {
                 for round in 0..<6 {
                     for client in slow { client.send(round == 0 ? "GET / HTTP/1.1\r\n" : "X-\(round): a\r\n") }
                     let started = Date()
-                    guard normal.request(.get("/healthz"))?.status == 200 else { throw SystemError(call: "normal client not served", errno: 0) }
+                    guard normal.request(.get("/healthz"))?.status == 200 else { throw TestFailure("normal client not served") }
                     worst = max(worst, Date().timeIntervalSince(started))
                     usleep(100_000)
                 }
                 // The header timeout ends every slowloris connection with a 408.
                 let timedOut = slow.prefix(20).filter { $0.readResponse()?.status == 408 }.count
-                guard timedOut == 20 else { throw SystemError(call: "slowloris connections not timed out: \(timedOut)", errno: 0) }
+                guard timedOut == 20 else { throw TestFailure("slowloris connections not timed out: \(timedOut)") }
                 return worst
             }
             #expect(worst < 1.0)
@@ -179,12 +179,12 @@ struct AbuseTests {
             let port = live.port
             let worst = try await offPool { () throws -> Double in
                 let normal = try RawClient(port: port)
-                guard normal.request(.get("/healthz"))?.status == 200 else { throw SystemError(call: "normal client not served", errno: 0) }
+                guard normal.request(.get("/healthz"))?.status == 200 else { throw TestFailure("normal client not served") }
                 let flood = (0..<400).compactMap { _ in try? RawClient(port: port, timeout: 5) }
                 let refused = flood.suffix(50).filter { $0.readResponse()?.status == 503 }.count
-                guard refused > 0 else { throw SystemError(call: "no 503 past the cap", errno: 0) }
+                guard refused > 0 else { throw TestFailure("no 503 past the cap") }
                 let started = Date()
-                guard normal.request(.get("/healthz"))?.status == 200 else { throw SystemError(call: "normal client not served in flood", errno: 0) }
+                guard normal.request(.get("/healthz"))?.status == 200 else { throw TestFailure("normal client not served in flood") }
                 return Date().timeIntervalSince(started)
             }
             #expect(worst < 1.0)
@@ -203,7 +203,7 @@ struct AbuseTests {
                     client.send(attempt)
                     let status = client.readResponse()?.status
                     guard status == 400 || status == 501, client.isClosedByServer(), client.readResponse() == nil else {
-                        throw SystemError(call: "smuggling not refused: \(String(describing: status))", errno: 0)
+                        throw TestFailure("smuggling not refused: \(String(describing: status))")
                     }
                 }
             }

@@ -202,7 +202,7 @@ extension BinaryTests {
                 }
                 return port != nil
             }
-            guard let port else { throw SystemError(call: "no listening line: \(log.withLock { $0 })", errno: 0) }
+            guard let port else { throw TestFailure("no listening line: \(log.withLock { $0 })") }
             return port
         }
         let startLog = log.withLock { $0 }
@@ -212,7 +212,7 @@ extension BinaryTests {
         let (cpu, refused) = try await offPool { () throws -> (Double, Int) in
             // More connections than descriptors: the old server hit EMFILE here and spun on the readable listener.
             let flood = (0..<150).compactMap { _ in try? RawClient(port: port, timeout: 2) }
-            guard flood.count == 150 else { throw SystemError(call: "connect", errno: 0) }
+            guard flood.count == 150 else { throw TestFailure("connect") }
             // Past the cap of 64: a prompt 503 (a few sampled; a read waits at most 2 s).
             let refused = flood[140...].filter { $0.readResponse()?.status == 503 }.count
             let before = Self.cpuSeconds(pid) ?? 0

@@ -39,7 +39,7 @@ final class ServingProcess: @unchecked Sendable {
             var seen = ""
             while true {
                 let chunk = reader.availableData
-                guard !chunk.isEmpty else { throw SystemError(call: "server exited early: \(seen)", errno: 0) }
+                guard !chunk.isEmpty else { throw TestFailure("server exited early: \(seen)") }
                 seen += String(decoding: chunk, as: UTF8.self)
                 for line in seen.split(separator: "\n") where line.contains("\"event\":\"listening\"") {
                     if case .object(let object)? = try? JSONParser.parse(Array(line.utf8)), case .integer(let port)? = object["port"] {

@@ -209,5 +209,5 @@ func waitUntil(_ condition: @Sendable () -> Bool) async throws {
         if condition() { return }
         try await Task.sleep(for: .milliseconds(10))
     }
-    throw SystemError(call: "waitUntil: the condition never held", errno: 0)
+    throw TestFailure("waitUntil: the condition never held")
 }

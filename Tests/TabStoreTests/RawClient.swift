@@ -25,8 +25,14 @@ final class RawClient: @unchecked Sendable {
 
     let fd: Int32
     private var buffer: [UInt8] = []
+    /// The receive timeout in seconds, for `failure`.
+    private var timeout = 10
+    /// What ended the last read that got nothing: the server's close, the timeout, or the errno (for the
+    /// message of a test that failed, instead of "Success").
+    private(set) var failure: String?
 
     init(port: Int, timeout: Int = 10) throws {
+        self.timeout = timeout
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
@@ -43,6 +49,7 @@ final class RawClient: @unchecked Sendable {
     /// A client over an already connected socket (a socketpair end).
     init(connected fd: Int32, timeout: Int = 10) {
         self.fd = fd
+        self.timeout = timeout
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -75,7 +82,15 @@ final class RawClient: @unchecked Sendable {
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return false }
+        guard count > 0 else {
+            let error = errno
+            failure = switch (count, error) {
+            case (0, _): "the server closed the connection after \(buffer.count) unread bytes"
+            case (_, EAGAIN), (_, EWOULDBLOCK): "no answer within the \(timeout) s receive timeout (\(buffer.count) bytes read)"
+            default: "recv failed: \(String(cString: strerror(error))) (errno \(error))"
+            }
+            return false
+        }
         buffer.append(contentsOf: chunk[0..<count])
         return true
     }

@@ -15,7 +15,7 @@ struct PortClient: TestClient {
         let port = self.port
         return try await offPool {
             let client = try RawClient(port: port, timeout: 30)
-            guard let response = client.request(request) else { throw SystemError(call: "request \(request.method) \(request.target)", errno: 0) }
+            guard let response = client.request(request) else { throw TestFailure("request \(request.method) \(request.target)") }
             return response
         }
     }

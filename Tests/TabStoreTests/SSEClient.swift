@@ -60,7 +60,7 @@ final class SSEClient: @unchecked Sendable {
         while headEnd == nil {
             guard DispatchTime.now().uptimeNanoseconds < deadline, !closed else {
                 Glibc.close(fd)
-                throw SystemError(call: "SSE head", errno: 0)
+                throw TestFailure("SSE head")
             }
             _ = Self.fill(fd, &raw, &closed)
             headEnd = Self.find([13, 10, 13, 10], in: raw)

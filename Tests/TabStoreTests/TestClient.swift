@@ -23,10 +23,10 @@ extension TestClient {
     func makeApp(_ id: String, schema: String) async throws -> String {
         let created = try await send(.post("/v1/apps").bearer(admin).json(#"{"id": "\#(id)", "name": "Test \#(id)"}"#))
         guard created.status == 201, case .string(let secret)? = created.field("signingSecret") else {
-            throw SystemError(call: "create app \(id): \(created.status) \(created.text)", errno: 0)
+            throw TestFailure("create app \(id): \(created.status) \(created.text)")
         }
         let registered = try await send(.put("/v1/apps/\(id)/schema").bearer(admin).json(schema))
-        guard registered.status == 201 else { throw SystemError(call: "register schema of \(id): \(registered.status) \(registered.text)", errno: 0) }
+        guard registered.status == 201 else { throw TestFailure("register schema of \(id): \(registered.status) \(registered.text)") }
         return secret
     }
 }

@@ -22,3 +22,9 @@ final class TemporaryDirectory: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(at: url) }
 }
+
+/// A test's own failure, said in words (not an errno a helper never had).
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
