@@ -56,6 +56,8 @@ final class ServerFixture: @unchecked Sendable {
         options.adminToken = admin
         options.accessLog = false
         options.shutdownGrace = 2
+        // Headroom for a loaded machine: the database bound (default 5 s) is not what these tests are about.
+        options.databaseTimeout = 30
         let started = try TabStoreService.start(options: options, logger: .silent)
         lock.withLock {
             service = started

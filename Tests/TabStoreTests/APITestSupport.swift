@@ -55,8 +55,9 @@ final class LiveService: TestClient, @unchecked Sendable {
     func send(_ request: TestRequest) async throws -> TestResponse {
         let port = self.port
         return try await offPool {
-            // Generous: under the sanitizers on a busy machine a first write can take seconds.
-            let client = try RawClient(port: port, timeout: 30)
+            // Generous: under the sanitizers on a busy machine a first write can take seconds; and longer than the
+            // database bound these services get (30 s), so a bounded answer always comes before the client gives up.
+            let client = try RawClient(port: port, timeout: 90)
             guard let response = client.request(request) else {
                 throw TestFailure("request \(request.method) \(request.target) failed: \(client.failure ?? "no whole response")")
             }

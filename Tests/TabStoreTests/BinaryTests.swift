@@ -17,13 +17,17 @@ struct TabServerProcess {
         return directory.appendingPathComponent("tab-server")
     }
 
+    /// Headroom for a loaded machine: the database bound (default 5 s) is not what these tests are about.
+    static let loadedMachine = ["TAB_SERVER_DATABASE_TIMEOUT": "30"]
+
     /// Runs a subcommand to completion: (exit status, stdout, stderr).
     static func run(_ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil) throws -> (Int32, String, String) {
         let process = Process()
         process.executableURL = binary
         if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }.merging(environment) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }
+            .merging(TabServerProcess.loadedMachine) { $1 }.merging(environment) { $1 }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -179,7 +183,7 @@ extension BinaryTests {
         // `ulimit -n` sets the soft and hard limit: the server cannot raise it; 128 descriptors, 26 used at rest.
         process.arguments = ["-c", "ulimit -n 128 && exec \"$0\" serve --port 0 --data-dir \"$1\" --threads 1 --access-log false",
                              TabServerProcess.binary.path, directory.path]
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }.merging(TabServerProcess.loadedMachine) { $1 }
         let err = Pipe()
         process.standardError = err
         process.standardOutput = Pipe()

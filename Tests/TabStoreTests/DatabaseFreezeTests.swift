@@ -17,11 +17,13 @@ struct DatabaseFreezeTests {
         guard PostgresTestCluster.shared != nil else { return }
         let cluster = try PostgresTestCluster.dedicated()
         let url = try cluster.freshDatabase()
-        try await withLiveService(adjust: { $0.databaseURL = url; $0.databaseTimeout = 1 }) { live in
+        try await withLiveService(adjust: { $0.databaseURL = url }) { live in
             let app = try await Credentials.App.register(on: live, id: "app.freeze", schema: Seeds.behaviorAllAutomatic)
             let path = app.userPath("u") + "/customization"
             let token = app.token(for: "u")
             #expect(try await live.send(.patch(path).bearer(token).json(Sync.hide("bell"))).status == 200)
+            // Made with headroom for a loaded machine; the bound under test from here on.
+            try #require(live.service.store as? PostgresStore).pool.setRequestBound(1)
             try cluster.signalAll(SIGSTOP)
             var thawed = false
             defer { if !thawed { try? cluster.signalAll(SIGCONT) } }
@@ -42,6 +44,7 @@ struct DatabaseFreezeTests {
                 if ready != 200 { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(ready == 200)
+            try #require(live.service.store as? PostgresStore).pool.setRequestBound(30)
             let after = try await live.send(.patch(path).bearer(token).json(Sync.hide("climate")))
             #expect(after.status == 200, "\(after.text)")
             #expect(try await live.send(.get(path).bearer(token)).revision == after.revision)

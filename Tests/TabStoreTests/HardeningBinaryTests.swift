@@ -28,7 +28,7 @@ final class ServingProcess: @unchecked Sendable {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", prefix + #" exec "$0" serve "$@""#, TabServerProcess.binary.path] + arguments
         }
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }.merging(TabServerProcess.loadedMachine) { $1 }
         let err = Pipe()
         process.standardError = err
         process.standardOutput = Pipe()
@@ -249,7 +249,7 @@ struct HardeningBinaryTests {
             process.executableURL = TabServerProcess.binary
             process.arguments = arguments
         }
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }.merging(TabServerProcess.loadedMachine) { $1 }
         let err = Pipe()
         process.standardError = err
         process.standardOutput = Pipe()

@@ -215,6 +215,8 @@ enum TestBackend: String, Sendable, CustomStringConvertible {
             // connection: a caller queued behind 60 others on a CI machine running every suite at once can
             // wait longer than the production default of 5 s (a flake seen in CI), so tests wait up to 60 s.
             configuration.acquireTimeout = 60
+            // And a caller's whole bound (its wait for a connection and its statements: RequestDeadline) the same.
+            configuration.statementTimeout = 60
             return try PostgresStore(configuration: configuration)
         }
     }

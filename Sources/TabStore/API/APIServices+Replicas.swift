@@ -42,6 +42,7 @@ extension APIServices {
     /// Runs in the background; no stream misses a revision committed while the notifications were lost.
     func catchUp() {
         let users = changes.allFollowedUsers
+        logger.info("notifications_resumed", [("followedUsers", .integer(users.count))])
         guard !users.isEmpty else { return }
         Task {
             var apps: [Identifier: Bool] = [:]

@@ -35,8 +35,6 @@ package final class PostgresPool: Sendable {
             return connection
         }
 
-        /// When the caller's work must end: its request's arrival plus the statement bound (nil: unbounded).
-        var callerDeadline: UInt64? { statementTimeout.map { RequestDeadline.deadline(bound: $0) } }
     }
 
     /// What a waiting caller is given: an open connection, or the right to open one.
@@ -61,16 +59,26 @@ package final class PostgresPool: Sendable {
 
     package let settings: Settings
     private let state = Locked(State())
+    /// The bound of a request's work (`settings.statementTimeout` at first; tests change it with `setRequestBound`).
+    private let requestBound: Locked<Double?>
     fileprivate let queue = DispatchQueue(label: "tabstore-postgres", qos: .userInitiated, attributes: .concurrent)
 
     package init(settings: Settings) {
         self.settings = settings
+        requestBound = Locked(settings.statementTimeout)
     }
+
+    /// When the caller's work must end: its request's arrival plus the bound (nil: unbounded).
+    private var callerDeadline: UInt64? { requestBound.withLock { $0 }.map { RequestDeadline.deadline(bound: $0) } }
+
+    /// Changes the bound of requests from now on (tests: data made with headroom, then the bound tested); each
+    /// statement stays bounded by `settings.statementTimeout` too.
+    package func setRequestBound(_ seconds: Double?) { requestBound.withLock { $0 = seconds } }
 
     /// Runs `body` with a connection of its own on the pool's queue.
     /// - Throws: what `body` throws; `StorageError` (unavailable) when no connection can be had.
     package func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        let deadline = settings.callerDeadline
+        let deadline = callerDeadline
         let grant = try await acquire(by: deadline)
         return try await withCheckedThrowingContinuation { continuation in
             queue.async {
@@ -96,7 +104,7 @@ package final class PostgresPool: Sendable {
     /// `body` gets a session whose `run` calls all use the same connection, given back when `body` returns
     /// (discarded when it is left inside a transaction or broken).
     package func session<T>(_ body: (Session) async throws -> T) async throws -> T {
-        let deadline = settings.callerDeadline
+        let deadline = callerDeadline
         let session = Session(pool: self, grant: try await acquire(by: deadline), deadline: deadline)
         do {
             let value = try await body(session)

@@ -252,6 +252,10 @@ package final class PostgresStore: TabStoreBackend {
     /// beside the row lock, makes sure no replica's concurrent write is overwritten.
     /// - Throws: `LostRace` when another write committed first, `StoreConflict.notFound` when the app is gone.
     static func writeRevision(_ db: PostgresConnection, _ next: CustomizationRecord, expected: Int) throws {
+        // The app may have been deleted and created again since the write was validated (as in SQLite's
+        // `storeRevision`); the key-share lock keeps it from being deleted before this transaction commits.
+        let floor = try db.query("SELECT schema_version_floor FROM apps WHERE id = $1 FOR KEY SHARE", [.text(next.appId)]).scalarInt
+        if let floor, floor > 0, next.writtenUnder <= floor { throw StoreConflict.notFound }
         do {
             let changed: Int
             if expected == 0 {

@@ -93,6 +93,11 @@ extension SQLiteStore {
     /// revision the retention cut, `answers` the list of answers its history rows hold (nil: left as stored).
     static func storeRevision(_ next: CustomizationRecord, appId: String, userId: String, history: (head: Int?, floor: Int),
                               answers: HistoryAnswers? = nil, db: SQLiteConnection) throws {
+        // The app may have been deleted and created again since the write was validated: its versions then start
+        // above the floor, so a version at or below it was the old app's, and the write must not land here.
+        if let floor = try db.scalarInt("SELECT schema_version_floor FROM apps WHERE id = ?", [.text(appId)]), floor > 0, next.writtenUnder <= floor {
+            throw StoreConflict.notFound
+        }
         let values: [SQLiteValue] = [.text(appId), .text(userId), .integer(next.revision), .integer(next.schemaVersion),
                                      .blob(next.document), .text(next.updatedAt), history.head.map { .integer($0) } ?? .null, .integer(history.floor)]
         guard let answers else {

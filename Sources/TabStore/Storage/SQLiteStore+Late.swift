@@ -19,6 +19,10 @@ extension SQLiteStore {
         observers.add(handler)
     }
 
+    /// Changes the writes' bound (`Configuration.writeTimeout`) from now on: for tests, which make their data
+    /// with headroom on a loaded machine, then test the bound.
+    package func setWriteTimeout(_ seconds: Double?) { writer.setBound(seconds) }
+
     /// Called on the writer thread by a write that committed late.
     func changed(_ change: StoreChange) { observers.tell(change) }
 }

@@ -49,14 +49,15 @@ final class WriteQueue: Sendable {
     /// Seconds a caller waits for its write, counted from its request's arrival (`RequestDeadline`); nil: as long
     /// as the writer takes. Past it the caller gets 503: a write still queued is dropped (never written), one
     /// the writer is running (a disk that stopped answering) may still commit, and says so through `late`.
-    let bound: Double?
+    var bound: Double? { boundSeconds.withLock { $0 } }
+    private let boundSeconds: Locked<Double?>
 
     /// Starts the writer thread, which owns `connection` from now on.
     init(connection: SQLiteConnection, maxBatch: Int, health: StorageHealth, onBatch: @escaping @Sendable (Int, Double) -> Void,
          beforeCommit: @escaping @Sendable (SQLiteConnection) throws -> Void = { _ in },
          afterCommit: @escaping @Sendable () -> Void = {},
          betweenBatches: @escaping @Sendable (SQLiteConnection) -> Void = { _ in }, bound: Double? = nil) {
-        self.bound = bound
+        boundSeconds = Locked(bound)
         self.beforeCommit = beforeCommit
         self.afterCommit = afterCommit
         self.maxBatch = max(1, maxBatch)
@@ -74,6 +75,7 @@ final class WriteQueue: Sendable {
     /// - Throws: what `body` threw, or the batch's commit failure; `StorageError` (unavailable) past `bound`.
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
                             afterCommit: (@Sendable (T) -> Void)? = nil, late: (@Sendable () -> Void)? = nil) async throws -> T {
+        let bound = self.bound
         let deadline = bound.map { RequestDeadline.deadline(bound: $0) }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
             // Answered once: by the writer, or by the bound, whichever comes first.
@@ -119,6 +121,9 @@ final class WriteQueue: Sendable {
             }
         }
     }
+
+    /// Changes `bound` for the writes that come next (tests: data made with headroom, then the bound tested).
+    func setBound(_ seconds: Double?) { boundSeconds.withLock { $0 = seconds } }
 
     /// The bound of `job`'s caller passed: a job still queued leaves the queue unwritten; one the writer runs
     /// goes on, its caller answered now. Either way the caller gets 503 and `/readyz` reports the writer stuck
