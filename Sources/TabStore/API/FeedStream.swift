@@ -65,11 +65,13 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
     // MARK: ChangeFollower (any thread)
 
     func changed(_ customization: CustomizationState) {
-        let wake = state.withLock { state -> (@Sendable () -> Void)? in
-            guard !state.finished else { return nil }
+        let (wake, coalesced) = state.withLock { state -> ((@Sendable () -> Void)?, Bool) in
+            guard !state.finished else { return (nil, false) }
+            let replaced = state.pending.map { $0.etag.opaque != customization.etag.opaque } ?? false
             state.pending = customization
-            return state.wake
+            return (state.wake, replaced)
         }
+        if coalesced { metrics.recordEventCoalesced() }
         wake?()
     }
 
