@@ -75,10 +75,11 @@ final class StreamingResponder: HTTPResponder {
 
 @Suite("Streamed responses on the event loops", .serialized)
 struct HTTPServerStreamTests {
-    func start(_ responder: StreamingResponder) throws -> HTTPServer {
+    func start(_ responder: StreamingResponder, writeTimeout: Double = 30) throws -> HTTPServer {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.eventLoops = 2
+        configuration.writeTimeout = writeTimeout
         return try HTTPServer.start(configuration: configuration, responder: responder, observer: nil)
     }
 
@@ -140,6 +141,25 @@ struct HTTPServerStreamTests {
         #expect(server.openConnections == 1)
         stream.push(": more\n\n")
         #expect(try await Self.comments(client, 1) == [["more"]])
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("a reader that takes nothing is still closed by the write timeout, however often its source has more")
+    func stalledReader() async throws {
+        let responder = StreamingResponder()
+        let server = try start(responder, writeTimeout: 1)
+        let port = server.port
+        let client = try await offPool { try SSEClient(port: port, .get("/stream"), receiveBuffer: 4096) }
+        let stream = try #require(responder.streams.withLock { $0.first })
+        #expect(try await Self.comments(client, 1) == [["first"]])
+        let padding = String(repeating: "x", count: 64 * 1024)
+        // Far more than the socket buffers take, then a state every 100 ms: none may extend the write timeout.
+        for index in 0..<400 where stream.finishes == 0 {
+            stream.push(": \(index) \(padding)\n\n", replacing: true)
+            if index >= 100 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(eventually(30) { stream.finishes == 1 && server.openConnections == 0 })
+        #expect(stream.polls.backlogged > 0)
         await server.shutdown(grace: 1)
     }
 
