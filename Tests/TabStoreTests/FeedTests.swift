@@ -78,6 +78,53 @@ struct FeedTests {
         }
     }
 
+    @Test("a slow reader is sent the newest state: revisions in order, the last one last, most skipped, never cut")
+    func slowReader() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live, schema: TrustTests.dynamicSchema)
+            // A small receive buffer: the server's output backs up as soon as the reader pauses.
+            let stream = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken), receiveBuffer: 4096)
+            #expect(try await Self.next(stream)?.id == "0.1")
+            let writes = 200
+            let writing = Locked(true)
+            // The reader takes nothing while the writes go on (about 57 KB an event, 11 MB in all, past what the
+            // server once queued for a stream before cutting it), then reads as fast as it can. What it gets is
+            // what the kernel's socket buffers held, then the newest state: fewer events than writes whatever the
+            // machine's speed.
+            let reader = Task {
+                try await offPool { () -> [Int] in
+                    var revisions: [Int] = []
+                    while writing.withLock({ $0 }) { usleep(10_000) }
+                    while let id = stream.nextEvent(timeout: 30)?.id, let revision = Int(id.prefix { $0 != "." }) {
+                        revisions.append(revision)
+                        if revision == writes { break }
+                    }
+                    return revisions
+                }
+            }
+            let title = String(repeating: "t", count: 1_000)
+            for index in 1...writes {
+                let tabs = (0..<55).map { #"{"id": "p.\#($0)", "title": "\#(index) \#(title)"}"# }.joined(separator: ",")
+                let write = try await live.send(.patch(creds.customization).bearer(creds.userToken)
+                    .json(#"{"operations": [{"op": "setDynamicTabs", "section": "p", "tabs": [\#(tabs)]}]}"#))
+                try #require(write.status == 200 && write.etag == "\"\(index).1\"", "write \(index): \(write.status)")
+            }
+            writing.withLock { $0 = false }
+            let revisions = try await reader.value
+            // Commit order, never an older revision after a newer one; the final state arrives; most were skipped.
+            #expect(revisions.last == writes, "the stream ended after \(revisions.last ?? 0)")
+            #expect(revisions == revisions.sorted() && Set(revisions).count == revisions.count)
+            #expect(revisions.count < writes / 2, "\(revisions.count) events for \(writes) writes")
+            // Still served: open, counted, and the next change arrives.
+            #expect(live.service.api.followers.streams == 1)
+            let metrics = try await live.send(.get("/metrics"))
+            #expect((metrics.metric("tabstore_feed_events_coalesced_total") ?? 0) > 0)
+            _ = try await live.send(.patch(creds.customization).bearer(creds.userToken)
+                .json(#"{"operations": [{"op": "setDynamicTabs", "section": "p", "tabs": [{"id": "p.last", "title": "Last"}]}]}"#))
+            #expect(try await Self.next(stream)?.id == "\(writes + 1).1")
+        }
+    }
+
     @Test("when the token expires: event token-expired, and the stream ends")
     func tokenExpiry() async throws {
         try await withLiveService { live in

@@ -6,7 +6,8 @@ import Testing
 @testable import TabStoreSupport
 
 /// A stream for server tests: writes `first` at once, then whatever `push` hands it (from any thread, each
-/// waking the loop), ends on `end`; says `bye` when the server drains; counts `finish` calls.
+/// waking the loop), ends on `end`; says `bye` when the server drains; counts `finish` calls and polls.
+/// While backlogged it hands over nothing but its end, as the change feed does.
 final class TestStream: HTTPBodyStream {
     private struct State {
         var wake: (@Sendable () -> Void)?
@@ -14,6 +15,8 @@ final class TestStream: HTTPBodyStream {
         var ending = false
         var finishes = 0
         var started = false
+        var polls = 0
+        var backloggedPolls = 0
     }
 
     private let state: Locked<State>
@@ -22,10 +25,14 @@ final class TestStream: HTTPBodyStream {
 
     var finishes: Int { state.withLock { $0.finishes } }
     var started: Bool { state.withLock { $0.started } }
+    /// How often the loop asked `next`, and how often of those it was backlogged.
+    var polls: (all: Int, backlogged: Int) { state.withLock { ($0.polls, $0.backloggedPolls) } }
 
-    /// From any thread, as a commit would.
-    func push(_ text: String, end: Bool = false) {
+    /// From any thread, as a commit would. `replacing`: the text replaces what is still queued (a source that
+    /// keeps only its newest state, like the change feed).
+    func push(_ text: String, end: Bool = false, replacing: Bool = false) {
         let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            if replacing { state.queued = [] }
             state.queued += Array(text.utf8)
             state.ending = state.ending || end
             return state.wake
@@ -40,8 +47,11 @@ final class TestStream: HTTPBodyStream {
         }
     }
 
-    func next(now: UInt64) -> HTTPStreamStep {
+    func next(now: UInt64, backlogged: Bool) -> HTTPStreamStep {
         state.withLock { state in
+            state.polls += 1
+            if backlogged { state.backloggedPolls += 1 }
+            if backlogged, !state.ending { return HTTPStreamStep() }
             defer { state.queued = [] }
             return HTTPStreamStep(bytes: state.queued, ended: state.ending)
         }
@@ -65,10 +75,11 @@ final class StreamingResponder: HTTPResponder {
 
 @Suite("Streamed responses on the event loops", .serialized)
 struct HTTPServerStreamTests {
-    func start(_ responder: StreamingResponder) throws -> HTTPServer {
+    func start(_ responder: StreamingResponder, writeTimeout: Double = 30) throws -> HTTPServer {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.eventLoops = 2
+        configuration.writeTimeout = writeTimeout
         return try HTTPServer.start(configuration: configuration, responder: responder, observer: nil)
     }
 
@@ -94,6 +105,62 @@ struct HTTPServerStreamTests {
         #expect(eventually { stream.finishes == 1 })
         await server.shutdown(grace: 1)
         #expect(stream.finishes == 1)
+    }
+
+    @Test("a reader that does not keep up: no new chunk is taken while one is unwritten, so it gets the newest, not a cut")
+    func backpressure() async throws {
+        let responder = StreamingResponder()
+        let server = try start(responder)
+        let port = server.port
+        // A small receive buffer: the server's output backs up as soon as the client pauses.
+        let client = try await offPool { try SSEClient(port: port, .get("/stream"), receiveBuffer: 4096) }
+        let stream = try #require(responder.streams.withLock { $0.first })
+        #expect(try await Self.comments(client, 1) == [["first"]])
+        // 100 states of 64 KiB each, 6.4 MB in all (past the write buffer's 1 MiB bound for a stream), while the
+        // client reads nothing; each waits until the loop asked the stream, so every one had its chance to be taken.
+        let padding = String(repeating: "x", count: 64 * 1024)
+        let count = 100
+        for index in 0..<count where stream.finishes == 0 {
+            let asked = stream.polls.all
+            stream.push(": \(index) \(padding)\n\n", replacing: true)
+            try #require(eventually(30) { stream.polls.all > asked || stream.finishes > 0 })
+        }
+        try #require(stream.finishes == 0, "the server cut the stream")
+        #expect(stream.polls.backlogged > 0)
+        let received = try await offPool { () -> [Int] in
+            var numbers: [Int] = []
+            while let block = client.nextBlock(timeout: 30), let number = block.comments.first.flatMap({ Int($0.prefix { $0 != " " }) }) {
+                numbers.append(number)
+                if number == count - 1 { break }
+            }
+            return numbers
+        }
+        // In order, the newest last, most skipped, and the connection is still open.
+        #expect(received.last == count - 1 && received == received.sorted() && Set(received).count == received.count)
+        #expect(received.count < count / 2, "\(received.count) of \(count)")
+        #expect(server.openConnections == 1)
+        stream.push(": more\n\n")
+        #expect(try await Self.comments(client, 1) == [["more"]])
+        await server.shutdown(grace: 1)
+    }
+
+    @Test("a reader that takes nothing is still closed by the write timeout, however often its source has more")
+    func stalledReader() async throws {
+        let responder = StreamingResponder()
+        let server = try start(responder, writeTimeout: 1)
+        let port = server.port
+        let client = try await offPool { try SSEClient(port: port, .get("/stream"), receiveBuffer: 4096) }
+        let stream = try #require(responder.streams.withLock { $0.first })
+        #expect(try await Self.comments(client, 1) == [["first"]])
+        let padding = String(repeating: "x", count: 64 * 1024)
+        // Far more than the socket buffers take, then a state every 100 ms: none may extend the write timeout.
+        for index in 0..<400 where stream.finishes == 0 {
+            stream.push(": \(index) \(padding)\n\n", replacing: true)
+            if index >= 100 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(eventually(30) { stream.finishes == 1 && server.openConnections == 0 })
+        #expect(stream.polls.backlogged > 0)
+        await server.shutdown(grace: 1)
     }
 
     @Test("a client that leaves mid-stream, closing or resetting: the source is finished once, the connection closed",

@@ -33,9 +33,12 @@ final class SSEClient: @unchecked Sendable {
     private let chunked: Bool
 
     /// Connects to `port`, sends `request`, reads the head.
+    /// - Parameter receiveBuffer: the socket's `SO_RCVBUF`, set before connecting (a small one makes a reader
+    ///   that pauses back the server's output up at once); nil for the system's.
     /// - Throws: `SystemError` when the connection fails or no head arrives within 10 seconds.
-    init(port: Int, _ request: TestRequest) throws {
+    init(port: Int, _ request: TestRequest, receiveBuffer: Int32? = nil) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -212,8 +215,8 @@ final class SSEClient: @unchecked Sendable {
 
 extension LiveService {
     /// Opens a change-feed stream (or whatever the server answers) off the concurrency pool.
-    func follow(_ request: TestRequest) async throws -> SSEClient {
+    func follow(_ request: TestRequest, receiveBuffer: Int32? = nil) async throws -> SSEClient {
         let port = self.port
-        return try await offPool { try SSEClient(port: port, request) }
+        return try await offPool { try SSEClient(port: port, request, receiveBuffer: receiveBuffer) }
     }
 }

@@ -6,11 +6,20 @@ import TabStoreSupport
 /// loop holding the connection drives (`HTTPBodyStream`). A commit's publication only stores the newest state
 /// and wakes the loop; the loop takes it on its next turn, so a stream never holds a thread, and a client that
 /// misses intermediate revisions still gets the latest whole document.
+///
+/// A slow reader is sent the newest state, not a queue: while the previous event is still being written
+/// (`next` is asked `backlogged`), the pending state stays here and a newer commit replaces it, so the reader
+/// skips intermediate revisions but never gets one older than one it has. Memory per stream is so bounded:
+/// one event being written plus one pending state (each a whole customization, at most
+/// `--max-customization-bytes` plus its framing; the pending one is the published state, shared with the
+/// user's other followers), plus a last event. A reader that takes no byte for the server's write timeout is
+/// disconnected by the loop.
 final class FeedStream: HTTPBodyStream, ChangeFollower {
     private struct State {
         var wake: (@Sendable () -> Void)?
         var opened = false
-        /// The newest customization not handed to the loop yet (it replaces an older one still waiting).
+        /// The newest customization not handed to the loop yet (it replaces an older one still waiting, which
+        /// counts as coalesced).
         var pending: CustomizationState?
         /// The ETag of the last customization handed over: the same one is never sent twice.
         var lastSent: String?
@@ -56,11 +65,13 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
     // MARK: ChangeFollower (any thread)
 
     func changed(_ customization: CustomizationState) {
-        let wake = state.withLock { state -> (@Sendable () -> Void)? in
-            guard !state.finished else { return nil }
+        let (wake, coalesced) = state.withLock { state -> ((@Sendable () -> Void)?, Bool) in
+            guard !state.finished else { return (nil, false) }
+            let replaced = state.pending.map { $0.etag.opaque != customization.etag.opaque } ?? false
             state.pending = customization
-            return state.wake
+            return (state.wake, replaced)
         }
+        if coalesced { metrics.recordEventCoalesced() }
         wake?()
     }
 
@@ -93,7 +104,7 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
         }
     }
 
-    func next(now: UInt64) -> HTTPStreamStep {
+    func next(now: UInt64, backlogged: Bool) -> HTTPStreamStep {
         let (step, events) = state.withLock { state -> (HTTPStreamStep, Int) in
             var bytes: [UInt8] = []
             var events = 0
@@ -122,6 +133,10 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
                 ended = true
             } else if state.appDeleted {
                 ended = true
+            } else if backlogged {
+                // The last event is still being written: the pending state waits (a newer one replaces it),
+                // and a keep-alive is not needed behind bytes on their way, so its interval starts again.
+                if now &- state.lastWrite >= keepAlive { state.lastWrite = now }
             } else if let pending = state.pending {
                 state.pending = nil
                 if pending.etag.opaque != state.lastSent {
@@ -130,7 +145,7 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
                     events += 1
                 }
             }
-            if bytes.isEmpty, !ended, now &- state.lastWrite >= keepAlive { bytes = FeedEvent.keepAlive }
+            if bytes.isEmpty, !ended, !backlogged, now &- state.lastWrite >= keepAlive { bytes = FeedEvent.keepAlive }
             if !bytes.isEmpty { state.lastWrite = now }
             var deadline: UInt64 = 0
             if !ended {

@@ -42,6 +42,7 @@ package final class Metrics: Sendable, ServerObserver {
         var openConnections = 0
         var replays = 0
         var eventsSent = 0
+        var eventsCoalesced = 0
     }
 
     /// All counters; every thread updates them under this lock.
@@ -82,6 +83,10 @@ package final class Metrics: Sendable, ServerObserver {
 
     /// Change-feed events written to streams (customizations, token-expired, shutdown; not comments).
     package func recordEventsSent(_ count: Int) { state.withLock { $0.eventsSent += count } }
+
+    /// A customization waiting for a change-feed stream was replaced by a newer one before it was sent (its
+    /// reader was still being written the previous event, or two commits came within one loop turn).
+    package func recordEventCoalesced() { state.withLock { $0.eventsCoalesced += 1 } }
 
     package func connectionOpened() { state.withLock { $0.openConnections += 1 } }
     package func connectionClosed() { state.withLock { $0.openConnections -= 1 } }
@@ -143,6 +148,8 @@ package final class Metrics: Sendable, ServerObserver {
         out += "tabstore_feed_streams \(gauges.streams)\n"
         out += "# HELP tabstore_feed_events_total Change-feed events sent (customization, token-expired, shutdown).\n"
         out += "# TYPE tabstore_feed_events_total counter\ntabstore_feed_events_total \(snapshot.eventsSent)\n"
+        out += "# HELP tabstore_feed_events_coalesced_total Change-feed customizations replaced by a newer one before they were sent.\n"
+        out += "# TYPE tabstore_feed_events_coalesced_total counter\ntabstore_feed_events_coalesced_total \(snapshot.eventsCoalesced)\n"
         out += "# HELP tabstore_long_polls Long polls waiting for a change.\n# TYPE tabstore_long_polls gauge\n"
         out += "tabstore_long_polls \(gauges.longPolls)\n"
         let caches = gauges.caches

@@ -144,7 +144,7 @@ paths:
         `tabstore_http_request_duration_seconds` (histogram by route pattern), `tabstore_http_server_errors_total`,
         `tabstore_http_open_connections`, `tabstore_store_write_batch_size`, `tabstore_store_commit_duration_seconds`,
         `tabstore_customizations`, `tabstore_history_rows`, `tabstore_idempotent_replays_total`, `tabstore_feed_streams`,
-        `tabstore_feed_events_total`, `tabstore_long_polls`, and per cache (`cache="customizations"`,
+        `tabstore_feed_events_total`, `tabstore_feed_events_coalesced_total`, `tabstore_long_polls`, and per cache (`cache="customizations"`,
         `cache="representations"`, `cache="documents"`, `cache="tokens"`) `tabstore_cache_entries`, `tabstore_cache_bytes`, `tabstore_cache_hits_total`,
         `tabstore_cache_misses_total`. Public unless the server runs with `--metrics-auth true`.
       security: [{}, {adminToken: []}]
@@ -984,7 +984,11 @@ paths:
         opens no stream: 401; when the server shuts down: `event: shutdown` and the stream ends
         (reconnect; `Last-Event-ID` resumes without sending what the client has); when the app is deleted the
         stream ends. A stream is a connection: it counts against `--max-connections`; a user may have at most
-        32 streams and long polls at once (429).
+        32 streams and long polls at once (429). A client that reads slower than revisions commit is not
+        disconnected: while an event is still being written to it, newer revisions replace one another and it gets
+        the newest next (intermediate revisions are skipped, never an older one after a newer). The server holds at
+        most one event being written and one waiting per stream; a client that takes no byte for the server's write
+        timeout (30 seconds) is disconnected.
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - name: Last-Event-ID

@@ -2,7 +2,13 @@
 /// that holds the connection: no thread per stream. The loop asks `next` when the source woke it and when its
 /// deadline passes; the bytes it gets are written as chunks (RFC 9112 §7.1), or until the connection closes
 /// for an HTTP/1.0 client. A stream lasts until its source ends it, the client closes, the client stops
-/// reading (its pending output backs up), or the server drains.
+/// reading (no byte is taken for the server's write timeout), or the server drains.
+///
+/// Backpressure: while bytes the stream handed over are not all written to the socket yet, the loop asks
+/// `next` with `backlogged` set, and the stream hands over only what must not wait (its end); once the
+/// socket took everything, the loop asks again without it. A source that keeps only its newest state (the
+/// change feed) so sends a slow reader the newest one, and holds at most one step being written plus what
+/// it keeps itself.
 ///
 /// Every method except `wake` (handed over in `start`) is called on the loop's thread, one at a time.
 package protocol HTTPBodyStream: AnyObject, Sendable {
@@ -12,7 +18,11 @@ package protocol HTTPBodyStream: AnyObject, Sendable {
     func start(now: UInt64, wake: @escaping @Sendable () -> Void)
 
     /// What to write now.
-    func next(now: UInt64) -> HTTPStreamStep
+    /// - Parameter backlogged: bytes handed over before are still unwritten (the client reads slower than the
+    ///   stream produces). Hand over nothing that can wait: no state a newer one may replace, no keep-alive
+    ///   (the pending bytes are on their way); only an ending, with its last bytes. The loop asks again, not
+    ///   backlogged, as soon as the socket took everything.
+    func next(now: UInt64, backlogged: Bool) -> HTTPStreamStep
 
     /// The server drains: the last bytes to write (a goodbye the client understands) before the stream ends.
     func drainingChunk() -> [UInt8]

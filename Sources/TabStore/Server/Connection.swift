@@ -17,6 +17,9 @@ final class Connection {
     /// The handler answering the current request off the loop, until its response is delivered: cancelled
     /// when the client goes away meanwhile, so a handler that waits (a long poll) lets go at once.
     var handler: Task<Void, Never>?
+    /// The stream was last asked while its output was backlogged: it is asked again once the socket took
+    /// everything (`EventLoop.resumeStream`).
+    var streamBacklogged = false
 
     init(fd: Int32, token: UInt64, registeredMask: UInt32, machine: ConnectionStateMachine, output: WriteBuffer) {
         self.fd = fd

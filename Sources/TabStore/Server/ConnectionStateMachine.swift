@@ -20,8 +20,10 @@ import TabStoreHTTP
 ///
 /// A response is whole (`responseReady`) or a stream (`streamStarted`, then `chunkAvailable` each time the
 /// loop is woken with more, then `streamEnded`): the connection stays on the loop, counted like any other,
-/// until the stream ends, the server drains, the client closes, or a client that does not read lets the
-/// stream's output back up (`writePending` with `backlogFull` closes it).
+/// until the stream ends, the server drains, the client closes, a client that takes nothing for the write
+/// timeout times out, or a stream's output backs up past the write buffer's bound (`writePending` with
+/// `backlogFull` closes it: a safety net, since the loop asks a stream for more only once its output is
+/// written, see `EventLoop.pollStream`).
 struct ConnectionStateMachine {
     // Stored properties widest first, so an idle connection costs no padding (one per connection, kept
     // for as long as it is open).

@@ -50,9 +50,19 @@ extension EventLoop {
     }
 
     /// Asks the stream what to write and hands it to the machine; an ended stream then finishes.
+    ///
+    /// Backpressure, with a low-water mark of zero: while any byte of the connection's output is unwritten,
+    /// the stream is asked `backlogged` and hands over only its end (a last event), never a state or a
+    /// keep-alive; `resumeStream` asks again once the socket took everything. The kernel's send buffer keeps
+    /// the pipe full meanwhile, so a reader that keeps up loses nothing, and a slower one gets the newest
+    /// state the stream kept instead of a queue of old ones. A stream's output so holds at most one step
+    /// (for the change feed: the opening and one event of at most the customization limit plus its framing,
+    /// or a keep-alive), then its last event and the terminating chunk.
     func pollStream(_ connection: Connection, now: UInt64) {
         guard let stream = connection.stream, case .streaming = connection.machine.phase else { return }
-        let step = stream.next(now: now)
+        let backlogged = connection.output.hasPending
+        connection.streamBacklogged = backlogged
+        let step = stream.next(now: now, backlogged: backlogged)
         connection.streamDeadline = step.deadline
         if !step.bytes.isEmpty {
             perform(connection.machine.chunkAvailable(step.bytes, now: now), on: connection, now: now)
@@ -60,6 +70,13 @@ extension EventLoop {
         if step.ended, connections[connection.token] != nil, connection.stream != nil {
             perform(connection.machine.streamEnded(now: now, closeConnection: step.closesConnection), on: connection, now: now)
         }
+    }
+
+    /// The socket took all pending output (a writable event flushed it): a stream asked while backlogged is
+    /// asked again, and hands over what it kept meanwhile (for the change feed, the newest state).
+    func resumeStream(_ connection: Connection, now: UInt64) {
+        guard connection.streamBacklogged, !connection.output.hasPending, connections[connection.token] != nil else { return }
+        pollStream(connection, now: now)
     }
 
     /// Before the drain ends a stream: its goodbye, written like any chunk.
@@ -74,6 +91,7 @@ extension EventLoop {
         guard let stream = connection.stream else { return }
         connection.stream = nil
         connection.streamDeadline = 0
+        connection.streamBacklogged = false
         stream.finish()
     }
 }

@@ -237,6 +237,7 @@ final class EventLoop: @unchecked Sendable {
         if readiness.writable, connection.output.hasPending {
             perform(flush(connection, now: now), on: connection, now: now)
             if case .closed = connection.machine.phase { return }
+            resumeStream(connection, now: now)
         }
         if readiness.readable, connection.machine.acceptsInput {
             readInput(connection, now: now)

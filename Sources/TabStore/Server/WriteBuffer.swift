@@ -5,10 +5,10 @@ import TabStoreSupport
 /// A connection's pending output: encoded bytes not yet accepted by the socket, written in order, a
 /// partial write resuming where the last one stopped.
 ///
-/// Whole responses are always taken (their size is bounded by the handlers); `streamLimit` bounds what a
-/// stream may pile up behind a client that does not read (`isFull`), so a long-lived response cannot
-/// hold unbounded memory. When a flush drains it, the storage is kept for the next response unless it
-/// grew past `retainedCapacity`.
+/// Whole responses are always taken (their size is bounded by the handlers). A stream adds a step only once
+/// the buffer is empty (`EventLoop.pollStream`), plus its last event; `streamLimit` is the safety net behind
+/// that (`isFull`), so a long-lived response cannot hold unbounded memory whatever its source does. When a
+/// flush drains it, the storage is kept for the next response unless it grew past `retainedCapacity`.
 struct WriteBuffer {
     enum FlushResult: Equatable {
         /// Everything was written.
