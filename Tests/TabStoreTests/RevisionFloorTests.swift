@@ -58,7 +58,7 @@ struct RecreatedAppTests {
         // The write was validated under version 1 of the first app; then the app was deleted and created again.
         #expect(try await store.deleteApp("app"))
         let again = try await store.createApp(id: "app", name: "App", signingSecret: "s2", createdAt: "t")
-        _ = try await store.addSchemaVersion(appId: "app", expectedCurrent: max(again.schemaVersion, again.schemaVersionFloor),
+        _ = try await store.addSchemaVersion(appId: "app", expectedCurrent: again.schemaVersion,
                                              makeDocument: { _ in Array("{}".utf8) }, createdAt: "t")
         await #expect(throws: StoreConflict.notFound) { try await store.commitCustomization(commit(1)) }
         await #expect(throws: StoreConflict.notFound) { try await store.commitCustomization(commit(-1)) }
