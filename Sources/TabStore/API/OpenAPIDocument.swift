@@ -1576,13 +1576,21 @@ components:
                   - {pointer: /operations/0/visibility, code: not-hideable, detail: tab "com.myApp.home" has customization behavior "disabled" in the sidebar and cannot be hidden}
             idempotencyKeyReused: {$ref: '#/components/examples/IdempotencyKeyReused'}
     Unavailable:
-      description: Not ready, shutting down, the database cannot take writes (`storage-unavailable`, with `Retry-After`), PostgreSQL did not answer within `TAB_SERVER_DATABASE_TIMEOUT` (`database-unavailable`, with `Retry-After`), or too many bodies in flight.
+      description: |
+        Not ready, shutting down, the database cannot take writes (`storage-unavailable`), the database (PostgreSQL,
+        or SQLite's writer) did not answer within `TAB_SERVER_DATABASE_TIMEOUT` of the request's arrival
+        (`database-unavailable`), or too many bodies in flight. A write answered `database-unavailable` may have
+        been applied: retry it with the same `Idempotency-Key`.
+      headers:
+        Retry-After: {schema: {type: string}, description: Seconds to wait before retrying.}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
           example: {type: 'urn:tabstore:problem:storage-unavailable', title: Service unavailable, status: 503, detail: the database cannot take writes now (database or disk is full); retry later}
     NotReady:
       description: The database does not answer, or the server drains for shutdown.
+      headers:
+        Retry-After: {schema: {type: string}, description: Seconds to wait before probing again.}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
