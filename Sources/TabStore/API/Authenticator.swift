@@ -28,6 +28,8 @@ struct Authenticator: Sendable {
     let configuration: APIConfiguration
     let apps: AppCache
     let pointReads: (any SynchronousPointReads)?
+    /// For the read a refused token costs whether or not its app is cached.
+    private let store: any TabStoreBackend
     /// Verified user tokens (see `TokenCache`); guards its own state.
     private let tokens: TokenCache
     /// Verifies tokens that name an unknown app, so they cost what a known app's do (see `verifyUser`).
@@ -38,6 +40,7 @@ struct Authenticator: Sendable {
         configuration = services.configuration
         apps = services.apps
         pointReads = services.pointReads
+        store = services.store
         tokens = services.tokens
         adminTokenDigest = services.configuration.adminToken.map { Crypto.sha256(Array($0.utf8)) }
     }
@@ -68,7 +71,14 @@ struct Authenticator: Sendable {
         // Only when the token's app must be loaded from a backend that waits (or every reader was busy).
         let token = try bearer(head)
         let (appId, parsed) = try audience(token, pathApp: pathApp)
-        return try verifyUser(token, parsed, app: try await apps.entry(appId)?.app)
+        let wasCached = apps.cached(appId) != nil
+        do {
+            return try verifyUser(token, parsed, app: try await apps.entry(appId)?.app)
+        } catch let error as APIError {
+            // Refused for an app in the cache: the read an unknown app costs is made too (`authenticateNow`).
+            if wasCached { _ = try? await store.app(appId.text) }
+            throw error
+        }
     }
 
     /// Like `authenticate`, without waiting: from memory, or one point read of the app on the embedded
@@ -81,7 +91,17 @@ struct Authenticator: Sendable {
         if let cached = try cachedUser(token, pathApp: pathApp) { return cached }
         if isAdminToken(token) { return .admin }
         let (appId, parsed) = try audience(token, pathApp: pathApp)
-        if let entry = apps.cached(appId) { return try verifyUser(token, parsed, app: entry.app) }
+        if let entry = apps.cached(appId) {
+            do {
+                return try verifyUser(token, parsed, app: entry.app)
+            } catch {
+                // A refused token for an app in the cache costs what one for an unknown app costs (the app's read,
+                // then a throwaway HMAC), so the time of a refusal does not tell which apps are in use.
+                guard let reads = pointReads else { return nil }  // `authenticate` reads it, as for an unknown app
+                _ = try? reads.appNow(appId.text)
+                throw error
+            }
+        }
         guard let reads = pointReads else { return nil }
         let app: AppRecord?
         do {
