@@ -138,4 +138,26 @@ struct PostgresStoreTests {
         #expect(try await store.customizationCount() == 1235)
         await store.close()
     }
+
+    @Test("a statement the server ends for its lock_timeout or statement_timeout (a table locked by another session) is 'unavailable' (503), not a bug (500)")
+    func serverSideTimeoutIsUnavailable() async throws {
+        let url = try PostgresTestCluster.shared!.freshDatabase()
+        let store = try PostgresStore(configuration: PostgresStore.Configuration(url: url))
+        await store.close()
+        let holder = try PostgresConnection(conninfo: url)
+        try holder.execute("BEGIN; LOCK TABLE customizations IN ACCESS EXCLUSIVE MODE")
+        // Bounded by the server only (no client-side deadline), so it is the server's error that comes back.
+        let waiting = try PostgresConnection(conninfo: url, sessionTimeoutSeconds: 0.5)
+        var failure: PostgresFailure?
+        do {
+            _ = try waiting.query("SELECT revision FROM customizations WHERE app_id = $1", [.text("a")])
+        } catch {
+            failure = error
+        }
+        try holder.execute("ROLLBACK")
+        let refused = try #require(failure)
+        #expect(refused.sqlState == "55P03" || refused.sqlState == "57014", "\(refused.sqlState) \(refused.message)")
+        #expect(refused.isUnavailable)
+        #expect((PostgresPool.storageError(refused) as? StorageError)?.isUnavailable == true)
+    }
 }

@@ -28,9 +28,12 @@ package struct PostgresFailure: Error, Sendable, CustomStringConvertible {
     /// Serialization failure or deadlock: the transaction may simply run again.
     package var isRetryable: Bool { sqlState == "40001" || sqlState == "40P01" }
     /// The database cannot serve now: the connection broke, the server is shutting down or starting
-    /// (57P01-57P03), refuses more connections (53300), or the connection failed (class 08).
+    /// (57P01-57P03), refuses more connections (53300), the connection failed (class 08), or the session's
+    /// bound passed inside the server: `statement_timeout` (57014) or `lock_timeout` (55P03), as when another
+    /// session holds a table lock. Each is a 503 `database-unavailable`, never a 500.
     package var isUnavailable: Bool {
         connectionBroken || sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState == "53300" || sqlState == "53100"
+            || sqlState == "57014" || sqlState == "55P03"
     }
 }
 

@@ -6,7 +6,14 @@ import TabStoreSupport
 /// `idempotent_answers` here (one row each, naming its history row when it is that row's document).
 extension PostgresStore {
     package func commitCustomization(_ commit: CustomizationCommit) async throws {
+        let inTurn = Self.holdsWriteTurn
         try await transaction { db in
+            // A write outside the user's write turn waits while another replica's write holds it, so the one holding
+            // it (it lost a compare-and-set already) cannot lose again: it commits next.
+            if !inTurn {
+                try db.query("SELECT pg_advisory_xact_lock_shared($1)", [.integer(Self.userLockKey(appId: commit.appId, userId: commit.userId, turn: true))])
+            }
+            try Self.lockApp(db, commit.appId, writtenUnder: commit.record?.writtenUnder)
             let current = try Self.customizationRow(db, appId: commit.appId, userId: commit.userId, lock: true)?.revision ?? 0
             guard current == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current) }
             // No row to lock: an erase on another replica may be raising the floor right now. Both take the user's
@@ -189,16 +196,22 @@ extension PostgresStore {
         }
     }
 
+    /// Whether the calling task holds its user's write turn (`withWriteTurn`): its commits skip the shared lock
+    /// that makes other writes wait for the turn (they would wait for themselves).
+    @TaskLocal static var holdsWriteTurn = false
+
     /// The user's write turn: a session-level advisory lock (another key than `lockUser`'s, which a commit made
     /// inside the turn takes on its own connection), held on a connection of its own while `body` runs, waited
-    /// for at most the session's `lock_timeout`. The lock goes with the connection if it breaks; a connection whose
-    /// unlock failed is discarded rather than pooled with the lock still held.
+    /// for at most the request's bound. Every commit outside a turn takes the same key shared in its transaction,
+    /// so while a replica holds the turn no other write of the user commits: the holder's attempt cannot lose.
+    /// The lock goes with the connection if it breaks; a connection whose unlock failed is discarded rather than
+    /// pooled with the lock still held.
     package func withWriteTurn<T: Sendable>(appId: String, userId: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let key = PostgresValue.integer(Self.userLockKey(appId: appId, userId: userId, turn: true))
         return try await pool.session { session in
             try await session.run { db in _ = try db.query("SELECT pg_advisory_lock($1)", [key]) }
             let result: Result<T, any Error>
-            do { result = .success(try await body()) } catch { result = .failure(error) }
+            do { result = .success(try await Self.$holdsWriteTurn.withValue(true) { try await body() }) } catch { result = .failure(error) }
             do {
                 try await session.run { db in _ = try db.query("SELECT pg_advisory_unlock($1)", [key]) }
             } catch {

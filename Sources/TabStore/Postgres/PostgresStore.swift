@@ -251,11 +251,20 @@ package final class PostgresStore: TabStoreBackend {
     /// Stores `next` only if the row is still at `expected` (0: there is none): the conditional write that,
     /// beside the row lock, makes sure no replica's concurrent write is overwritten.
     /// - Throws: `LostRace` when another write committed first, `StoreConflict.notFound` when the app is gone.
+    /// First in a write's transaction: the app it was validated under is still there, and still the same one.
+    /// The row is key-share locked until the commit, so it cannot be deleted under the write (a delete then waits,
+    /// and removes what the write stored); a write in the window between a delete and a creation under the same
+    /// id finds no row, and a write validated under the old app names a version at or below the new app's floor
+    /// (its versions start above the old one's).
+    /// - Throws: `StoreConflict.notFound` (404) when the app is gone or is another one now.
+    static func lockApp(_ db: PostgresConnection, _ appId: String, writtenUnder: Int?) throws {
+        guard let floor = try db.query("SELECT schema_version_floor FROM apps WHERE id = $1 FOR KEY SHARE", [.text(appId)]).scalarInt else {
+            throw StoreConflict.notFound
+        }
+        if let writtenUnder, floor > 0, writtenUnder <= floor { throw StoreConflict.notFound }
+    }
+
     static func writeRevision(_ db: PostgresConnection, _ next: CustomizationRecord, expected: Int) throws {
-        // The app may have been deleted and created again since the write was validated (as in SQLite's
-        // `storeRevision`); the key-share lock keeps it from being deleted before this transaction commits.
-        let floor = try db.query("SELECT schema_version_floor FROM apps WHERE id = $1 FOR KEY SHARE", [.text(next.appId)]).scalarInt
-        if let floor, floor > 0, next.writtenUnder <= floor { throw StoreConflict.notFound }
         do {
             let changed: Int
             if expected == 0 {
@@ -282,11 +291,13 @@ package final class PostgresStore: TabStoreBackend {
         change: @escaping @Sendable (CustomizationRecord?) throws -> CustomizationRecord?
     ) async throws -> CustomizationRecord? {
         try await transaction { db in
+            try Self.lockApp(db, appId, writtenUnder: nil)
             let current = try Self.customizationRow(db, appId: appId, userId: userId, lock: true)
             if let expectedRevision, expectedRevision != (current?.revision ?? 0) {
                 throw StoreConflict.revisionMismatch(current: current?.revision ?? 0)
             }
             guard let next = try change(current) else { return current }
+            try Self.lockApp(db, appId, writtenUnder: next.writtenUnder)  // the version the record was made under
             try Self.writeRevision(db, next, expected: current?.revision ?? 0)
             try self.notify(db, .customization(appId: appId, userId: userId))
             return next
