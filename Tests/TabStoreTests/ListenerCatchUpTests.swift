@@ -88,4 +88,39 @@ struct ListenerCatchUpTests {
         while seen.last != "1.1", let event = try await FeedTests.next(stream) { seen.append(event.id ?? event.event ?? "?") }
         #expect(seen.last == "1.1", "\(seen)")
     }
+
+    @Test("a listener connection that stays open but stops answering (its backend stopped) is found by its probe and replaced; the stream catches up")
+    func stuckListenerReplaced() async throws {
+        let url = try PostgresTestCluster.shared!.freshDatabase()
+        let admin = try PostgresConnection(conninfo: url)
+        let listeners = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' ORDER BY pid"
+        // The reader's bound is short: its listener probes every 3 s of quiet.
+        let reader = try LiveService(adjust: { $0.databaseURL = url; $0.databaseConnections = 2; $0.databaseTimeout = 3 })
+        var listenerPid: Int32?
+        for _ in 0..<300 where listenerPid == nil {
+            let rows = try admin.query(listeners)
+            if rows.count == 1 { listenerPid = Int32(rows.int(0, 0)) } else { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let writer = try LiveService(adjust: { $0.databaseURL = url; $0.databaseConnections = 2 })
+        var stopped = false
+        do {
+            let pid = try #require(listenerPid)
+            let creds = try await Credentials.register(on: writer)
+            let stream = try await reader.follow(.get(creds.customization + "/events").bearer(reader.admin))
+            #expect(try await FeedTests.next(stream)?.id == "0.1")
+            kill(pid, SIGSTOP)  // the connection stays open (the kernel still acknowledges), nothing comes through it
+            stopped = true
+            #expect(try await writer.send(.patch(creds.customization).bearer(writer.admin).json(Sync.hide("bell"))).status == 200)
+            #expect(try await FeedTests.next(stream)?.id == "1.1")
+            kill(pid, SIGCONT)
+            stopped = false
+        } catch {
+            if stopped, let listenerPid { kill(listenerPid, SIGCONT) }
+            await writer.stop()
+            await reader.stop()
+            throw error
+        }
+        await writer.stop()
+        await reader.stop()
+    }
 }

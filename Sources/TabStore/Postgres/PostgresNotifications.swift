@@ -1,4 +1,5 @@
 import CPostgres
+import Dispatch
 import Foundation
 import Glibc
 import TabStoreStorage
@@ -53,7 +54,10 @@ package enum PostgresNotifications {
 
 /// One connection that `LISTEN`s on its own thread and hands other replicas' changes to the observers.
 /// When the connection breaks (a database restart) it reconnects every second, and says `.unknown` once it
-/// listens again, because what was committed meanwhile was never delivered.
+/// listens again, because what was committed meanwhile was never delivered. A connection that stays open but
+/// stopped carrying anything (a stuck proxy or pooler, a backend that no longer answers) is found by a query
+/// every `probeSeconds` without a notification, bounded by the same seconds: one that does not answer is dropped
+/// and replaced like a broken one.
 final class PostgresListener: Sendable {
     private struct State {
         var handlers: [@Sendable (StoreChange) -> Void] = []
@@ -63,11 +67,13 @@ final class PostgresListener: Sendable {
 
     private let conninfo: String
     private let sender: String
+    private let probeSeconds: Double
     private let state = Locked(State())
 
-    init(conninfo: String, sender: String) {
+    init(conninfo: String, sender: String, probeSeconds: Double = 5) {
         self.conninfo = conninfo
         self.sender = sender
+        self.probeSeconds = max(0.5, probeSeconds)
     }
 
     /// Adds an observer; the first one starts the listening thread.
@@ -99,11 +105,21 @@ final class PostgresListener: Sendable {
             }
             if listenedBefore { deliver(.unknown) }
             listenedBefore = true
+            db.statementDeadline = probeSeconds
+            var quiet: UInt64 = 0
+            let probeEvery = UInt64(probeSeconds * 1e9)
             while !isStopped {
+                let started = DispatchTime.now().uptimeNanoseconds
                 guard let notifications = db.waitForNotifications(timeoutMilliseconds: 500) else { break }  // broken: reconnect
                 for payload in notifications {
                     guard let (change, from) = PostgresNotifications.parse(payload), from != sender else { continue }
                     deliver(change)
+                }
+                quiet = notifications.isEmpty ? quiet &+ (DispatchTime.now().uptimeNanoseconds &- started) : 0
+                if quiet >= probeEvery {
+                    quiet = 0
+                    // Notifications read meanwhile stay queued in libpq for the next wait.
+                    guard (try? db.execute("SELECT 1")) != nil else { break }  // no answer within the bound: reconnect
                 }
             }
         }

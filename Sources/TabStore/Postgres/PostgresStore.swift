@@ -59,7 +59,7 @@ package final class PostgresStore: TabStoreBackend {
         settings.statementTimeout = configuration.statementTimeout
         pool = PostgresPool(settings: settings)
         sender = configuration.sender
-        listener = PostgresListener(conninfo: configuration.url, sender: sender)
+        listener = PostgresListener(conninfo: configuration.url, sender: sender, probeSeconds: configuration.statementTimeout ?? 5)
     }
 
     /// Other replicas' commits, from a connection that `LISTEN`s (see `PostgresNotifications`).
