@@ -86,16 +86,22 @@ struct FeedTests {
             let stream = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken), receiveBuffer: 4096)
             #expect(try await Self.next(stream)?.id == "0.1")
             let writes = 200
-            let writing = Locked(true)
-            // The reader takes nothing while the writes go on (about 57 KB an event, 11 MB in all, past what the
-            // server once queued for a stream before cutting it), then reads as fast as it can. What it gets is
-            // what the kernel's socket buffers held, then the newest state: fewer events than writes whatever the
-            // machine's speed.
+            let written = Locked(0)
+            // The reader is slower than the writer whatever the machine's speed: one event per ten writes while they
+            // go on (about 57 KB an event, 11 MB in all, past what the server once queued for a stream before
+            // cutting it), then as fast as it can. Taking bytes now and then, it is slow, not stalled: never cut.
             let reader = Task {
                 try await offPool { () -> [Int] in
                     var revisions: [Int] = []
-                    while writing.withLock({ $0 }) { usleep(10_000) }
-                    while let id = stream.nextEvent(timeout: 30)?.id, let revision = Int(id.prefix { $0 != "." }) {
+                    var readAt = 0
+                    while true {
+                        let done = written.withLock { $0 }
+                        if done < writes, done < readAt + 10 {
+                            usleep(10_000)
+                            continue
+                        }
+                        readAt = done
+                        guard let id = stream.nextEvent(timeout: 30)?.id, let revision = Int(id.prefix { $0 != "." }) else { break }
                         revisions.append(revision)
                         if revision == writes { break }
                     }
@@ -108,8 +114,8 @@ struct FeedTests {
                 let write = try await live.send(.patch(creds.customization).bearer(creds.userToken)
                     .json(#"{"operations": [{"op": "setDynamicTabs", "section": "p", "tabs": [\#(tabs)]}]}"#))
                 try #require(write.status == 200 && write.etag == "\"\(index).1\"", "write \(index): \(write.status)")
+                written.withLock { $0 = index }
             }
-            writing.withLock { $0 = false }
             let revisions = try await reader.value
             // Commit order, never an older revision after a newer one; the final state arrives; most were skipped.
             #expect(revisions.last == writes, "the stream ended after \(revisions.last ?? 0)")

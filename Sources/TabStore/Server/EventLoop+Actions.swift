@@ -75,9 +75,11 @@ extension EventLoop {
     /// Writes what the socket takes now; the outcome is the machine's next event.
     func flush(_ connection: Connection, now: UInt64) -> Action {
         switch connection.output.flush(to: connection.fd) {
-        case .drained: connection.machine.writeCompleted(now: now)
-        case .pending: connection.machine.writePending(now: now, backlogFull: connection.output.isFull)
-        case .failed: connection.machine.connectionFailed()
+        case .drained: return connection.machine.writeCompleted(now: now)
+        case .pending:
+            if connection.stream != nil { connection.unsentAtDeadline = connection.unsentBytes }
+            return connection.machine.writePending(now: now, backlogFull: connection.output.isFull)
+        case .failed: return connection.machine.connectionFailed()
         }
     }
 

@@ -20,6 +20,7 @@ extension EventLoop {
     func attachStream(_ stream: (any HTTPBodyStream)?, to connection: Connection, now: UInt64) {
         guard let stream else { return }
         connection.stream = stream
+        connection.capSendBuffer()
         let token = connection.token
         stream.start(now: now) { [weak self] in self?.wakeStream(token) }
         streamWakes.withLock { $0.append(token) }  // this loop's own thread: polled after this turn's events

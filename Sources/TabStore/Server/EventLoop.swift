@@ -140,6 +140,16 @@ final class EventLoop: @unchecked Sendable {
 
     private func sweep(now: UInt64) {
         for connection in connections.values.filter({ $0.machine.isExpired(at: now) }) {
+            // A stream's reader that took bytes since the write deadline was armed is slow, not stalled: the
+            // deadline starts again (it gets the newest state once it is through), instead of a cut.
+            if connection.stream != nil, connection.machine.outputPending {
+                let unsent = connection.unsentBytes
+                if unsent < connection.unsentAtDeadline {
+                    connection.unsentAtDeadline = unsent
+                    perform(connection.machine.writePending(now: now, backlogFull: false), on: connection, now: now)
+                    continue
+                }
+            }
             perform(connection.machine.timerFired(now: now), on: connection, now: now)
         }
         for connection in connections.values.filter({ $0.streamDeadline != 0 && $0.streamDeadline <= now }) where connections[connection.token] != nil {
