@@ -16,6 +16,10 @@ package final class APIResponder: HTTPResponder {
     private let middleware: APIMiddlewareStack.Standard
     /// Long polls and change-feed streams.
     private let changes: ChangeHub
+    /// Admission of history pages and exports (tests watch its bounds).
+    let historyReads: HistoryReads
+    /// Rendered history pages (tests compare hits and misses).
+    let historyPages: ByteBoundedCache<[UInt8]>
 
     package convenience init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState = ServerState(),
                              metrics: Metrics = Metrics(), logger: Logger = .silent) {
@@ -30,6 +34,8 @@ package final class APIResponder: HTTPResponder {
         self.dispatcher = RouteDispatcher(router: router, authenticator: Authenticator(services), logger: services.logger)
         self.middleware = APIMiddlewareStack.standard(services)
         self.changes = services.changes
+        self.historyReads = services.historyReads
+        self.historyPages = services.historyPages
     }
 
     /// Open change-feed streams and waiting long polls.
