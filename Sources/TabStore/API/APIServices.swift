@@ -52,7 +52,8 @@ struct APIServices: Sendable {
         // Few shards: a page may be a MiB and more, and an entry may cost at most a quarter of its shard.
         self.historyPages = ByteBoundedCache(budget: configuration.historyPageCacheBytes, shards: 2)
         self.historyReads = HistoryReads(HistoryReads.Limits(perUserWaiting: configuration.historyReadsWaitingPerUser,
-                                                             concurrent: configuration.concurrentHistoryReads),
+                                                             concurrent: configuration.concurrentHistoryReads,
+                                                             bytesPerSecond: configuration.historyBytesPerUserPerSecond, clock: configuration.clock),
                                          pause: configuration.historyReadPause)
         observeReplicas()
     }

@@ -21,11 +21,15 @@ extension CustomizationRoutes {
         let (services, routes) = (self.services, self)
         let page = try await Self.admitted(services) {
             try await services.historyReads.withUserTurn(key) { () async throws -> [UInt8] in
+                try services.historyReads.checkBudget(key)
                 // The user's revision now: a page is a function of it (and of the request), so a page kept under it is
                 // this read's page. 0 (nothing stored, or erased) is never kept: an empty history is cheap anyway.
                 let revision = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)?.revision ?? 0
                 let cacheKey = Self.historyPageKey(key, schema: schema?.version, before: before, limit: limit, keep: keep, revision: revision)
-                if revision > 0, let kept = services.historyPages.value(cacheKey) { return kept }
+                if revision > 0, let kept = services.historyPages.value(cacheKey) {
+                    services.historyReads.charge(key, bytes: kept.count)
+                    return kept
+                }
                 let (bytes, after) = try await services.historyReads.withSlot { () async throws -> ([UInt8], Int) in
                     // One more than asked for tells whether an older page exists.
                     let rows = try await services.store.history(appId: key.appId.text, userId: key.userId.text, before: before, limit: limit + 1,
@@ -38,6 +42,7 @@ extension CustomizationRoutes {
                 if revision > 0, after == revision {
                     services.historyPages.put(cacheKey, bytes, cost: bytes.count + cacheKey.bytes.count + 96)
                 }
+                services.historyReads.charge(key, bytes: bytes.count)
                 return bytes
             }
         }
@@ -71,15 +76,20 @@ extension CustomizationRoutes {
             return try await body()
         } catch let refusal as HistoryReads.Refusal {
             var error: APIError
+            var retryAfter = 1
             switch refusal {
             case .userBusy:
                 error = APIError(status: 429, slug: .tooManyHistoryReads, title: "Too many requests",
                                  detail: "one history read or export per user at a time, \(services.historyReads.limits.perUserWaiting) more waiting; retry in a second")
+            case .userOverBudget(let seconds):
+                retryAfter = seconds
+                error = APIError(status: 429, slug: .tooManyHistoryReads, title: "Too many requests",
+                                 detail: "at most \(services.historyReads.limits.bytesPerSecond) bytes of history pages per user a second; retry in \(seconds) s")
             case .serverBusy:
                 error = APIError(status: 503, slug: .tooManyWaiting, title: "Service unavailable",
                                  detail: "too many history reads and exports wait; retry in a second")
             }
-            error.headers.add("Retry-After", "1")
+            error.headers.add("Retry-After", String(retryAfter))
             throw error
         }
     }

@@ -8,7 +8,8 @@ import TabStoreSupport
 /// the concurrency pool (as many as cores), where writes decode and validate: another user's PATCH waited behind
 /// them (7 ms unloaded, 0.9 s with 8 readers, 6 s with 64; issue 27). Three bounds now:
 /// - per user, one read at a time (`withUserTurn`); at most `perUserWaiting` more wait their turn, further ones
-///   get 429 `too-many-history-reads` with `Retry-After`;
+///   get 429 `too-many-history-reads` with `Retry-After`; and `bytesPerSecond` of pages (cached pages cost no
+///   rendering, but sending a megabyte a thousand times a second takes a core too), past it 429 likewise;
 /// - over all users, `concurrent` reads in the store at once (`withSlot`), first come first served; at most
 ///   `maxWaiting` wait, further ones get 503 `too-many-waiting`;
 /// - the parsing and encoding runs on a thread of its own at a lower scheduling priority (`render`), never on
@@ -21,12 +22,19 @@ final class HistoryReads: Sendable {
         var concurrent = 1
         /// Reads waiting for one of `concurrent`, over all users.
         var maxWaiting = 1_024
+        /// Bytes of pages one user is served per second (cached ones too: each is a megabyte to send); a user
+        /// may go into debt by one page, then waits until the debt is paid back.
+        var bytesPerSecond = 8 << 20
+        /// Seconds since 1970 (`APIConfiguration.clock`).
+        var clock: @Sendable () -> Int = { Int(Timestamp.unixNow()) }
     }
 
     /// Why a read was refused.
     enum Refusal: Error, Equatable {
         /// The user already has a read in flight and `perUserWaiting` waiting.
         case userBusy
+        /// The user was served more than `bytesPerSecond` lately; the debt is paid back in this many seconds.
+        case userOverBudget(retryAfter: Int)
         /// `maxWaiting` reads already wait for a slot.
         case serverBusy
     }
@@ -41,7 +49,12 @@ final class HistoryReads: Sendable {
         /// The most reads ever in their slot at once (tests check the bounds).
         var peakRunning = 0
         var refusals = 0
+        /// Per user served lately, the bytes still allowed (negative: owed) as of a second.
+        var budgets: [UserKey: (balance: Int, second: Int)] = [:]
     }
+
+    /// Users whose budget is tracked at most; past it, those whose budget is full again are forgotten.
+    private static let trackedBudgets = 4_096
 
     let limits: Limits
     private let state = Locked(State())
@@ -165,6 +178,43 @@ final class HistoryReads: Sendable {
                 continuation.resume(returning: body())
             }
         }
+    }
+
+    /// Refuses a read of `key` while the user owes bytes (served more than `bytesPerSecond` lately).
+    /// - Throws: `Refusal.userOverBudget` with the seconds until the debt is paid back.
+    func checkBudget(_ key: UserKey) throws {
+        let now = limits.clock()
+        let owed = state.withLock { state -> Int in
+            guard let budget = state.budgets[key] else { return 0 }
+            let balance = refilled(budget, now: now)
+            if balance >= 0 { return 0 }
+            state.refusals &+= 1
+            return -balance
+        }
+        guard owed > 0 else { return }
+        let rate = max(1, limits.bytesPerSecond)
+        throw Refusal.userOverBudget(retryAfter: min(60, max(1, owed / rate + (owed % rate == 0 ? 0 : 1))))
+    }
+
+    /// Counts `bytes` served to `key` against the user's budget.
+    func charge(_ key: UserKey, bytes: Int) {
+        let now = limits.clock()
+        state.withLock { state in
+            let balance = state.budgets[key].map { refilled($0, now: now) } ?? limits.bytesPerSecond
+            let (charged, overflow) = balance.subtractingReportingOverflow(bytes)
+            state.budgets[key] = (overflow ? Int.min / 2 : max(Int.min / 2, charged), now)
+            if state.budgets.count > Self.trackedBudgets {
+                state.budgets = state.budgets.filter { refilled($0.value, now: now) < limits.bytesPerSecond }
+            }
+        }
+    }
+
+    /// A budget as of `now`: a second's worth more per second passed, at most `bytesPerSecond`.
+    private func refilled(_ budget: (balance: Int, second: Int), now: Int) -> Int {
+        let elapsed = max(0, now.subtractingReportingOverflow(budget.second).partialValue)
+        let (added, overflow) = elapsed.multipliedReportingOverflow(by: max(0, limits.bytesPerSecond))
+        let (sum, overflow2) = budget.balance.addingReportingOverflow(overflow ? Int.max / 2 : added)
+        return min(limits.bytesPerSecond, overflow2 ? limits.bytesPerSecond : sum)
     }
 
     /// Reads of one user waiting for their turn (the one in flight not counted); tests wait for this.
