@@ -197,6 +197,33 @@ struct HistoryFairnessTests {
         }
     }
 
+    @Test("pages of large revisions stop past 1 MiB, the store reading only what a page shows, and walking them lists every revision once", arguments: PostgresTestCluster.backends)
+    func largePagesWalkEveryRevision(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
+            let creds = try await Credentials.register(on: live, schema: Seeds.apiExample)
+            for revision in 1...25 {
+                let entries = (0..<(550 + revision)).map { #""com.myApp.playlist.\#(String(repeating: "x", count: 16))-\#($0)": {"sidebarVisibility": "hidden"}"# }
+                let put = try await live.send(.put(creds.customization).bearer(creds.userToken).json("{\"tabs\": {\(entries.joined(separator: ","))}}"))
+                #expect(put.status == 200)
+            }
+            let rows = try await live.service.store.history(appId: creds.app.id, userId: Credentials.user, before: nil, limit: 26, keep: 100,
+                                                            maxBytes: CustomizationRoutes.maxHistoryPageBytes)
+            let sizes = rows.map { $0.document.count + ($0.operations?.count ?? 0) }
+            #expect(rows.count > 2 && rows.count < 25, "the store stopped early")
+            #expect(sizes.dropLast().reduce(0, +) <= CustomizationRoutes.maxHistoryPageBytes && sizes.reduce(0, +) > CustomizationRoutes.maxHistoryPageBytes,
+                    "every row a page shows, and the one after it")
+            var listed: [Int] = []
+            var query = "?limit=100"
+            for _ in 0..<25 {
+                let page = try await live.send(.get(creds.customization + "/history" + query).bearer(creds.userToken))
+                listed += HistoryTests.revisions(page)
+                guard case .integer(let next)? = page.field("nextBefore") else { break }
+                query = "?limit=100&before=\(next)"
+            }
+            #expect(listed == Array((1...25).reversed()))
+        }
+    }
+
     @Test("--history-reads and --history-cache-bytes parse from flags and the environment")
     func options() throws {
         #expect(try ServiceOptions.parse(["--history-reads", "3"], environment: [:]).0.historyReads == 3)

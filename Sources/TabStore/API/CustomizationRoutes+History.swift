@@ -33,7 +33,7 @@ extension CustomizationRoutes {
                 let (bytes, after) = try await services.historyReads.withSlot { () async throws -> ([UInt8], Int) in
                     // One more than asked for tells whether an older page exists.
                     let rows = try await services.store.history(appId: key.appId.text, userId: key.userId.text, before: before, limit: limit + 1,
-                                                                keep: keep)
+                                                                keep: keep, maxBytes: Self.maxHistoryPageBytes)
                     // The same revision after the read: no write or erase of the user committed in between (revisions only
                     // rise), so the rows are those of `revision`.
                     let after = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)?.revision ?? 0
