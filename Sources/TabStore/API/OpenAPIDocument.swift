@@ -145,7 +145,7 @@ paths:
         `tabstore_http_open_connections`, `tabstore_store_write_batch_size`, `tabstore_store_commit_duration_seconds`,
         `tabstore_customizations`, `tabstore_history_rows`, `tabstore_idempotent_replays_total`, `tabstore_feed_streams`,
         `tabstore_feed_events_total`, `tabstore_long_polls`, and per cache (`cache="customizations"`,
-        `cache="representations"`, `cache="documents"`, `cache="tokens"`) `tabstore_cache_entries`, `tabstore_cache_bytes`, `tabstore_cache_hits_total`,
+        `cache="representations"`, `cache="documents"`, `cache="tokens"`, `cache="historyPages"`) `tabstore_cache_entries`, `tabstore_cache_bytes`, `tabstore_cache_hits_total`,
         `tabstore_cache_misses_total`. Public unless the server runs with `--metrics-auth true`.
       security: [{}, {adminToken: []}]
       responses:
