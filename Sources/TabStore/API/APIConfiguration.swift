@@ -34,6 +34,16 @@ package struct APIConfiguration: Sendable {
     package var representationCacheBytes = 8 << 20
     /// Bytes kept of decoded stored documents (`APIServices.documents`); 0 keeps none.
     package var documentCacheBytes = 4 << 20
+    /// Bytes kept of rendered history pages (`APIServices.historyPages`); 0 renders every page.
+    package var historyPageCacheBytes = 16 << 20
+    /// History pages and exports read and rendered at once, over all users (`HistoryReads`).
+    package var concurrentHistoryReads = 1
+    /// History reads of one user waiting behind the one in flight; more get 429 `too-many-history-reads`.
+    package var historyReadsWaitingPerUser = 4
+    /// Bytes of history pages one user is served a second; past it 429 `too-many-history-reads` (one page may overdraw).
+    package var historyBytesPerUserPerSecond = 8 << 20
+    /// Tests: awaited by each history read or export once it holds its slot, before it reads the store.
+    package var historyReadPause: (@Sendable () async -> Void)?
     /// Bytes kept of verified user tokens (`APIServices.tokens`); 0 verifies every request's token.
     package var tokenCacheBytes = 8 << 20
     /// Seconds since 1970; injectable so token expiry is testable.

@@ -18,6 +18,10 @@ package final class APIResponder: HTTPResponder {
     private let changes: ChangeHub
     /// What the routes share (tests reach the replica notifications through it).
     let services: APIServices
+    /// Admission of history pages and exports (tests watch its bounds).
+    let historyReads: HistoryReads
+    /// Rendered history pages (tests compare hits and misses).
+    let historyPages: ByteBoundedCache<[UInt8]>
 
     package convenience init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState = ServerState(),
                              metrics: Metrics = Metrics(), logger: Logger = .silent) {
@@ -33,6 +37,8 @@ package final class APIResponder: HTTPResponder {
         self.middleware = APIMiddlewareStack.standard(services)
         self.changes = services.changes
         self.services = services
+        self.historyReads = services.historyReads
+        self.historyPages = services.historyPages
     }
 
     /// Open change-feed streams and waiting long polls.

@@ -28,6 +28,7 @@ extension APIServices {
             republish(appId: Identifier(appId))
         case .appDeleted(let appId):
             apps.invalidate(Identifier(appId))
+            historyPages.removeAll { $0.hasFirstPart(appId) }
             changes.appDeleted(Identifier(appId))
         case .unknown:
             apps.invalidateAll()

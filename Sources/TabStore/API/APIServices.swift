@@ -28,6 +28,12 @@ struct APIServices: Sendable {
     let representations: ByteBoundedCache<[UInt8]>
     /// Decoded stored documents, so a write starts from its user's last document without parsing it again.
     let documents: DecodedDocuments
+    /// Rendered history pages, keyed by everything a page is a function of, the user's revision at read time
+    /// included (`CustomizationRoutes.historyPageKey`): a write, an erase or another replica's change makes a
+    /// new key, so an entry never goes stale; it only ages out (or goes with its app).
+    let historyPages: ByteBoundedCache<[UInt8]>
+    /// Admission of history pages and exports: one read per user at a time, a few in the store at once.
+    let historyReads: HistoryReads
     /// Verified user tokens, so a client that sends the same JWT on every request pays for its check once.
     let tokens: TokenCache
 
@@ -43,6 +49,12 @@ struct APIServices: Sendable {
         self.representations = ByteBoundedCache(budget: configuration.representationCacheBytes)
         self.documents = DecodedDocuments(budget: configuration.documentCacheBytes)
         self.tokens = TokenCache(budget: configuration.tokenCacheBytes)
+        // Few shards: a page may be a MiB and more, and an entry may cost at most a quarter of its shard.
+        self.historyPages = ByteBoundedCache(budget: configuration.historyPageCacheBytes, shards: 2)
+        self.historyReads = HistoryReads(HistoryReads.Limits(perUserWaiting: configuration.historyReadsWaitingPerUser,
+                                                             concurrent: configuration.concurrentHistoryReads,
+                                                             bytesPerSecond: configuration.historyBytesPerUserPerSecond, clock: configuration.clock),
+                                         pause: configuration.historyReadPause)
         observeReplicas()
     }
 

@@ -78,6 +78,7 @@ struct AppRoutes: RouteGroup {
         let appId = try context.appId()
         let deleted = try await services.store.deleteApp(appId.text)
         services.apps.invalidate(appId)
+        services.historyPages.removeAll { $0.hasFirstPart(appId.text) }
         services.changes.appDeleted(appId)
         guard deleted else { throw APIError.notFound(.appNotFound, "no app \"\(appId)\"") }
         return HTTPResponse(status: 204)

@@ -17,9 +17,47 @@ extension CustomizationRoutes {
         // stored (every supported version's choices).
         let schema = request.queryParameter("schemaVersion") == nil ? nil : try await services.servedSchema(request, entry)
         let key = try userKey(context)
-        // One more than asked for tells whether an older page exists.
-        let rows = try await services.store.history(appId: key.appId.text, userId: key.userId.text, before: before, limit: limit + 1,
-                                                        keep: services.configuration.historyRevisions)
+        let keep = services.configuration.historyRevisions
+        let (services, routes) = (self.services, self)
+        let page = try await Self.admitted(services) {
+            try await services.historyReads.withUserTurn(key) { () async throws -> [UInt8] in
+                try services.historyReads.checkBudget(key)
+                // The user's revision now: a page is a function of it (and of the request), so a page kept under it is
+                // this read's page. 0 (nothing stored, or erased) is never kept: an empty history is cheap anyway.
+                let revision = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)?.revision ?? 0
+                let cacheKey = Self.historyPageKey(key, schema: schema?.version, before: before, limit: limit, keep: keep, revision: revision)
+                if revision > 0, let kept = services.historyPages.value(cacheKey) {
+                    services.historyReads.charge(key, bytes: kept.count)
+                    return kept
+                }
+                let (bytes, after) = try await services.historyReads.withSlot { () async throws -> ([UInt8], Int) in
+                    // One more than asked for tells whether an older page exists.
+                    let rows = try await services.store.history(appId: key.appId.text, userId: key.userId.text, before: before, limit: limit + 1,
+                                                                keep: keep, maxBytes: Self.maxHistoryPageBytes)
+                    // The same revision after the read: no write or erase of the user committed in between (revisions only
+                    // rise), so the rows are those of `revision`.
+                    let after = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)?.revision ?? 0
+                    return (await services.historyReads.render { routes.historyPage(rows, limit: limit, under: schema, key) }, after)
+                }
+                if revision > 0, after == revision {
+                    services.historyPages.put(cacheKey, bytes, cost: bytes.count + cacheKey.bytes.count + 96)
+                }
+                services.historyReads.charge(key, bytes: bytes.count)
+                return bytes
+            }
+        }
+        return .json(200, page, headers: HTTPHeaders([("Cache-Control", "no-store")]))
+    }
+
+    /// `historyPages`' key: the user, the version shown (0: as stored), the page asked for, the retention, and
+    /// the user's revision when the page was read (the app's id first: deleting the app drops its pages).
+    static func historyPageKey(_ key: UserKey, schema: Int?, before: Int?, limit: Int, keep: Int, revision: Int) -> ByteKey {
+        ByteKey(key.appId.text, key.userId.text, "history", String(schema ?? 0), String(before ?? 0), String(limit), String(keep), String(revision))
+    }
+
+    /// The encoded page of up to `limit` of `rows` (newest first; one more than `limit` when an older page exists),
+    /// stopping past `maxHistoryPageBytes` of stored bytes (at least one revision).
+    func historyPage(_ rows: [HistoryRecord], limit: Int, under schema: SchemaIndex?, _ key: UserKey) -> [UInt8] {
         var items: [JSONValue] = []
         var bytes = 0
         for row in rows.prefix(limit) {
@@ -28,8 +66,32 @@ extension CustomizationRoutes {
             items.append(historyItem(row, under: schema, key))
         }
         let nextBefore: JSONValue = items.count < rows.count ? .integer(rows[items.count - 1].revision) : .null
-        return .json(200, .object(JSONObject([("items", .array(items)), ("nextBefore", nextBefore)])),
-                     headers: HTTPHeaders([("Cache-Control", "no-store")]))
+        return JSONWriter.bytes(.object(JSONObject([("items", .array(items)), ("nextBefore", nextBefore)])))
+    }
+
+    /// Runs `body`, turning a refusal of `HistoryReads` into its problem: 429 `too-many-history-reads` (the
+    /// user's own reads wait already) or 503 `too-many-waiting` (the server's), both with `Retry-After`.
+    static func admitted<T: Sendable>(_ services: APIServices, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let refusal as HistoryReads.Refusal {
+            var error: APIError
+            var retryAfter = 1
+            switch refusal {
+            case .userBusy:
+                error = APIError(status: 429, slug: .tooManyHistoryReads, title: "Too many requests",
+                                 detail: "one history read or export per user at a time, \(services.historyReads.limits.perUserWaiting) more waiting; retry in a second")
+            case .userOverBudget(let seconds):
+                retryAfter = seconds
+                error = APIError(status: 429, slug: .tooManyHistoryReads, title: "Too many requests",
+                                 detail: "at most \(services.historyReads.limits.bytesPerSecond) bytes of history pages per user a second; retry in \(seconds) s")
+            case .serverBusy:
+                error = APIError(status: 503, slug: .tooManyWaiting, title: "Service unavailable",
+                                 detail: "too many history reads and exports wait; retry in a second")
+            }
+            error.headers.add("Retry-After", String(retryAfter))
+            throw error
+        }
     }
 
     /// One kept revision as the history and the export show it. A stored document or operation list that

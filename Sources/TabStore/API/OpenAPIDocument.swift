@@ -145,7 +145,7 @@ paths:
         `tabstore_http_open_connections`, `tabstore_store_write_batch_size`, `tabstore_store_commit_duration_seconds`,
         `tabstore_customizations`, `tabstore_history_rows`, `tabstore_idempotent_replays_total`, `tabstore_feed_streams`,
         `tabstore_feed_events_total`, `tabstore_feed_events_coalesced_total`, `tabstore_long_polls`, and per cache (`cache="customizations"`,
-        `cache="representations"`, `cache="documents"`, `cache="tokens"`) `tabstore_cache_entries`, `tabstore_cache_bytes`, `tabstore_cache_hits_total`,
+        `cache="representations"`, `cache="documents"`, `cache="tokens"`, `cache="historyPages"`) `tabstore_cache_entries`, `tabstore_cache_bytes`, `tabstore_cache_hits_total`,
         `tabstore_cache_misses_total`. Public unless the server runs with `--metrics-auth true`.
       security: [{}, {adminToken: []}]
       responses:
@@ -937,6 +937,11 @@ paths:
         (it always lists at least one revision). Without `schemaVersion` each item's `customization` is the document
         as stored (every supported version's choices); with `schemaVersion` N it is shown under version N (reconciled
         with it: only ids N has).
+
+        Pages are expensive, so they are admitted: one history read per user at a time, with at most 4 more of the
+        same user waiting their turn (further ones get 429 `too-many-history-reads` with `Retry-After`), and at most
+        `--history-reads` pages and exports read at once over all users (up to 1,024 wait; more get 503
+        `too-many-waiting`). A page read again before the user's next write is answered from memory.
       security: [{adminToken: []}, {userToken: []}]
       parameters:
         - name: limit
@@ -961,6 +966,8 @@ paths:
         '404': {$ref: '#/components/responses/VersionNotFound'}
         '410': {$ref: '#/components/responses/SchemaVersionRetired'}
         '413': {$ref: '#/components/responses/BodyNotAllowed'}
+        '429': {$ref: '#/components/responses/TooManyHistoryReads'}
+        '503': {$ref: '#/components/responses/TooManyHistoryReadsWaiting'}
   /v1/apps/{appId}/users/{userId}/customization/events:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -1096,6 +1103,7 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '413': {$ref: '#/components/responses/BodyNotAllowed'}
+        '503': {$ref: '#/components/responses/TooManyHistoryReadsWaiting'}
   /v1/apps/{appId}/users/{userId}:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -1139,6 +1147,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '413': {$ref: '#/components/responses/BodyNotAllowed'}
+        '503': {$ref: '#/components/responses/TooManyHistoryReadsWaiting'}
   /v1/users/{userId}:
     parameters:
       - $ref: '#/components/parameters/UserId'
@@ -1395,6 +1404,22 @@ components:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
           example: {type: 'urn:tabstore:problem:too-many-followers', title: Too many requests, status: 429, detail: at most 32 change-feed streams and long polls per user at once; close one first}
+    TooManyHistoryReads:
+      description: The user already has a history read in flight and 4 waiting; retry in a second.
+      headers:
+        Retry-After: {schema: {type: string}, description: Seconds to wait.}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:too-many-history-reads', title: Too many requests, status: 429, detail: one history read or export per user at a time, 4 more waiting; retry in a second}
+    TooManyHistoryReadsWaiting:
+      description: Too many history reads and exports wait for their turn over all users; retry in a second.
+      headers:
+        Retry-After: {schema: {type: string}, description: Seconds to wait.}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+          example: {type: 'urn:tabstore:problem:too-many-waiting', title: Service unavailable, status: 503, detail: too many history reads and exports wait; retry in a second}
     TooManyWaiting:
       description: The server already holds its most long polls; retry in a second.
       headers:
@@ -1607,7 +1632,7 @@ components:
         type:
           type: string
           description: '`urn:tabstore:problem:<slug>` (`about:blank` for refusals made before routing, like 413).'
-          enum: [urn:tabstore:problem:already-exists, urn:tabstore:problem:app-exists, urn:tabstore:problem:app-not-found, urn:tabstore:problem:body-not-allowed, urn:tabstore:problem:concurrent-registration, urn:tabstore:problem:database-unavailable, urn:tabstore:problem:draining, urn:tabstore:problem:forbidden, urn:tabstore:problem:idempotency-key-reused, urn:tabstore:problem:internal-error, urn:tabstore:problem:invalid-idempotency-key, urn:tabstore:problem:invalid-if-match, urn:tabstore:problem:invalid-if-none-match, urn:tabstore:problem:invalid-parameter, urn:tabstore:problem:invalid-path, urn:tabstore:problem:invalid-user-id, urn:tabstore:problem:malformed-json, urn:tabstore:problem:malformed-request, urn:tabstore:problem:method-not-allowed, urn:tabstore:problem:minimum-schema-version-applied, urn:tabstore:problem:no-route, urn:tabstore:problem:no-schema, urn:tabstore:problem:not-implemented, urn:tabstore:problem:revision-mismatch, urn:tabstore:problem:revision-not-found, urn:tabstore:problem:rule-violation, urn:tabstore:problem:schema-version-not-found, urn:tabstore:problem:schema-version-retired, urn:tabstore:problem:storage-unavailable, urn:tabstore:problem:too-many-followers, urn:tabstore:problem:too-many-waiting, urn:tabstore:problem:unauthorized, urn:tabstore:problem:unsupported-media-type, urn:tabstore:problem:write-contention, about:blank]
+          enum: [urn:tabstore:problem:already-exists, urn:tabstore:problem:app-exists, urn:tabstore:problem:app-not-found, urn:tabstore:problem:body-not-allowed, urn:tabstore:problem:concurrent-registration, urn:tabstore:problem:database-unavailable, urn:tabstore:problem:draining, urn:tabstore:problem:forbidden, urn:tabstore:problem:idempotency-key-reused, urn:tabstore:problem:internal-error, urn:tabstore:problem:invalid-idempotency-key, urn:tabstore:problem:invalid-if-match, urn:tabstore:problem:invalid-if-none-match, urn:tabstore:problem:invalid-parameter, urn:tabstore:problem:invalid-path, urn:tabstore:problem:invalid-user-id, urn:tabstore:problem:malformed-json, urn:tabstore:problem:malformed-request, urn:tabstore:problem:method-not-allowed, urn:tabstore:problem:minimum-schema-version-applied, urn:tabstore:problem:no-route, urn:tabstore:problem:no-schema, urn:tabstore:problem:not-implemented, urn:tabstore:problem:revision-mismatch, urn:tabstore:problem:revision-not-found, urn:tabstore:problem:rule-violation, urn:tabstore:problem:schema-version-not-found, urn:tabstore:problem:schema-version-retired, urn:tabstore:problem:storage-unavailable, urn:tabstore:problem:too-many-followers, urn:tabstore:problem:too-many-history-reads, urn:tabstore:problem:too-many-waiting, urn:tabstore:problem:unauthorized, urn:tabstore:problem:unsupported-media-type, urn:tabstore:problem:write-contention, about:blank]
         title: {type: string}
         status: {type: integer}
         detail: {type: string}

@@ -31,6 +31,7 @@ package enum ProblemType: String, Sendable, CaseIterable {
     case schemaVersionRetired = "schema-version-retired"
     case storageUnavailable = "storage-unavailable"
     case tooManyFollowers = "too-many-followers"
+    case tooManyHistoryReads = "too-many-history-reads"
     case tooManyWaiting = "too-many-waiting"
     case unauthorized
     case unsupportedMediaType = "unsupported-media-type"

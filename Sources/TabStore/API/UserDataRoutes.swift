@@ -18,22 +18,39 @@ struct UserDataRoutes: RouteGroup {
         builder.add("DELETE", "/v1/users/{userId}", access: .operatorOnly, body: .empty, eraseEverywhere)
     }
 
+    /// Exports read and render like history pages: in one of `HistoryReads`' slots, encoded on a thread of their own.
     func exportInApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let entry = try await services.requireApp(context)
         let userId = try context.userId()
-        let data = try await services.store.userData(userId: userId.text, appId: entry.app.id, keep: services.configuration.historyRevisions).first
-        return .json(200, export(entry, userId, data))
+        let (services, routes) = (self.services, self)
+        let body = try await CustomizationRoutes.admitted(services) {
+            try await services.historyReads.withSlot { () async throws -> [UInt8] in
+                let data = try await services.store.userData(userId: userId.text, appId: entry.app.id, keep: services.configuration.historyRevisions).first
+                return await services.historyReads.render { JSONWriter.bytes(routes.export(entry, userId, data)) }
+            }
+        }
+        return .json(200, body)
     }
 
     func exportEverywhere(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let userId = try context.userId()
-        var apps: [JSONValue] = []
-        for data in try await services.store.userData(userId: userId.text, appId: nil, keep: services.configuration.historyRevisions) {
-            // An app deleted since the read has nothing left to export.
-            guard let entry = try await services.apps.entry(Identifier(data.appId)) else { continue }
-            apps.append(export(entry, userId, data))
+        let (services, routes) = (self.services, self)
+        let body = try await CustomizationRoutes.admitted(services) {
+            try await services.historyReads.withSlot { () async throws -> [UInt8] in
+                var found: [(AppCache.Entry, UserData)] = []
+                for data in try await services.store.userData(userId: userId.text, appId: nil, keep: services.configuration.historyRevisions) {
+                    // An app deleted since the read has nothing left to export.
+                    guard let entry = try await services.apps.entry(Identifier(data.appId)) else { continue }
+                    found.append((entry, data))
+                }
+                let apps = found
+                return await services.historyReads.render {
+                    JSONWriter.bytes(.object(JSONObject([("userId", .string(userId.text)),
+                                                         ("apps", .array(apps.map { routes.export($0.0, userId, $0.1) }))])))
+                }
+            }
         }
-        return .json(200, .object(JSONObject([("userId", .string(userId.text)), ("apps", .array(apps))])))
+        return .json(200, body)
     }
 
     func eraseInApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
@@ -56,7 +73,7 @@ struct UserDataRoutes: RouteGroup {
     /// `{"appId", "userId", "customization", "history", "idempotencyKeys"}`: the customization as a GET serves
     /// it (revision 0 for none), every kept revision newest first, and the idempotency keys kept (the answers
     /// themselves are copies of revisions).
-    private func export(_ entry: AppCache.Entry, _ userId: Identifier, _ data: UserData?) -> JSONValue {
+    func export(_ entry: AppCache.Entry, _ userId: Identifier, _ data: UserData?) -> JSONValue {
         let routes = CustomizationRoutes(services)
         let appId = Identifier(entry.app.id)
         // An answer past the idempotency window no longer counts (a repeat is a new request); the writer removes

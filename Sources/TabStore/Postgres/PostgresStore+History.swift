@@ -156,8 +156,24 @@ extension PostgresStore {
             """, [.text(appId), .text(userId), .integer(max(0, keep)), .integer(before ?? Int.max), .integer(max(0, limit))]))
     }
 
-    package func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int) async throws -> [HistoryRecord] {
-        try await pool.run { db in try Self.history(db, appId: appId, userId: userId, before: before, limit: limit, keep: keep) }
+    package func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int, maxBytes: Int) async throws -> [HistoryRecord] {
+        // The running total of each row's bytes and of those before it (octet_length reads a stored value's size
+        // without fetching it): rows stop after the first past the budget after more than one row, as on SQLite.
+        let sql = """
+            SELECT \(Self.historyColumns) FROM (
+                SELECT \(Self.historyColumns), row_number() OVER newest AS n,
+                    sum(octet_length(document) + coalesce(octet_length(operations), 0)) OVER newest
+                        - (octet_length(document) + coalesce(octet_length(operations), 0)) AS earlier
+                FROM customization_history
+                WHERE app_id = $1 AND user_id = $2 AND revision < $4 AND revision > \(Self.keptAbove)
+                WINDOW newest AS (ORDER BY revision DESC)
+                ORDER BY revision DESC LIMIT $5) AS page
+            WHERE n <= 2 OR earlier <= $6 ORDER BY revision DESC
+            """
+        return try await pool.run { db in
+            try Self.historyRows(db.query(sql, [.text(appId), .text(userId), .integer(max(0, keep)), .integer(before ?? Int.max),
+                                                .integer(max(0, limit)), .integer(maxBytes)]))
+        }
     }
 
     package func historyRecord(appId: String, userId: String, revision: Int, keep: Int) async throws -> HistoryRecord? {

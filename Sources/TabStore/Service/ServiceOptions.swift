@@ -38,6 +38,11 @@ public struct ServiceOptions: Sendable {
     public var console = true
     /// Revisions kept per user in the history; 0 keeps none.
     public var historyRevisions = 100
+    /// History pages and exports read and rendered at once, over all users (`HistoryReads`): half the cores, so a
+    /// flood of them never takes every core, read connection or database connection writes need.
+    public var historyReads = max(1, System.coreCount / 2)
+    /// Bytes of rendered history pages kept (a page is up to about 1 MiB); 0 renders every page.
+    public var historyCacheBytes = 16 << 20
     /// Bytes of memory for the caches (the shares below); 0 turns them all off. 12 MiB beside the 16 MiB of
     /// `sqliteCacheBytes` keep the server under 96 MB resident with a million users under load
     /// (bench/results/issue16.md, "RSS"); a thousand users' working set fits many times over.
@@ -162,6 +167,12 @@ public struct ServiceOptions: Sendable {
         Setting(flag: "console", help: "serve the operator console at /console (default true)") { $0.console = try boolean("console", $1) },
         Setting(flag: "history-revisions", help: "revisions kept per user for history and revert (default 100; 0 keeps none)") {
             $0.historyRevisions = try integer("history-revisions", 0...10_000, $1)
+        },
+        Setting(flag: "history-reads", help: "history pages and exports read at once, over all users; one per user at a time (default: half the cores, at least 1)") {
+            $0.historyReads = try integer("history-reads", 1...256, $1)
+        },
+        Setting(flag: "history-cache-bytes", help: "memory for rendered history pages, in bytes (default 16777216; 0 turns it off)") {
+            $0.historyCacheBytes = try integer("history-cache-bytes", 0...(1 << 40), $1)
         },
         Setting(flag: "cache-bytes", help: "memory for the caches of customizations, layouts and verified tokens, in bytes (default 12582912; 0 turns them off)") {
             $0.cacheBytes = try integer("cache-bytes", 0...(1 << 40), $1)

@@ -67,6 +67,8 @@ public final class TabStoreService: Sendable {
             apiConfiguration.console = options.console
             apiConfiguration.maxCustomizationBytes = options.maxCustomizationBytes
             apiConfiguration.historyRevisions = options.historyRevisions
+            apiConfiguration.concurrentHistoryReads = options.historyReads
+            apiConfiguration.historyPageCacheBytes = options.historyCacheBytes
             apiConfiguration.representationCacheBytes = options.layoutCacheBytes
             apiConfiguration.tokenCacheBytes = options.tokenCacheBytes
             apiConfiguration.documentCacheBytes = options.documentCacheBytes

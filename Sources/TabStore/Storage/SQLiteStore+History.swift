@@ -149,10 +149,12 @@ extension SQLiteStore {
                       operations: statement.isNull(3) ? nil : statement.bytes(3), document: statement.bytes(4), updatedAt: statement.text(5))
     }
 
-    package func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int) async throws -> [HistoryRecord] {
+    package func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int, maxBytes: Int) async throws -> [HistoryRecord] {
         // One snapshot for the whole walk (BEGIN): a write committed meanwhile is seen entirely or not at all.
         try await readers.read { db in
-            try db.transaction(immediate: false) { try Self.history(db, appId: appId, userId: userId, before: before, limit: limit, keep: keep) }
+            try db.transaction(immediate: false) {
+                try Self.history(db, appId: appId, userId: userId, before: before, limit: limit, keep: keep, maxBytes: maxBytes)
+            }
         }
     }
 
@@ -176,7 +178,8 @@ extension SQLiteStore {
         }
     }
 
-    private static func history(_ db: SQLiteConnection, appId: String, userId: String, before: Int?, limit: Int, keep: Int) throws -> [HistoryRecord] {
+    private static func history(_ db: SQLiteConnection, appId: String, userId: String, before: Int?, limit: Int, keep: Int,
+                                maxBytes: Int = Int.max) throws -> [HistoryRecord] {
         let user: [SQLiteValue] = [.text(appId), .text(userId)]
         let below = before ?? Int.max
         var listed = 0
@@ -185,7 +188,16 @@ extension SQLiteStore {
             if link.revision < below { listed += 1 }
             return true
         }
-        return try links.filter { $0.revision < below }.compactMap { try historyRecord(rowid: $0.rowid, db: db) }
+        var rows: [HistoryRecord] = []
+        var bytes = 0
+        for link in links where link.revision < below {
+            guard let row = try historyRecord(rowid: link.rowid, db: db) else { continue }
+            rows.append(row)
+            bytes = bytes.addingReportingOverflow(row.document.count + (row.operations?.count ?? 0)).partialValue
+            // Past the budget after more than one row: this row starts the next page.
+            if rows.count > 1, bytes > maxBytes { break }
+        }
+        return rows
     }
 
     package func historyRecord(appId: String, userId: String, revision: Int, keep: Int) async throws -> HistoryRecord? {

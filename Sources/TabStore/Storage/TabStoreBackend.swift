@@ -133,8 +133,11 @@ package protocol TabStoreBackend: Sendable {
     /// The answer stored under `key` for the user, unless it was created before `notBefore` (expired).
     func idempotentAnswer(appId: String, userId: String, key: String, notBefore: Int) async throws -> IdempotentAnswer?
     /// Kept revisions below `before` (all when nil), newest first, at most `limit`; only the last `keep`
-    /// count (a backend may remove older rows later than the write that made them too old).
-    func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int) async throws -> [HistoryRecord]
+    /// count (a backend may remove older rows later than the write that made them too old). The rows stop after
+    /// the first one past the first that brings the bytes of documents and operations above `maxBytes` (that row
+    /// is returned: it tells the caller an older page exists), so a page never reads a hundred large rows to
+    /// show twenty.
+    func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int, maxBytes: Int) async throws -> [HistoryRecord]
     /// One of the last `keep` revisions, nil when it is not kept.
     func historyRecord(appId: String, userId: String, revision: Int, keep: Int) async throws -> HistoryRecord?
     /// Everything stored about a user in `appId`, or in every app when nil (history: the last `keep` revisions);
@@ -184,6 +187,11 @@ package enum StoreChange: Sendable, Equatable {
 }
 
 extension TabStoreBackend {
+    /// Kept revisions without a byte bound.
+    package func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int) async throws -> [HistoryRecord] {
+        try await history(appId: appId, userId: userId, before: before, limit: limit, keep: keep, maxBytes: Int.max)
+    }
+
     /// Only this process writes the database: nothing to observe.
     package func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void) {}
 
