@@ -229,7 +229,7 @@ extension BinaryTests {
         // The connections are closed: the server serves again.
         let served = try await offPool { () throws -> Int? in
             var status: Int?
-            _ = eventually(3) {
+            _ = eventually(30) {
                 status = (try? RawClient(port: port, timeout: 2))?.request(.get("/healthz"))?.status
                 return status == 200
             }

@@ -249,8 +249,8 @@ extension HTTPServerTests {
                 }
                 for client in clients { _ = client.readResponse() }
             }
-            #expect(eventually(5) { server.bodyBytesInFlight == 0 })
-            #expect(eventually(5) { server.openConnections == 0 })
+            #expect(eventually { server.bodyBytesInFlight == 0 })
+            #expect(eventually { server.openConnections == 0 })
         }
         await server.shutdown(grace: 1)
     }

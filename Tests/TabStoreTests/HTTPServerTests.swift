@@ -58,8 +58,9 @@ final class RecordingObserver: ServerObserver {
     func connectionClosed() {}
 }
 
-/// Polls `condition` every 10 ms for up to `seconds`.
-func eventually(_ seconds: Double = 3, _ condition: () -> Bool) -> Bool {
+/// Whether `condition` holds within `seconds`, polled every 10 ms: a positive wait, which returns as soon as it
+/// holds, so its bound is generous (a loaded machine, the sanitizers) and never what a test measures.
+func eventually(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }
