@@ -12,21 +12,11 @@ request at a time (a fresh value each, so every PATCH is a write) for S seconds 
 hostile: on 429 they retry after 10 ms (never the 1 s Retry-After asks for). Prints one line per phase and
 `HISTORY {json}` at the end. Nothing here asserts.
 """
-import base64, hashlib, hmac, http.client, json, multiprocessing, os, shutil, socket, subprocess, sys, tempfile, threading, time
+import http.client, json, multiprocessing, os, shutil, socket, subprocess, sys, tempfile, threading, time
+
+from seed import jwt  # bench/seed.py: the HS256 user token the other benchmarks use
 
 APP = "bench.history"
-
-
-def b64(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def jwt(secret, app, user, ttl=7200):
-    now = int(time.time())
-    header = b64(b'{"alg":"HS256","typ":"JWT"}')
-    payload = b64(json.dumps({"sub": user, "aud": app, "iat": now, "exp": now + ttl}, separators=(",", ":")).encode())
-    signature = hmac.new(secret.encode(), f"{header}.{payload}".encode(), hashlib.sha256).digest()
-    return f"{header}.{payload}.{b64(signature)}"
 
 
 def call(conn, method, path, token, body=None):
