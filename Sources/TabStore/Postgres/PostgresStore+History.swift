@@ -10,7 +10,10 @@ extension PostgresStore {
         try await transaction { db in
             // A write outside the user's write turn waits while another replica's write holds it, so the one holding
             // it (it lost a compare-and-set already) cannot lose again: it commits next.
-            try Self.lockApp(db, commit.appId, writtenUnder: commit.record?.writtenUnder, turnOf: inTurn ? nil : commit.userId)
+            if !inTurn {
+                try db.query("SELECT pg_advisory_xact_lock_shared($1)", [.integer(Self.userLockKey(appId: commit.appId, userId: commit.userId, turn: true))])
+            }
+            try Self.lockApp(db, commit.appId, writtenUnder: commit.record?.writtenUnder)
             let current = try Self.customizationRow(db, appId: commit.appId, userId: commit.userId, lock: true)?.revision ?? 0
             guard current == commit.expectedRevision else { throw StoreConflict.revisionMismatch(current: current) }
             // No row to lock: an erase on another replica may be raising the floor right now. Both take the user's

@@ -256,16 +256,11 @@ package final class PostgresStore: TabStoreBackend {
     /// and removes what the write stored); a write in the window between a delete and a creation under the same
     /// id finds no row, and a write validated under the old app names a version at or below the new app's floor
     /// (its versions start above the old one's).
-    /// - Parameter turnOf: a user whose write turn (`withWriteTurn`) to wait for, shared, in the same round trip.
     /// - Throws: `StoreConflict.notFound` (404) when the app is gone or is another one now.
-    static func lockApp(_ db: PostgresConnection, _ appId: String, writtenUnder: Int?, turnOf userId: String? = nil) throws {
-        let rows = if let userId {
-            try db.query("SELECT schema_version_floor, pg_advisory_xact_lock_shared($2) FROM apps WHERE id = $1 FOR KEY SHARE",
-                         [.text(appId), .integer(userLockKey(appId: appId, userId: userId, turn: true))])
-        } else {
-            try db.query("SELECT schema_version_floor FROM apps WHERE id = $1 FOR KEY SHARE", [.text(appId)])
+    static func lockApp(_ db: PostgresConnection, _ appId: String, writtenUnder: Int?) throws {
+        guard let floor = try db.query("SELECT schema_version_floor FROM apps WHERE id = $1 FOR KEY SHARE", [.text(appId)]).scalarInt else {
+            throw StoreConflict.notFound
         }
-        guard let floor = rows.scalarInt else { throw StoreConflict.notFound }
         if let writtenUnder, floor > 0, writtenUnder <= floor { throw StoreConflict.notFound }
     }
 
