@@ -16,7 +16,11 @@ struct RouteDispatcher: Sendable {
 
     func respond(to request: HTTPRequest, context: inout APIRequestContext) async -> HTTPResponse {
         // The database work of this request, however many calls, ends within one bound from its arrival.
-        await RequestDeadline.$arrivedAt.withValue(context.receivedAt) { await respondRouted(to: request, context: &context) }
+        let arrivedAt = context.receivedAt
+        var routed = context
+        let response = await RequestDeadline.$arrivedAt.withValue(arrivedAt) { await respondRouted(to: request, context: &routed) }
+        context = routed
+        return response
     }
 
     private func respondRouted(to request: HTTPRequest, context: inout APIRequestContext) async -> HTTPResponse {
