@@ -57,7 +57,7 @@ final class ServerFixture: @unchecked Sendable {
         options.accessLog = false
         options.shutdownGrace = 2
         // Headroom for a loaded machine: the database bound (default 5 s) is not what these tests are about.
-        options.databaseTimeout = 30
+        options.databaseTimeout = 60
         let started = try TabStoreService.start(options: options, logger: .silent)
         lock.withLock {
             service = started
@@ -145,7 +145,7 @@ struct Exchange: Sendable {
 /// `URLSessionTransport` with a record of every exchange, and the power to lose answers: the request reaches the
 /// server (which applies it), the client sees a broken connection instead of the answer.
 final class RecordingTransport: TabStoreTransport, @unchecked Sendable {
-    private let base = URLSessionTransport(requestTimeout: 30, streamIdleTimeout: 60)
+    private let base = URLSessionTransport(requestTimeout: 90, streamIdleTimeout: 60)
     private let lock = NSLock()
     private var log: [Exchange] = []
     private var toLose = 0

@@ -24,7 +24,7 @@ final class LiveService: TestClient, @unchecked Sendable {
             options.databaseConnections = 6
         }
         // Headroom for a loaded machine: a test of the bound itself sets its own.
-        options.databaseTimeout = 30
+        options.databaseTimeout = 60
         options.port = 0
         options.threads = 2
         options.dataDirectory = directory.path

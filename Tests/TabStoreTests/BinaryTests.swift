@@ -18,7 +18,7 @@ struct TabServerProcess {
     }
 
     /// Headroom for a loaded machine: the database bound (default 5 s) is not what these tests are about.
-    static let loadedMachine = ["TAB_SERVER_DATABASE_TIMEOUT": "30"]
+    static let loadedMachine = ["TAB_SERVER_DATABASE_TIMEOUT": "60"]
 
     /// Runs a subcommand to completion: (exit status, stdout, stderr).
     static func run(_ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil) throws -> (Int32, String, String) {

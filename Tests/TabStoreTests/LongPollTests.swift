@@ -90,7 +90,8 @@ struct LongPollTests {
             let answer = try await live.send(.get(creds.customization + "?waitSeconds=1").bearer(creds.userToken).ifNoneMatch("\"0.1\""))
             let waited = Self.seconds(since: start)
             #expect(answer.status == 304 && answer.etag == "\"0.1\"" && answer.body.isEmpty)
-            #expect(waited >= 0.9 && waited < 5, "waited \(waited) s")
+            // It waits its second, and then answers (how much later is the machine's speed, not the contract).
+            #expect(waited >= 0.9 && waited < 30, "waited \(waited) s")
         }
     }
 

@@ -14,7 +14,7 @@ struct PostgresStoreTests {
 
     func openError(_ url: String) -> String {
         do {
-            _ = try PostgresStore(configuration: PostgresStore.Configuration(url: url))
+            _ = try PostgresStore(configuration: PostgresStore.Configuration.loadedMachine(url: url))
             return "opened"
         } catch {
             return "\(error)"
@@ -41,7 +41,7 @@ struct PostgresStoreTests {
         let opened = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<6 {
                 group.addTask {
-                    let store = try PostgresStore(configuration: PostgresStore.Configuration(url: url))
+                    let store = try PostgresStore(configuration: PostgresStore.Configuration.loadedMachine(url: url))
                     await store.close()
                     return true
                 }
@@ -115,7 +115,7 @@ struct PostgresStoreTests {
     @Test("forEachCustomization walks every row once, in byte order of user ids, across pages of 500")
     func forEachAcrossPages() async throws {
         let url = try cluster.freshDatabase()
-        let store = try PostgresStore(configuration: PostgresStore.Configuration(url: url))
+        let store = try PostgresStore(configuration: PostgresStore.Configuration.loadedMachine(url: url))
         _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
         _ = try await store.createApp(id: "other", name: "Other", signingSecret: "s", createdAt: "t")
         let db = try PostgresConnection(conninfo: url)
@@ -142,7 +142,7 @@ struct PostgresStoreTests {
     @Test("a statement the server ends for its lock_timeout or statement_timeout (a table locked by another session) is 'unavailable' (503), not a bug (500)")
     func serverSideTimeoutIsUnavailable() async throws {
         let url = try PostgresTestCluster.shared!.freshDatabase()
-        let store = try PostgresStore(configuration: PostgresStore.Configuration(url: url))
+        let store = try PostgresStore(configuration: PostgresStore.Configuration.loadedMachine(url: url))
         await store.close()
         let holder = try PostgresConnection(conninfo: url)
         try holder.execute("BEGIN; LOCK TABLE customizations IN ACCESS EXCLUSIVE MODE")

@@ -209,15 +209,22 @@ enum TestBackend: String, Sendable, CustomStringConvertible {
             return try SQLiteStore(configuration: configuration)
         case .postgres:
             guard let cluster = PostgresTestCluster.shared else { throw PostgresTestCluster.Failure("no PostgreSQL") }
-            var configuration = PostgresStore.Configuration(url: try cluster.freshDatabase())
+            var configuration = PostgresStore.Configuration.loadedMachine(url: try cluster.freshDatabase())
             configuration.maxConnections = 6
-            // The suites check what the store does, not how fast a shared, loaded cluster hands out a
-            // connection: a caller queued behind 60 others on a CI machine running every suite at once can
-            // wait longer than the production default of 5 s (a flake seen in CI), so tests wait up to 60 s.
-            configuration.acquireTimeout = 60
-            // And a caller's whole bound (its wait for a connection and its statements: RequestDeadline) the same.
-            configuration.statementTimeout = 60
             return try PostgresStore(configuration: configuration)
         }
+    }
+}
+
+extension PostgresStore.Configuration {
+    /// A store's configuration for tests on a shared, loaded machine. The suites check what the store does,
+    /// not how fast a loaded cluster answers: a caller queued behind 60 others on a CI machine running every
+    /// suite at once can wait longer than the production default of 5 s (flakes seen in CI), so a caller
+    /// may wait up to 60 s for a connection, and its whole bound (RequestDeadline) is the same.
+    static func loadedMachine(url: String) -> Self {
+        var configuration = Self(url: url)
+        configuration.acquireTimeout = 60
+        configuration.statementTimeout = 60
+        return configuration
     }
 }

@@ -74,24 +74,30 @@ struct ReplicaTests {
             let writers = 16, each = 10
             let items = (0..<(writers * each)).map { #"{"id": "t\#($0)", "title": "T\#($0)"}"# }.joined(separator: ",")
             let creds = try await Credentials.register(on: replicas[0], schema: #"{"items": [{"id": "keep", "title": "Keep"}, \#(items)]}"#)
-            let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
+            let answers = try await withThrowingTaskGroup(of: [TestResponse].self) { group in
                 for writer in 0..<writers {
                     group.addTask {
-                        var seen: [Int] = []
+                        var seen: [TestResponse] = []
                         for turn in 0..<each {
                             let patch = TestRequest.patch(creds.customization).bearer(creds.userToken).json("""
                                 {"operations": [{"op": "setSidebarVisibility", "tab": "t\(writer * each + turn)", "visibility": "hidden"}]}
                                 """)
-                            seen.append(try await replicas[(writer + turn) % 3].send(patch).status)
+                            seen.append(try await replicas[(writer + turn) % 3].send(patch))
                         }
                         return seen
                     }
                 }
-                return try await group.reduce(into: [Int]()) { $0 += $1 }
+                return try await group.reduce(into: [TestResponse]()) { $0 += $1 }
             }
-            #expect(statuses.count == writers * each && statuses.allSatisfy { $0 == 200 }, "\(Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count))")
+            // None is refused for contention. A machine loaded past the request's bound may answer 503
+            // database-unavailable (the bound is the contract there, not a refusal of the write's turn): such a
+            // write may or may not have committed, so the revision counts every 200 and at most those too.
+            let applied = answers.filter { $0.status == 200 }.count
+            let others = answers.filter { $0.status != 200 }.map { "\($0.status) \($0.problemType ?? "-")" }
+            #expect(answers.count == writers * each && others.allSatisfy { $0 == "503 urn:tabstore:problem:database-unavailable" }, "\(others)")
             let final = try await replicas[1].send(.get(creds.customization).bearer(creds.userToken))
-            #expect(final.field("revision") == .integer(writers * each))
+            guard case .integer(let revision)? = final.field("revision") else { Issue.record("no revision: \(final.text)"); return }
+            #expect(revision >= applied && revision <= writers * each, "revision \(revision), \(applied) applied")
         }
     }
 

@@ -45,13 +45,20 @@ extension APIServices {
         guard !users.isEmpty else { return }
         Task {
             for key in users {
-                let appId = key.appId
-                do {
-                    // Each user's read gets the whole database bound, not what is left of the request that began it.
-                    try await RequestDeadline.$arrivedAt.withValue(DispatchTime.now().uptimeNanoseconds) { try await republishOne(key) }
-                } catch {
-                    // A damaged row or a busy database: that user's followers see the new version with their next change.
-                    logger.warning("republish_failed", [("appId", .string(appId.text)), ("error", .string(String(describing: error)))])
+                // A database that does not answer within the bound (busy, or just back) is asked again, after 1, 2
+                // and 4 s: the followers would otherwise miss this version until the user's next change.
+                for attempt in 0..<4 {
+                    do {
+                        // Each user's read gets the whole database bound, not what is left of the request that began it.
+                        try await RequestDeadline.$arrivedAt.withValue(DispatchTime.now().uptimeNanoseconds) { try await republishOne(key) }
+                        break
+                    } catch {
+                        let retry = attempt < 3 && (error as? StorageError)?.isUnavailable == true
+                        logger.warning("republish_failed", [("appId", .string(key.appId.text)), ("error", .string(String(describing: error))),
+                                                            ("retrying", .bool(retry))])
+                        guard retry else { break }  // a damaged row: its followers see the next change
+                        try? await Task.sleep(for: .seconds(1 << attempt))
+                    }
                 }
             }
         }
