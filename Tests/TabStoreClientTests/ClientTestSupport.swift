@@ -82,7 +82,7 @@ final class ServerFixture: @unchecked Sendable {
             request.httpBody = Data(json.utf8)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        return try await URLSessionTransport().send(request)
+        return try await URLSessionTransport(requestTimeout: 90).send(request)
     }
 
     /// Creates an app and registers `schema`.
@@ -119,7 +119,7 @@ struct TestApp: Sendable {
     }
 
     /// A client for `user` with a valid token, short backoffs, `transport`, built with `schemaVersion`.
-    func client(_ server: ServerFixture, user: String = "alice", schemaVersion: Int? = nil, transport: any TabStoreTransport = URLSessionTransport(),
+    func client(_ server: ServerFixture, user: String = "alice", schemaVersion: Int? = nil, transport: any TabStoreTransport = URLSessionTransport(requestTimeout: 90),
                 token: TokenProvider? = nil) -> TabStoreClient {
         let quick = Backoff(initial: 0.05, maximum: 0.2)
         let configuration = TabStoreClient.Configuration(schemaVersion: schemaVersion, transport: transport, feedBackoff: quick, queueBackoff: quick)
