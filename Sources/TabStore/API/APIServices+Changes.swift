@@ -44,22 +44,26 @@ extension APIServices {
     func republish(_ users: [UserKey]) {
         guard !users.isEmpty else { return }
         Task {
-            for key in users {
-                // A database that does not answer within the bound (busy, or just back) is asked again, after 1, 2
-                // and 4 s: the followers would otherwise miss this version until the user's next change.
-                for attempt in 0..<4 {
+            // The users whose read the database did not answer within the bound (busy, or just back) are asked
+            // again together, after 1, 2 and 4 s, so one user's wait never holds back the others; their followers
+            // would otherwise miss this version until the user's next change.
+            var pending = users
+            for attempt in 0..<4 where !pending.isEmpty {
+                if attempt > 0 { try? await Task.sleep(for: .seconds(1 << (attempt - 1))) }
+                var unanswered: [UserKey] = []
+                for key in pending {
                     do {
                         // Each user's read gets the whole database bound, not what is left of the request that began it.
                         try await RequestDeadline.$arrivedAt.withValue(DispatchTime.now().uptimeNanoseconds) { try await republishOne(key) }
-                        break
                     } catch {
+                        // A damaged row is not asked again: its followers see the user's next change.
                         let retry = attempt < 3 && (error as? StorageError)?.isUnavailable == true
                         logger.warning("republish_failed", [("appId", .string(key.appId.text)), ("error", .string(String(describing: error))),
                                                             ("retrying", .bool(retry))])
-                        guard retry else { break }  // a damaged row: its followers see the next change
-                        try? await Task.sleep(for: .seconds(1 << attempt))
+                        if retry { unanswered.append(key) }
                     }
                 }
+                pending = unanswered
             }
         }
     }
