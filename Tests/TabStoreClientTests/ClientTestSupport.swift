@@ -205,8 +205,8 @@ actor Inbox<Value: Sendable> {
     }
 
     /// The values once `predicate` holds for them.
-    /// - Throws: `TestFailure` when it does not within `timeout` seconds.
-    func wait(timeout: Double = 20, until predicate: @escaping @Sendable ([Value]) -> Bool) async throws -> [Value] {
+    /// - Throws: `TestFailure` when it does not within `timeout` seconds (a positive wait: generous, for a loaded machine).
+    func wait(timeout: Double = 90, until predicate: @escaping @Sendable ([Value]) -> Bool) async throws -> [Value] {
         if predicate(values) { return values }
         let id = UUID()
         let timer = Task {

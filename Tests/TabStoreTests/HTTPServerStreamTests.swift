@@ -85,7 +85,7 @@ struct HTTPServerStreamTests {
 
     /// The next `count` blocks' comment lines (the test stream writes SSE comments), read off the pool.
     static func comments(_ client: SSEClient, _ count: Int) async throws -> [[String]] {
-        try await offPool { (0..<count).compactMap { _ in client.nextBlock(timeout: 15) }.map(\.comments) }
+        try await offPool { (0..<count).compactMap { _ in client.nextBlock(timeout: 60) }.map(\.comments) }
     }
 
     @Test("chunks go out as the source is woken from another thread; the end writes the last chunk; finish once")
@@ -102,7 +102,7 @@ struct HTTPServerStreamTests {
         DispatchQueue.global().async { stream.push(": third\n\n", end: true) }
         #expect(try await Self.comments(client, 1) == [["third"]])
         #expect(try await offPool { client.endsWithin(30) })
-        #expect(eventually { stream.finishes == 1 })
+        #expect(await eventually { stream.finishes == 1 })
         await server.shutdown(grace: 1)
         #expect(stream.finishes == 1)
     }
@@ -123,7 +123,7 @@ struct HTTPServerStreamTests {
         for index in 0..<count where stream.finishes == 0 {
             let asked = stream.polls.all
             stream.push(": \(index) \(padding)\n\n", replacing: true)
-            try #require(eventually(30) { stream.polls.all > asked || stream.finishes > 0 })
+            try #require(await eventually { stream.polls.all > asked || stream.finishes > 0 })
         }
         try #require(stream.finishes == 0, "the server cut the stream")
         #expect(stream.polls.backlogged > 0)
@@ -147,18 +147,22 @@ struct HTTPServerStreamTests {
     @Test("a reader that takes nothing is still closed by the write timeout, however often its source has more")
     func stalledReader() async throws {
         let responder = StreamingResponder()
-        let server = try start(responder, writeTimeout: 1)
+        let server = try start(responder, writeTimeout: 5)
         let port = server.port
         let client = try await offPool { try SSEClient(port: port, .get("/stream"), receiveBuffer: 4096) }
         let stream = try #require(responder.streams.withLock { $0.first })
         #expect(try await Self.comments(client, 1) == [["first"]])
         let padding = String(repeating: "x", count: 64 * 1024)
         // Far more than the socket buffers take, then a state every 100 ms: none may extend the write timeout.
+        var pushes = 0
         for index in 0..<400 where stream.finishes == 0 {
             stream.push(": \(index) \(padding)\n\n", replacing: true)
+            pushes += 1
             if index >= 100 { try await Task.sleep(for: .milliseconds(100)) }
         }
-        #expect(eventually(30) { stream.finishes == 1 && server.openConnections == 0 })
+        // Cut while the source still had more (30 s of states against a 5 s timeout), not once it fell silent.
+        #expect(pushes < 400)
+        #expect(await eventually { stream.finishes == 1 && server.openConnections == 0 })
         #expect(stream.polls.backlogged > 0)
         await server.shutdown(grace: 1)
     }
@@ -174,7 +178,7 @@ struct HTTPServerStreamTests {
         #expect(try await Self.comments(client, 1) == [["first"]])
         if reset { client.abort() } else { client.disconnect() }
         stream.push(": into the void\n\n")  // a write to a closed socket fails: the loop closes and finishes
-        #expect(eventually { stream.finishes == 1 && server.openConnections == 0 })
+        #expect(await eventually { stream.finishes == 1 && server.openConnections == 0 })
         await server.shutdown(grace: 1)
         #expect(stream.finishes == 1)
     }

@@ -241,10 +241,11 @@ extension HTTPServerTests {
                     leaving.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
                 }
                 if round == 0 {
-                    // One that stays holds its body's bytes while its handler works (600 ms): the budget is in use.
-                    let staying = try RawClient(port: server.port, timeout: 3)
-                    staying.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
-                    #expect(eventually(0.5) { server.bodyBytesInFlight > 0 })
+                    // One that stays holds its body's bytes while its handler works (until released): the budget is in use.
+                    let staying = try RawClient(port: server.port, timeout: 60)
+                    staying.send("POST /hold/budget HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+                    #expect(eventually { server.bodyBytesInFlight > 0 })
+                    TestResponder.release("budget")
                     clients.append(staying)
                 }
                 for client in clients { _ = client.readResponse() }

@@ -15,6 +15,10 @@ import Testing
 struct TestResponder: HTTPResponder {
     /// How many `/slower` requests have started.
     static let slowerStarted = Atomic<Int>(0)
+    /// The `/hold/<key>` keys (as bytes) whose requests may answer now.
+    static let released = Locked<Set<[UInt8]>>([])
+
+    static func release(_ key: String) { released.withLock { _ = $0.insert(Array(key.utf8)) } }
 
     func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {
         switch request.head.path {
@@ -26,6 +30,11 @@ struct TestResponder: HTTPResponder {
         case "/slow":
             try? await Task.sleep(for: .milliseconds(600))
             return HTTPResponse(status: 200, body: Array("slow done".utf8))
+        case let path where path.hasPrefix("/hold/"):
+            // Stays in flight until the test releases its key (at most 60 s): "while its handler works" without a timer.
+            let key = Array(path.utf8.dropFirst(6))
+            for _ in 0..<6000 where !TestResponder.released.withLock({ $0.contains(key) }) { try? await Task.sleep(for: .milliseconds(10)) }
+            return HTTPResponse(status: 200, body: Array("held".utf8))
         case "/echo":
             return HTTPResponse(status: 200, body: request.body)
         default:
@@ -59,12 +68,24 @@ final class RecordingObserver: ServerObserver {
 }
 
 /// Whether `condition` holds within `seconds`, polled every 10 ms: a positive wait, which returns as soon as it
-/// holds, so its bound is generous (a loaded machine, the sanitizers) and never what a test measures.
-func eventually(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
+/// holds, so its bound is generous (a loaded machine, the sanitizers) and never what a test measures. Blocks its
+/// thread: for code already off the pool (`offPool`); async tests use the overload that sleeps instead.
+func eventually(_ seconds: Double = 60, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }
         usleep(10_000)
+    }
+    return condition()
+}
+
+/// The same wait from an async test: it sleeps between polls, so tests waiting side by side never hold the
+/// cooperative pool's few threads (on a 2-core machine, two blocked waits would stall every other test's tasks).
+func eventually(_ seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
     }
     return condition()
 }
