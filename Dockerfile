@@ -7,6 +7,9 @@ RUN apt-get update \
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
+# The files the binary embeds (Sources/TabStoreAssets links to them): their only copies.
+COPY openapi.yaml ./
+COPY console ./console
 # The manifest declares the test, fuzz and storage-benchmark targets; their folders must exist even though
 # only tab-server is built.
 COPY Tests ./Tests

@@ -7,6 +7,7 @@ import PackageDescription
 //   Storage ← Postgres (CPostgres) ← TabStore
 //   Support ← HTTP ← Server (CSystem)
 //   Support ← Auth (CCrypto) ← API
+//   Assets (openapi.yaml, console/ embedded) ← API
 //   everything ← TabStore (the composition root, Sources/TabStore/Service) ← tab-server
 // Cross-layer symbols are `package`, never `public`, unless the TabStore library product exports them.
 let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -46,8 +47,12 @@ let package = Package(
                 swiftSettings: swift6),
         // Tokens: JWT (HS256), the token cache, libcrypto.
         .target(name: "TabStoreAuth", dependencies: ["TabStoreSupport", "CCrypto"], path: "Sources/TabStore/Auth", swiftSettings: swift6),
+        // What the binary serves from files: openapi.yaml and console/ (their only copies, at the top of the repository,
+        // linked into the target's folder), embedded in code at build time. No dependency; no generated source in git.
+        .target(name: "TabStoreAssets", path: "Sources/TabStoreAssets",
+                resources: [.embedInCode("openapi.yaml"), .embedInCode("console")], swiftSettings: swift6),
         // The REST API v1: routes, handlers, problems, metrics.
-        .target(name: "TabStoreAPI", dependencies: ["TabStoreDomain", "TabStoreStorage", "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport"],
+        .target(name: "TabStoreAPI", dependencies: ["TabStoreDomain", "TabStoreStorage", "TabStoreHTTP", "TabStoreAuth", "TabStoreAssets", "TabStoreSupport"],
                 path: "Sources/TabStore/API", swiftSettings: swift6),
         // The composition root: options, data folder, wiring storage, API and server together.
         .target(

@@ -25,7 +25,7 @@ struct ConsoleTests {
 
     static func served(_ name: String) -> String { name == "index.html" ? "/console" : "/console/\(name)" }
 
-    @Test("the served assets are console/'s files, byte for byte (run scripts/embed-console after editing them)")
+    @Test("the served assets are console/'s files, every one, byte for byte (a new file is named in EmbeddedFiles.console)")
     func embedded() throws {
         let files = try Self.files()
         #expect(Set(ConsoleRoutes.assets.map(\.path)) == Set(files.keys.map(Self.served)))

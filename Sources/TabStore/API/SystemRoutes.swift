@@ -1,3 +1,4 @@
+import TabStoreAssets
 import TabStoreAuth
 import TabStoreHTTP
 import TabStoreStorage
@@ -49,7 +50,7 @@ struct SystemRoutes: RouteGroup {
     }
 
     /// The served API description and its strong ETag (the first 128 bits of its SHA-256, hex), computed once.
-    static let openAPIBody = Array(OpenAPIDocument.yaml.utf8)
+    static let openAPIBody = EmbeddedFiles.openAPI
     static let openAPITag = EntityTag(Crypto.sha256(openAPIBody).prefix(16).map { byte in
         let digits = Array("0123456789abcdef")
         return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
