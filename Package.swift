@@ -3,8 +3,9 @@ import PackageDescription
 
 // The server's layers, each a target so the compiler keeps the graph acyclic (docs/architecture in README):
 //   Support ← Domain ← API
-//   Support ← Storage (CSQLite) ← API
-//   Storage ← Postgres (CPostgres) ← TabStore
+//   Support ← Store (the storage contract) ← API
+//   Store ← Storage (SQLite: CSQLite) ← TabStore
+//   Store ← Postgres (CPostgres) ← TabStore
 //   Support ← HTTP ← Server (CSystem)
 //   Support ← Auth (CCrypto) ← API
 //   Assets (openapi.yaml, console/ embedded) ← API
@@ -35,10 +36,14 @@ let package = Package(
         .target(name: "TabStoreSupport", path: "Sources/TabStore/Support", swiftSettings: swift6),
         // Tab schemas, customizations, operations, reconciliation, layouts: pure rules, no I/O, no C module.
         .target(name: "TabStoreDomain", dependencies: ["TabStoreSupport"], path: "Sources/TabStore/Domain", swiftSettings: swift6),
-        // The SQLite backend (one writer, a read pool, migrations).
-        .target(name: "TabStoreStorage", dependencies: ["TabStoreSupport", "CSQLite"], path: "Sources/TabStore/Storage", swiftSettings: swift6),
+        // The storage contract: the backend protocol, its records, commits and changes, its errors and the policies
+        // every backend keeps alike. No database in it: the two backends below are sibling adapters of it.
+        .target(name: "TabStoreStore", dependencies: ["TabStoreSupport"], path: "Sources/TabStore/Store", swiftSettings: swift6),
+        // The SQLite backend, the embedded default (one writer, a read pool, migrations).
+        .target(name: "TabStoreStorage", dependencies: ["TabStoreStore", "TabStoreSupport", "CSQLite"], path: "Sources/TabStore/Storage",
+                swiftSettings: swift6),
         // The PostgreSQL backend (TAB_SERVER_DATABASE_URL): a connection pool over libpq, migrations under an advisory lock.
-        .target(name: "TabStorePostgres", dependencies: ["TabStoreStorage", "TabStoreSupport", "CPostgres"], path: "Sources/TabStore/Postgres",
+        .target(name: "TabStorePostgres", dependencies: ["TabStoreStore", "TabStoreSupport", "CPostgres"], path: "Sources/TabStore/Postgres",
                 swiftSettings: swift6),
         // HTTP/1.1 messages, the request parser, the router, entity tags, the responder protocol.
         .target(name: "TabStoreHTTP", dependencies: ["TabStoreSupport"], path: "Sources/TabStore/HTTP", swiftSettings: swift6),
@@ -52,12 +57,12 @@ let package = Package(
         .target(name: "TabStoreAssets", path: "Sources/TabStoreAssets",
                 resources: [.embedInCode("openapi.yaml"), .embedInCode("console")], swiftSettings: swift6),
         // The REST API v1: routes, handlers, problems, metrics.
-        .target(name: "TabStoreAPI", dependencies: ["TabStoreDomain", "TabStoreStorage", "TabStoreHTTP", "TabStoreAuth", "TabStoreAssets", "TabStoreSupport"],
+        .target(name: "TabStoreAPI", dependencies: ["TabStoreDomain", "TabStoreStore", "TabStoreHTTP", "TabStoreAuth", "TabStoreAssets", "TabStoreSupport"],
                 path: "Sources/TabStore/API", swiftSettings: swift6),
         // The composition root: options, data folder, wiring storage, API and server together.
         .target(
             name: "TabStore",
-            dependencies: ["TabStoreAPI", "TabStoreServer", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport"],
+            dependencies: ["TabStoreAPI", "TabStoreServer", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport"],
             path: "Sources/TabStore/Service",
             swiftSettings: swift6,
             linkerSettings: [.linkedLibrary("m")]
@@ -66,7 +71,7 @@ let package = Package(
         // The client library for apps (iOS, macOS, Linux): Foundation (FoundationNetworking on Linux) and nothing else.
         .target(name: "TabStoreClient", path: "Sources/TabStoreClient", swiftSettings: swift6),
         // `swift run -c release tabstore-bench-storage`: the storage layer alone, no HTTP (bench/README.md).
-        .executableTarget(name: "tabstore-bench-storage", dependencies: ["TabStoreStorage", "TabStoreSupport"], path: "bench/storage",
+        .executableTarget(name: "tabstore-bench-storage", dependencies: ["TabStoreStore", "TabStoreStorage", "TabStoreSupport"], path: "bench/storage",
                           swiftSettings: swift6),
         // libFuzzer targets (scripts/fuzz builds them with the fuzzer sanitizer; a plain build replays corpora).
         // They link the parsers and rules only: HTTP, JSON, JWT, the domain (no storage, no server).
@@ -79,7 +84,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TabStoreTests",
-            dependencies: ["TabStore", "TabStoreAPI", "TabStoreServer", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth",
+            dependencies: ["TabStore", "TabStoreAPI", "TabStoreServer", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth",
                            "TabStoreSupport"],
             path: "Tests/TabStoreTests",
             swiftSettings: swift6

@@ -6,6 +6,7 @@ import Foundation
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// A live service on 127.0.0.1 port 0 over a fresh database, built exactly as `tab-server` builds it.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// How long idempotent answers are kept on the embedded store: the per-user cap (strictly oldest-inserted

@@ -4,6 +4,7 @@ import Testing
 @testable import TabStoreAPI
 @testable import TabStoreDomain
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Several app versions at once (DOMAIN.md section 7, docs/app-updates.md): one person's devices on different app

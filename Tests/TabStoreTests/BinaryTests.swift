@@ -7,6 +7,7 @@ import Testing
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Runs the real `tab-server` executable that `swift test` built next to the test bundle.

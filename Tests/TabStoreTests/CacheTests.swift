@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TabStoreAuth
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 @Suite("Caches bounded by bytes")

@@ -4,6 +4,7 @@ import Testing
 @testable import TabStoreAPI
 @testable import TabStoreHTTP
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// The operator console's route (README "Console"): what is served, with which headers, and that it is off

@@ -5,6 +5,7 @@ import Testing
 @testable import TabStore
 @testable import TabStorePostgres
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Issue 27, "every database call is bounded": a PostgreSQL that stops answering (every process stopped, as a stuck

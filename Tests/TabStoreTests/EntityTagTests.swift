@@ -6,6 +6,7 @@ import Testing
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 @Suite("Entity-tag lists (RFC 9110 §8.8.3, §13.1.1-2): parsing and comparison")

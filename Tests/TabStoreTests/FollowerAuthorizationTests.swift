@@ -5,6 +5,7 @@ import Testing
 @testable import TabStoreAPI
 @testable import TabStoreHTTP
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// What ends a follower's authorization while it waits: a rotated signing secret, the token's expiry.

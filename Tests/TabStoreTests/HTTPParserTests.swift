@@ -6,6 +6,7 @@ import Testing
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Feeds `input` to a parser in pieces of `step` bytes (0 = whole) and collects the requests,

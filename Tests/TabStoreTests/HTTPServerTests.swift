@@ -9,6 +9,7 @@ import Testing
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// A responder for server tests: `/slow` waits, `/echo` returns the body, anything else says hello.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Idempotent answers kept in the history rows their writes append (migration 8): found again by their key's

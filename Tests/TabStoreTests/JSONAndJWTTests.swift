@@ -6,6 +6,7 @@ import Testing
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 @Suite("JSON parser and JWT")

@@ -5,6 +5,7 @@ import Testing
 @testable import TabStoreAPI
 @testable import TabStorePostgres
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Issue 27: a replica whose notification listener lost the database (a restart) missed what other replicas

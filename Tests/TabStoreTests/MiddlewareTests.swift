@@ -5,6 +5,7 @@ import Testing
 @testable import TabStoreAuth
 @testable import TabStoreHTTP
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// The seams of the API's request flow: the middleware wraps every answer (refusals from the head alone,

@@ -8,6 +8,7 @@ import Testing
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 @Suite("Operations: storage health, metrics cardinality, bounded logs, customization gauge (security audit)")
@@ -30,7 +31,7 @@ struct OperationsTests {
         try await withLiveService { live in
             let refused = try #require(try await Self.writeUntilFull(live, try await Credentials.register(on: live)))
             #expect(refused.status == 503)
-            #expect(refused.header("Retry-After") == String(SQLiteStore.retryAfterSeconds))
+            #expect(refused.header("Retry-After") == String(StorePolicy.retryAfterSeconds))
             #expect(refused.header("Content-Type") == "application/problem+json")
             #expect(refused.problemType == "urn:tabstore:problem:storage-unavailable")
             #expect(live.service.sqlite!.health.current?.error.code == 13)  // SQLITE_FULL

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TabStoreStorage
+@testable import TabStoreStore
 
 @Suite("Page cache layer: a truncation is skipped only when no page can be at or past its limit")
 struct PageCacheTests {

@@ -4,6 +4,7 @@ import Testing
 @testable import TabStoreAPI
 @testable import TabStorePostgres
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// What only the PostgreSQL backend has: start-up errors, migrations by several replicas at once, a database

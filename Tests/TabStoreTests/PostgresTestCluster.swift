@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import TabStorePostgres
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// A throwaway PostgreSQL cluster for the whole test run: `initdb` and `pg_ctl` in a temporary folder on a

@@ -7,6 +7,7 @@ import Glibc
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Runs blocking work on a thread of its own, so blocking socket calls in tests never occupy the

@@ -4,6 +4,7 @@ import Testing
 @testable import TabStore
 @testable import TabStoreAPI
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// A client of a server on a port (a `tab-server` process).

@@ -3,6 +3,7 @@ import Testing
 @testable import TabStore
 @testable import TabStoreAPI
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Three services on loopback sharing one PostgreSQL database, as replicas behind a load balancer would.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TabStore
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Issue 27, "a revision number reused across replicas": a write computed before an erase (on another replica)

@@ -6,6 +6,7 @@ import Testing
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// A schema that exercises every rule: disabled, reorderable, sidebarOnly, pinned, sections, dynamic tabs, and top-level

@@ -6,6 +6,7 @@ import Testing
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Every example of the three seeds in ../shared/seeds, written as a TabStore schema.

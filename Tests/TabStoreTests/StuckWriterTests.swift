@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import TabStore
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Issue 27, SQLite: a disk that stops answering holds the writer thread inside a commit. Writes behind it get

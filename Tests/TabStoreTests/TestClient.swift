@@ -4,6 +4,7 @@ import Testing
 @testable import TabStoreAPI
 @testable import TabStoreHTTP
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Something that answers `TestRequest`s: the API in-process (`InProcessClient`) or a live server (`LiveService`).

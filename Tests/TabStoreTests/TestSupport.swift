@@ -6,6 +6,7 @@ import Foundation
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// A fresh temporary folder per test, removed when the value is released.

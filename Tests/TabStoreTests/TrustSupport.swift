@@ -6,6 +6,7 @@ import Foundation
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Helpers for `TrustTests`: hand-built tokens, percent-encoding, JSON bodies, random spellings.

@@ -7,6 +7,7 @@ import Testing
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// Item 5 of `TrustTests`: what is stored stays bounded and readable, whatever the order limits and size cap.

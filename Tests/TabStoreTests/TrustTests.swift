@@ -7,6 +7,7 @@ import Testing
 @testable import TabStoreHTTP
 @testable import TabStoreServer
 @testable import TabStoreStorage
+@testable import TabStoreStore
 @testable import TabStoreSupport
 
 /// The audit's trust findings, each attacked several ways: ids are bytes, JWT claims cannot trap, limits are

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// `tabstore-bench-storage`: committed single-row writes per second with 1, 8 and 64 concurrent

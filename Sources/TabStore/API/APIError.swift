@@ -1,6 +1,6 @@
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 /// An error answered as an RFC 9457 problem document. Every error of the API becomes one of these
 /// in exactly one place (`RouteDispatcher`).
@@ -106,19 +106,19 @@ package struct APIError: Error, Sendable {
     }
 
     /// The database cannot take writes (full, read-only, I/O error, corrupt): the client may retry later.
-    /// The detail names the condition by SQLite's primary result code only (no paths, no SQL).
+    /// The detail names the condition only (no paths, no SQL).
     /// A database server that does not answer within its bound (unreachable, frozen, every connection busy) is
     /// `database-unavailable`.
     package static func storageUnavailable(_ error: StorageError) -> APIError {
         if let condition = error.unavailableCondition {
             var problem = APIError(status: 503, slug: .databaseUnavailable, title: "Service unavailable",
                                    detail: "the database did not answer in time (\(condition)); retry later")
-            problem.headers.add("Retry-After", String(SQLiteStore.retryAfterSeconds))
+            problem.headers.add("Retry-After", String(StorePolicy.retryAfterSeconds))
             return problem
         }
         var problem = APIError(status: 503, slug: .storageUnavailable, title: "Service unavailable",
-                               detail: "the database cannot take writes now (\(error.conditionName)); retry later")
-        problem.headers.add("Retry-After", String(SQLiteStore.retryAfterSeconds))
+                               detail: "the database cannot take writes now (\(error.conditionName ?? "unknown")); retry later")
+        problem.headers.add("Retry-After", String(StorePolicy.retryAfterSeconds))
         return problem
     }
 

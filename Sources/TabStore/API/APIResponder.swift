@@ -1,5 +1,5 @@
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// The REST API v1 of API.md, as the server sees it. A request flows through the middleware

@@ -2,7 +2,7 @@ import Dispatch
 import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// Telling followers about changes that are not a user's own write: an erase, a new schema version.

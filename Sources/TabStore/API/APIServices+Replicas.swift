@@ -1,4 +1,4 @@
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// Replicas on one shared database (PostgreSQL): what another replica committed reaches this one's caches and

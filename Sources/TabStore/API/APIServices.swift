@@ -1,7 +1,7 @@
 import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// What the route groups, the authenticator and the middleware share: storage, the app cache, the

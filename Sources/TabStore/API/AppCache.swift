@@ -1,5 +1,5 @@
 import TabStoreDomain
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// Apps and their current schema, kept in memory: every request needs the app's signing secret and
@@ -131,7 +131,7 @@ final class AppCache: Sendable {
 
     /// A supported version that storage lacks (a bug).
     private static func missing(_ version: Int, _ entry: Entry) -> StorageError {
-        StorageError(extendedCode: 1, message: "schema version \(version) of app \(entry.app.id) is missing")
+        StorageError(failure: "schema version \(version) of app \(entry.app.id) is missing")
     }
 
     /// `index(_:version:)` when it is in memory (no waiting).

@@ -1,7 +1,7 @@
 import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 /// The operator's apps: create, list, read, delete, rotate the signing secret, and usage statistics.
 struct AppRoutes: RouteGroup {

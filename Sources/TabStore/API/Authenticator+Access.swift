@@ -1,5 +1,5 @@
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 /// Access policies: what each `RouteAccess` a route declares admits.
 extension Authenticator {

@@ -1,6 +1,6 @@
 import TabStoreAuth
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 /// Who is calling.
 enum Principal: Sendable, Equatable {

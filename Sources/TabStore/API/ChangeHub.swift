@@ -1,7 +1,7 @@
 import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// A user's customization as a GET serves it right after a commit: what followers are told.

@@ -1,6 +1,6 @@
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// The change feed, `GET …/customization/events` (API.md "Change feed"): server-sent events, first the current

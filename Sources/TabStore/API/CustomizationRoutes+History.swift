@@ -1,6 +1,6 @@
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 /// History and undo: the kept revisions, newest first, and a revert that stores an earlier revision's
 /// choices, reconciled with the current schema, as a new revision (so a revert can itself be reverted).

@@ -1,6 +1,6 @@
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// `GET …/customization?waitSeconds=N` with `If-None-Match`: answered as soon as the customization is no

@@ -1,6 +1,6 @@
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 /// Writes: PUT replaces the choices, PATCH applies operations, DELETE forgets them (revert, in
 /// `CustomizationRoutes+History`, goes through the same `write`).

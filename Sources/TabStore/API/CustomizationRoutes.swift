@@ -1,6 +1,6 @@
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 /// A user's customization and the layout resolved from it: reads (answered on the event loop when
 /// everything is at hand) and writes (compare-and-set, one user's writes taking turns).

@@ -1,6 +1,6 @@
 import TabStoreAuth
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// A write sent with an `Idempotency-Key` (API.md "Exactly-once writes"): the key, and the digest a repeat

@@ -1,6 +1,6 @@
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// The innermost step, inside the middleware: finds the route (501, 405 with `Allow`, 404, 400), answers
@@ -158,7 +158,7 @@ struct RouteDispatcher: Sendable {
         case StoreConflict.alreadyExists: return APIError(status: 409, slug: .alreadyExists, title: "Conflict", detail: "it already exists").response()
         case let error as StorageError where error.isUnavailable:
             // Not our bug: the disk is full or read-only. 503 + Retry-After; /readyz reports it until a write succeeds.
-            logger.error("storage_unavailable", [("requestId", .string(requestId)), ("code", .integer(Int(error.extendedCode))),
+            logger.error("storage_unavailable", [("requestId", .string(requestId)), ("code", .integer(Int(error.engineCode))),
                                                  ("error", .string(error.message))])
             return APIError.storageUnavailable(error).response()
         default:

@@ -1,6 +1,6 @@
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 /// An app's tab schema: registration (with a dry run that reports its impact), the current version and
 /// every stored version.

@@ -1,7 +1,7 @@
 import TabStoreAssets
 import TabStoreAuth
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 /// Probes, metrics and the API description.
 struct SystemRoutes: RouteGroup {
     let services: APIServices
@@ -26,7 +26,7 @@ struct SystemRoutes: RouteGroup {
         if services.serverState.isDraining { throw APIError.draining }
         guard await services.store.ping() else {
             var error = APIError(status: 503, slug: .databaseUnavailable, title: "Service unavailable", detail: "the database does not answer")
-            error.headers.add("Retry-After", String(SQLiteStore.retryAfterSeconds))
+            error.headers.add("Retry-After", String(StorePolicy.retryAfterSeconds))
             throw error
         }
         if let failure = await services.store.writeFailure() {

@@ -1,7 +1,7 @@
 import Foundation
 import TabStoreDomain
 import TabStoreHTTP
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 /// Export and erase of everything stored about a user, in one app or across every app (operator only).
 /// An erase keeps only the user's last revision number, so revisions continue above it and no ETag ever

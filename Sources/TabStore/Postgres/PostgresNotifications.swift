@@ -2,7 +2,7 @@ import CPostgres
 import Dispatch
 import Foundation
 import Glibc
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// Replicas tell each other what they committed with `NOTIFY` on one channel, sent inside the write's

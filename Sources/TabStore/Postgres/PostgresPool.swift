@@ -1,5 +1,5 @@
 import Dispatch
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// Connections to one database, at most `maxConnections`, opened when needed and reused.

@@ -1,8 +1,8 @@
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// History, idempotent answers, export and erase on PostgreSQL: the same retention, answers and housekeeping
-/// (`SQLiteStore.housekeepingEvery`) as the embedded store, in one transaction per write. The answers stay in
+/// (`StorePolicy.housekeepingEvery`) as the embedded store, in one transaction per write. The answers stay in
 /// `idempotent_answers` here (one row each, naming its history row when it is that row's document).
 extension PostgresStore {
     package func commitCustomization(_ commit: CustomizationCommit) async throws {
@@ -70,18 +70,13 @@ extension PostgresStore {
         try db.query("DELETE FROM customization_history WHERE app_id = $1 AND user_id = $2 AND revision <= $3", user + [cut])
     }
 
-    private static func housekeeping(_ record: CustomizationRecord?) -> Bool {
-        guard let record else { return true }
-        return record.revision % SQLiteStore.housekeepingEvery == 0
-    }
-
     /// Stores the answer; an expired one under the same key gives way, a live one means another write won.
     /// Each answer takes the next number of its user's insertion order (`insert_order`), the order the cap
-    /// evicts in (see `SQLiteStore.storeAnswer`). Two replicas storing answers of one user at once may take the
+    /// evicts in (as the embedded store does). Two replicas storing answers of one user at once may take the
     /// same number when the user has no customization row to lock; such a tie is broken by time, then key.
     private static func storeAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, db: PostgresConnection) throws {
         let user: [PostgresValue] = [.text(commit.appId), .text(commit.userId)]
-        let bodyRevision = SQLiteStore.answerBodyRevision(commit)
+        let bodyRevision = StorePolicy.answerBodyRevision(commit)
         let stored = try db.query("""
             INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at,
                 insert_order)
@@ -95,7 +90,7 @@ extension PostgresStore {
                          bodyRevision == nil ? .bytes(answer.body) : .null, bodyRevision.map { .integer($0) } ?? .null,
                          .integer(answer.createdAt), .integer(commit.answersExpireBefore)]).affected
         if stored == 0 { throw StoreConflict.answerExists }
-        guard housekeeping(commit.record) else { return }
+        guard StorePolicy.housekeeping(commit.record) else { return }
         let kept = try db.query("SELECT count(*) FROM idempotent_answers WHERE app_id = $1 AND user_id = $2", user).scalarInt ?? 0
         if kept > commit.maxAnswersPerUser {
             try db.query("""
@@ -108,7 +103,7 @@ extension PostgresStore {
         try db.query("""
             DELETE FROM idempotent_answers WHERE (app_id, user_id, idempotency_key) IN (
                 SELECT app_id, user_id, idempotency_key FROM idempotent_answers WHERE created_at < $1 ORDER BY created_at LIMIT $2)
-            """, [.integer(commit.answersExpireBefore), .integer(SQLiteStore.expiredAnswersPerHousekeeping)])
+            """, [.integer(commit.answersExpireBefore), .integer(StorePolicy.expiredAnswersPerHousekeeping)])
     }
 
     package func revisionFloor(appId: String, userId: String) async throws -> Int {
@@ -131,7 +126,7 @@ extension PostgresStore {
         if rows.int(0, 5) != 0 {
             // Never replay other bytes than the first answer's: the retention gives an answer a copy before it
             // removes the row the answer names.
-            throw StorageError(serverMessage: "the idempotent answer \(key) names a history row that is gone")
+            throw StorageError(failure: "the idempotent answer \(key) names a history row that is gone")
         }
         return IdempotentAnswer(key: key, requestDigest: rows.bytes(0, 0), status: rows.int(0, 1),
                                 etag: rows.isNull(0, 2) ? nil : rows.text(0, 2), body: rows.bytes(0, 3), createdAt: rows.int(0, 4))

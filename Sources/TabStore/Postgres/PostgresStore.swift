@@ -1,6 +1,6 @@
 import CPostgres
 import Foundation
-import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// The store on PostgreSQL (`TAB_SERVER_DATABASE_URL`), for several replicas sharing one database.

@@ -1,6 +1,7 @@
 import Foundation
 import TabStoreAuth
 import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// The work of `tab-server`'s subcommands, so the executable only parses, dispatches and handles signals.

@@ -2,6 +2,7 @@ import TabStoreAPI
 import TabStoreAuth
 import TabStoreDomain
 import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 /// The demo app `tab-server demo` loads: seed 000's Home/Alerts/Categories with API.md's search tab and a
 /// data-driven Playlists section (reorderable, as seed 002's collections), shared with iOS and macOS clients.

@@ -5,6 +5,7 @@ import TabStoreHTTP
 import TabStorePostgres
 import TabStoreServer
 import TabStoreStorage
+import TabStoreStore
 import TabStoreSupport
 
 /// The whole service: store, API and HTTP server, built the same way by `tab-server` and the tests.

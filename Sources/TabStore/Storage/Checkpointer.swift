@@ -1,6 +1,7 @@
 import CSQLite
 import Dispatch
 import Foundation
+import TabStoreStore
 import TabStoreSupport
 
 /// Copies committed pages from the WAL into the database file on its own thread and connection, so the

@@ -1,4 +1,5 @@
 import Glibc
+import TabStoreStore
 import TabStoreSupport
 
 /// One serving process per database: an exclusive `flock(2)` on the database file itself, held until

@@ -1,3 +1,4 @@
+import TabStoreStore
 /// The idempotent answers a user's history rows hold (migration 8), as the user's customization row lists them:
 /// one entry per answer, newest first: the answer key's 32-bit FNV-1a hash, when the answer was made, and the
 /// rowid of the history row holding it.

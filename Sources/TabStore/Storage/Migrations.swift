@@ -1,3 +1,4 @@
+import TabStoreStore
 import CSQLite
 /// Versioned schema migrations. Each runs in one `BEGIN IMMEDIATE` transaction together with its
 /// bookkeeping row, so a crash leaves either all of it or none of it.

@@ -1,3 +1,4 @@
+import TabStoreStore
 import CSQLite
 import Synchronization
 

@@ -1,4 +1,5 @@
 import CSQLite
+import TabStoreStore
 import TabStoreSupport
 
 /// Read-only connections that run beside the writer (WAL gives each read its own snapshot).

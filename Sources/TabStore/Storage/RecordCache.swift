@@ -1,3 +1,4 @@
+import TabStoreStore
 import TabStoreSupport
 
 /// Stored customizations kept in memory, keyed by app and user as bytes, bounded by bytes: a read that hits

@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import TabStoreStore
 import TabStoreSupport
 
 /// One SQLite connection. Owned by one thread at a time (the writer, or a reader checked out of the pool);

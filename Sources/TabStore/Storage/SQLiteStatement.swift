@@ -1,3 +1,4 @@
+import TabStoreStore
 import CSQLite
 
 /// A prepared statement; finalized when released. Used by one thread at a time, with its connection.

@@ -1,4 +1,5 @@
 import CSQLite
+import TabStoreStore
 import TabStoreSupport
 
 /// The writer's bookkeeping for idempotent answers; only the writer thread uses it.
@@ -72,7 +73,7 @@ extension SQLiteStore {
                             bookkeeping sweep: AnswerBookkeeping, db: SQLiteConnection) throws {
         let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
         if inTable { try Self.insertAnswer(answer, commit, order: try sweep.nextOrder(db), db: db) }
-        guard Self.housekeeping(commit.record) else { return }
+        guard StorePolicy.housekeeping(commit.record) else { return }
         // The user's expired answers go first (their rows are next to each other: one short scan).
         try db.run("DELETE FROM idempotent_answers WHERE app_id = ? AND user_id = ? AND created_at < ?",
                    user + [.integer(commit.answersExpireBefore)])
@@ -144,7 +145,7 @@ extension SQLiteStore {
     /// The answer's row in `idempotent_answers`, numbered `order` in the insertion order.
     private static func insertAnswer(_ answer: IdempotentAnswer, _ commit: CustomizationCommit, order: Int, db: SQLiteConnection) throws {
         let user: [SQLiteValue] = [.text(commit.appId), .text(commit.userId)]
-        let bodyRevision = Self.answerBodyRevision(commit)
+        let bodyRevision = StorePolicy.answerBodyRevision(commit)
         try db.run("""
             INSERT INTO idempotent_answers (app_id, user_id, idempotency_key, request_digest, status, etag, body, body_revision, created_at,
                 insert_order)
@@ -168,7 +169,7 @@ extension SQLiteStore {
         let statement = try db.statement("""
             SELECT app_id, user_id, idempotency_key FROM idempotent_answers WHERE \(key) > (?, ?, ?)
             ORDER BY app_id, user_id, idempotency_key LIMIT 1 OFFSET ?
-            """).bind(from + [.integer(Self.expiredAnswersPerHousekeeping - 1)])
+            """).bind(from + [.integer(StorePolicy.expiredAnswersPerHousekeeping - 1)])
         let last: [SQLiteValue]? = try statement.step() ? [.text(statement.text(0)), .text(statement.text(1)), .text(statement.text(2))] : nil
         statement.reset()
         if let last {

@@ -1,16 +1,9 @@
 import CSQLite
+import TabStoreStore
 import TabStoreSupport
 
 /// History, idempotent answers, export and erase on the embedded store.
 extension SQLiteStore {
-    /// Housekeeping runs once every this many revisions of a user (and for every keyed write that makes no
-    /// revision), not on every write: the writer's time per write is what PATCH throughput is made of.
-    package static let housekeepingEvery = 16
-    /// Answers each step of the sweep of everyone's expired answers looks at: four times the answers the
-    /// writes between two steps can add (one each), so the sweep passes over all of them again and again,
-    /// never so many that one write pays for a backlog.
-    package static let expiredAnswersPerHousekeeping = 64
-
     package func commitCustomization(_ commit: CustomizationCommit) async throws {
         let answerBookkeeping = self.answerBookkeeping
         _ = try await writer.write { db -> (Int, Int) in
@@ -67,7 +60,7 @@ extension SQLiteStore {
                     // set to 0), which applies now, not at the next housekeeping.
                     // With the floor at 0 (fewer revisions than the retention) no row can be cut: revisions start at 1.
                     let newFloor = max(floor, record.revision - commit.historyRevisions)
-                    if newFloor > 0, Self.housekeeping(record) || newFloor > floor + 1 {
+                    if newFloor > 0, StorePolicy.housekeeping(record) || newFloor > floor + 1 {
                         historyDelta -= try Self.trimHistory(head: &head, keepAbove: newFloor, user: user, answers: &answers,
                                                              answersFrom: commit.answersExpireBefore, db: db)
                     }
@@ -119,21 +112,6 @@ extension SQLiteStore {
                 document = excluded.document, updated_at = excluded.updated_at, history_head = excluded.history_head,
                 history_floor = excluded.history_floor, history_answers = excluded.history_answers
             """, values + [answers.stored.map { .blob($0) } ?? .null])
-    }
-
-    /// Whether this write does the user's housekeeping: every `housekeepingEvery`-th revision, and every
-    /// write that makes none (those are rare: a keyed write that changes nothing).
-    static func housekeeping(_ record: CustomizationRecord?) -> Bool {
-        guard let record else { return true }
-        return record.revision % housekeepingEvery == 0
-    }
-
-    /// The revision whose history row holds `commit`'s answer body byte for byte (the write stores that row in
-    /// the same transaction), or nil when the answer keeps its own copy.
-    package static func answerBodyRevision(_ commit: CustomizationCommit) -> Int? {
-        guard let answer = commit.answer, let record = commit.record, commit.historyRevisions > 0,
-              !answer.body.isEmpty, answer.body == record.document else { return nil }
-        return record.revision
     }
 
     package func revisionFloor(appId: String, userId: String) async throws -> Int {

@@ -1,4 +1,5 @@
 import CSQLite
+import TabStoreStore
 import TabStoreSupport
 
 /// A user's history on the embedded store is a chain (migration 7): the customization row names the newest

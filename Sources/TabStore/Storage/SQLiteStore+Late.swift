@@ -1,3 +1,4 @@
+import TabStoreStore
 import TabStoreSupport
 
 /// The observers of a backend's changes (`TabStoreBackend.observeChanges`).

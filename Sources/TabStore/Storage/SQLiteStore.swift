@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import TabStoreStore
 import TabStoreSupport
 
 /// The embedded store: one SQLite file, one group-committing writer, a pool of readers.
@@ -377,15 +378,12 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         (try? await readers.read { db in try db.scalarInt("SELECT 1") }) == 1
     }
 
-    /// Seconds between write probes while writes fail; also the `Retry-After` the API sends then.
-    package static let retryAfterSeconds = 5
-
     /// The writer's last failure that made the database unwritable, nil once a commit succeeded. While it
-    /// lasts, at most every `retryAfterSeconds` this runs a probe write, so a server that a load balancer
+    /// lasts, at most every `StorePolicy.retryAfterSeconds` this runs a probe write, so a server that a load balancer
     /// took out of rotation (no client writes reach it) still notices the disk has room again.
     package func writeFailure() async -> StorageError? {
         guard let failure = health.current else { return nil }
-        if DispatchTime.now().uptimeNanoseconds &- failure.at >= UInt64(Self.retryAfterSeconds) * 1_000_000_000 {
+        if DispatchTime.now().uptimeNanoseconds &- failure.at >= UInt64(StorePolicy.retryAfterSeconds) * 1_000_000_000 {
             _ = await probeWrite()
         }
         return health.current?.error

@@ -1,4 +1,5 @@
 import Dispatch
+import TabStoreStore
 import TabStoreSupport
 
 /// Whether the database currently accepts writes, as last seen by the writer.

@@ -1,6 +1,7 @@
 import CSQLite
 import Dispatch
 import Foundation
+import TabStoreStore
 import TabStoreSupport
 
 /// The single writer: concurrent writes queue here and a dedicated thread commits them in batches

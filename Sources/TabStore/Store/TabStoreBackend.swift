@@ -216,4 +216,6 @@ package protocol SynchronousPointReads: Sendable {
 }
 
 /// Every reader is busy: a point read would have to wait, which an event loop never does.
-package struct ReadersBusy: Error, Sendable {}
+package struct ReadersBusy: Error, Sendable {
+    package init() {}
+}
