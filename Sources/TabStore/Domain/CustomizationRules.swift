@@ -26,8 +26,8 @@ package struct CustomizationRules: Sendable {
 
     /// The behavior that governs a tab in a placement, given the section holding it (nil at the top level). A
     /// section's behavior governs its children (docs/domain.md "Choices TabStore made"): `disabled` on the section fixes them (no hiding, no
-    /// moving); `reorderable` lets them move and leaves hiding to each tab's own behavior (the walkthrough hides a
-    /// tab of a reorderable section). A data-driven tab's own behavior is its section's `dynamicTabs.customizationBehavior`.
+    /// moving); `reorderable` lets them move and leaves hiding to each tab's own behavior (docs/devices.md's
+    /// Idempotency-Key example hides Climate, a tab of a reorderable section). A data-driven tab's own behavior is its section's `dynamicTabs.customizationBehavior`.
     package static func behavior(of tab: SchemaTab, in section: SchemaSection?, _ placement: Placement) -> CustomizationBehavior {
         if let section, section.customizationBehavior[placement] == .disabled { return .disabled }
         return tab.customizationBehavior[placement]
