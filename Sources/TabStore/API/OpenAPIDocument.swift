@@ -11,13 +11,13 @@ info:
     validates every change against the tab schema the app registered, reconciles stored customizations
     with new schema versions, and resolves the layout a TabView shows in each size class.
 
-    Since 1.1 (the seeds' fidelity): a tab `disabled` in both placements may be registered without an `id` (the
+    Since 1.1 (closer to SwiftUI; docs/domain.md): a tab `disabled` in both placements may be registered without an `id` (the
     service derives a stable one); the search tab's label is the system's in layouts (`titleKey`); tabs that come
     from data (`ForEach`) cannot move unless their section's `dynamicTabs.customizationBehavior` says
     `reorderable`; a client stores a user's data-driven tabs (`setDynamicTabs`, `dynamicTabs`) so every client
     draws the same sidebar; on iPhone a section's tabs go to More; layouts take `platform` and `style` and say
     whether the user's choices apply (`customizationApplied`) and which tab to select instead of one not shown
-    (`selectionFallback`). A `ForEach` placed directly in the `TabView` (seed 002) is a schema item of kind
+    (`selectionFallback`). A `ForEach` placed directly in the `TabView` (docs/domain.md "A top-level ForEach") is a schema item of kind
     `forEach`: its data-driven tabs are top-level tabs (in the sidebar without a header, in the iPhone's bar).
 
     Errors are `application/problem+json` (RFC 9457) with `type` `urn:tabstore:problem:<slug>`; rule
@@ -789,7 +789,7 @@ paths:
                     - {op: setSidebarVisibility, tab: com.myApp.bell, visibility: hidden}
                     - {op: moveTab, section: com.myApp.categories, tab: com.myApp.lights, toIndex: 0}
               playlists:
-                summary: Store the user's playlists (seed 001's ForEach(playlists)), then move Focus first
+                summary: Store the user's playlists (the app's ForEach(playlists)), then move Focus first
                 value:
                   operations:
                     - op: setDynamicTabs
@@ -799,7 +799,7 @@ paths:
                         - {id: com.myApp.playlist.focus, title: Focus, systemImage: brain.head.profile}
                     - {op: moveTab, section: com.myApp.playlists, tab: com.myApp.playlist.focus, toIndex: 0}
               forEachPlaylists:
-                summary: 'Store the playlists of seed 002''s top-level ForEach (registerSchema''s seed002ForEach): the section is the forEach''s id'
+                summary: 'Store the playlists of a top-level ForEach (registerSchema''s seed002ForEach example): the section is the forEach''s id'
                 value:
                   operations:
                     - op: setDynamicTabs
@@ -876,7 +876,7 @@ paths:
         `platform`, the size class decides (regular: sidebar and tab bar; compact: the iPhone bar with More); macOS and
         visionOS always show the sidebar (visionOS as an ornament, same lists), iPadOS in regular; iOS and tvOS only
         ever the compact bar; `tabBarOnly` never a sidebar. `hiddenIn` follows `sizeClass` on every platform. The
-        user's choices apply without `platform`, on iPadOS with `sidebarAdaptable` (Apple's customization, seed 000),
+        user's choices apply without `platform`, on iPadOS with `sidebarAdaptable` (Apple's customization),
         and on every platform the schema lists in `customizablePlatforms`; elsewhere the layout follows the schema's
         defaults with the user's data-driven tabs (`customizationApplied: false`). The layout is drawn under the
         request's schema version (`schemaVersion`, else the current one): its tabs, sections and defaults, and the
@@ -893,7 +893,7 @@ paths:
           schema: {$ref: '#/components/schemas/Platform'}
         - name: style
           in: query
-          description: The client's TabViewStyle (another value is 400); a client naming a platform and no style is taken to use `sidebarAdaptable`, as every seed example does.
+          description: The client's TabViewStyle (another value is 400); a client naming a platform and no style is taken to use `sidebarAdaptable`, as every SwiftUI example of customization does.
           schema: {type: string, enum: [sidebarAdaptable, tabBarOnly]}
         - $ref: '#/components/parameters/IfNoneMatch'
         - $ref: '#/components/parameters/IfMatch'
@@ -1773,7 +1773,7 @@ components:
       items: {enum: [compact, regular]}
     StandIn:
       description: |
-        The tab a client selects instead where `hiddenIn` hides this item (seed 001: Browse stands in for the Library
+        The tab a client selects instead where `hiddenIn` hides this item (e.g. Browse stands in for the Library
         and Playlists sections in compact). Only with `hiddenIn`; a tab of this schema, not the item itself or one of
         its own tabs, and present in every size class the item is hidden in (else 422 `invalid-stand-in`). Layouts
         list it in `selectionFallback`.
@@ -1787,8 +1787,8 @@ components:
       type: [object, 'null']
       additionalProperties: false
       description: |
-        The behavior the app gives every tab of its `ForEach` (seed 002: they "cannot be dragged by default;
-        .reorderable turns dragging on"). For a data-driven tab `automatic` allows hiding but not moving,
+        The behavior the app gives every tab of its `ForEach` (in SwiftUI they cannot be dragged by default;
+        `.reorderable` turns dragging on). For a data-driven tab `automatic` allows hiding but not moving,
         `reorderable` allows moving but not hiding, `disabled` neither; a section `disabled` in a placement
         fixes them there. A value outside the enums is 422 `invalid-value`.
       properties:
@@ -1800,7 +1800,7 @@ components:
       description: |
         A tab. A tab customizable in some placement needs an `id`, its customization ID (a missing or empty one is
         422 `empty-id`). A tab whose customization behavior is `disabled` in both placements (its own, or its section's)
-        may omit it (seed 000: "a customization ID isn't necessary"): the service derives one, `~derived.` and 16 hex
+        may omit it (SwiftUI needs no customization ID for it; docs/domain.md "Tabs without an id"): the service derives one, `~derived.` and 16 hex
         digits of the 64-bit FNV-1a hash of its place (top level or its section's id), its title and its occurrence
         among id-less tabs of the same place and title. Responses show it; it stays the same across schema versions as
         long as the tab keeps its title and place; no operation may name it (422 `customization-disabled`). Ids
@@ -1913,8 +1913,8 @@ components:
       additionalProperties: false
       required: [kind, id, dynamicTabs]
       description: |
-        A `ForEach` of tabs placed directly in the `TabView`, not inside a `TabSection` (seed 002: "for a dynamic set of
-        tabs TabView accepts ForEach directly inside"). Its tabs come from the app's data, as a dynamic section's do, but
+        A `ForEach` of tabs placed directly in the `TabView`, not inside a `TabSection` (for a dynamic set of
+        tabs TabView accepts ForEach directly inside; docs/domain.md "A top-level ForEach"). Its tabs come from the app's data, as a dynamic section's do, but
         they are top-level tabs: in the sidebar among the top-level tabs at the ForEach's position, without a header; in
         compact in the bar like other top-level tabs (counting toward its five items; the bar's overflow goes to More
         first); in the tab bar at its position. It has no title, tabs, expansion or section behavior of its own (400
@@ -2292,7 +2292,7 @@ components:
     LayoutTab:
       type: object
       required: [kind, id, title]
-      description: A tab as drawn. The search tab's label is the system's (seed 002) whatever the schema registered.
+      description: A tab as drawn. The search tab's label is the system's whatever the schema registered (docs/domain.md "Tab schema").
       properties:
         kind: {type: string, const: tab}
         id: {type: string, description: 'The customization ID, a derived id (`~derived.…`), or a data-driven tab''s id.'}
@@ -2344,7 +2344,7 @@ components:
           type: object
           description: |
             For every tab the layout does not show (left out in this size class, hidden by the user, or kept out by the
-            defaults), the tab a client selects instead (seed 001): its `standIn` (or its section's) when that one is
+            defaults), the tab a client selects instead: its `standIn` (or its section's) when that one is
             shown, else the first tab shown (the sidebar's first, else the bar's). In builder order.
           additionalProperties: {type: string}
     RevertRequest:
@@ -2565,7 +2565,7 @@ components:
         hidden: [com.myApp.bell]
         selectionFallback: {com.myApp.bell: com.myApp.home}
     LayoutSeed001Compact:
-      summary: 'Seed 001 on iPhone (`platform=iOS`): Browse shown, Library and Playlists left out with Browse standing in'
+      summary: 'registerSchema''s seed001 example on iPhone (`platform=iOS`): Browse shown, Library and Playlists left out with Browse standing in'
       value:
         appId: com.music
         userId: alice
@@ -2589,7 +2589,7 @@ components:
           playlist.all: browse
           playlist.running: browse
     LayoutSeed002ForEachCompact:
-      summary: 'Seed 002''s top-level ForEach on iPhone (registerSchema''s seed002ForEach, patchCustomization''s forEachPlaylists): the playlists are bar tabs; six items are four and More'
+      summary: 'A top-level ForEach on iPhone (registerSchema''s seed002ForEach, patchCustomization''s forEachPlaylists): the playlists are bar tabs; six items are four and More'
       value:
         appId: com.myApp
         userId: alice
