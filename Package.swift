@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The server's layers, each a target so the compiler keeps the graph acyclic (docs/architecture in README):
+// The server's layers, each a target so the compiler keeps the graph acyclic (docs/architecture.md):
 //   Support ← Domain ← API
 //   Support ← Store (the storage contract) ← API
 //   Store ← Storage (SQLite: CSQLite) ← TabStore
@@ -19,7 +19,7 @@ let package = Package(
     products: [
         .executable(name: "tab-server", targets: ["tab-server"]),
         .library(name: "TabStore", targets: ["TabStore"]),
-        // The Swift client apps add (README "Swift client"): Foundation only, nothing of the server.
+        // The Swift client apps add (docs/client.md): Foundation only, nothing of the server.
         .library(name: "TabStoreClient", targets: ["TabStoreClient"]),
     ],
     targets: [

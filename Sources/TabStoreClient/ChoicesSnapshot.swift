@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a person sees as their choices at one moment: each tab's visibilities and each section's tab order.
-/// An app fills one from SwiftUI's `TabViewCustomization` (README "SwiftUI") before and after an edit, and
+/// An app fills one from SwiftUI's `TabViewCustomization` (docs/client.md "SwiftUI") before and after an edit, and
 /// `operations(to:)` turns the difference into the operations that make the same edit on the server.
 public struct ChoicesSnapshot: Sendable, Hashable {
     /// Per tab id; a tab not listed is `automatic` in both placements.

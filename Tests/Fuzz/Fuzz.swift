@@ -10,8 +10,8 @@ import TabStoreDomain
 import TabStoreHTTP
 import TabStoreSupport
 
-/// The schemas operations and documents are checked against: the seeds' demo app, `examples/schema.json`, and seed
-/// 002's top-level ForEach, `examples/foreach-schema.json` (read from the source tree, so this target links the
+/// The schemas operations and documents are checked against: the demo app, `examples/schema.json`, and the music
+/// app's top-level ForEach, `examples/foreach-schema.json` (read from the source tree, so this target links the
 /// parsers and rules only, not the service).
 let fixtures: [SchemaIndex] = ["schema.json", "foreach-schema.json"].map { name in
     let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../examples/\(name)").path

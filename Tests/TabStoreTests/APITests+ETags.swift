@@ -117,7 +117,7 @@ extension APITests {
             let put = try await live.send(.put(creds.customization).bearer(creds.userToken).ifMatch("\"1.3\"").json(#"{"revision": 1}"#))
             #expect(put.status == 200)
             // Version 3 sees no choices, and the hidden News stays stored for version 2's clients (still supported):
-            // the PUT changes nothing, so nothing is stored and the revision stays (DOMAIN.md section 7).
+            // the PUT changes nothing, so nothing is stored and the revision stays (docs/domain.md "Several app versions at once").
             #expect(put.etag == "\"1.3\"")
             #expect(try await live.send(.get(creds.customization + "?schemaVersion=2").bearer(creds.userToken)).text.contains("hidden"))
         }

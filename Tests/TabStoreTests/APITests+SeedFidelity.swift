@@ -87,7 +87,7 @@ extension APITests {
         }
     }
 
-    @Test("a top-level ForEach (seed 002): registered, its list stored, drawn as top-level tabs, counted by the dry run")
+    @Test("a top-level ForEach: registered, its list stored, drawn as top-level tabs, counted by the dry run")
     func topLevelForEachOverHTTP() async throws {
         try await withInProcessAPI { api in
             let creds = try await Credentials.register(on: api, schema: Seeds.articleForEach)

@@ -15,7 +15,7 @@ struct APITests {
         """
     static let hideBell = #"{"tabs": {"com.myApp.bell": {"sidebarVisibility": "hidden"}}}"#
 
-    // MARK: Seed 000 through the API
+    // MARK: Apple's example through the API
 
     @Test("a user with no customization reads the empty one: revision 0, ETag \"0.1\", private no-cache")
     func emptyCustomization() async throws {
@@ -29,7 +29,7 @@ struct APITests {
         }
     }
 
-    @Test("seed 000: hide and move in one PATCH, the layout in both size classes shows them, a reset clears them", arguments: PostgresTestCluster.backends)
+    @Test("Apple's example: hide and move in one PATCH, the layout in both size classes shows them, a reset clears them", arguments: PostgresTestCluster.backends)
     func seedWalkthrough(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live, schema: Seeds.apiExample)

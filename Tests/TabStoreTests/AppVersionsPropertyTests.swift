@@ -5,7 +5,7 @@ import Testing
 @testable import TabStoreDomain
 @testable import TabStoreSupport
 
-/// DOMAIN.md section 7 as properties, over random writes from random supported versions of three overlapping
+/// docs/domain.md "Several app versions at once" as properties, over random writes from random supported versions of three overlapping
 /// schemas: no write loses a choice whose id some supported version has; reading under a version never names an id
 /// outside it; the writer's order decides the relative order of the ids it knows, for every version that knows them.
 @Suite("Several app versions: random writes from random versions")

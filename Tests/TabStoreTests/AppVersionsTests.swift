@@ -7,7 +7,7 @@ import Testing
 @testable import TabStoreStore
 @testable import TabStoreSupport
 
-/// Several app versions at once (DOMAIN.md section 7, docs/app-updates.md): one person's devices on different app
+/// Several app versions at once (docs/domain.md "Several app versions at once", docs/app-updates.md): one person's devices on different app
 /// versions keep each other's choices, each reads and writes under its own schema version.
 @Suite("Several app versions at once", .serialized)
 struct AppVersionsTests {

@@ -7,7 +7,7 @@ import Testing
 @testable import TabStoreStore
 @testable import TabStoreSupport
 
-/// The operator console's route (README "Console"): what is served, with which headers, and that it is off
+/// The operator console's route (docs/console.md): what is served, with which headers, and that it is off
 /// with `--console false`. The console in a browser is scripts/console-browser-test's.
 @Suite("Operator console")
 struct ConsoleTests {

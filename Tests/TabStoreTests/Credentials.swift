@@ -74,7 +74,7 @@ struct Credentials: Sendable {
     var otherUserToken: String { app.token(for: Self.otherUser, issuedAt: issuedAt) }
     /// `alice` of `app.two`: the same user id, another app.
     var otherAppToken: String { otherApp.token(for: Self.user, issuedAt: issuedAt) }
-    /// What `/metrics` takes when it requires authentication (API.md "configurable"): the operator's token.
+    /// What `/metrics` takes when it requires authentication (`--metrics-auth`, docs/operations.md): the operator's token.
     var metricsToken: String { admin }
 
     /// `alice`'s customization in `app.one`.

@@ -77,7 +77,7 @@ struct CustomizationRulesTests {
         .init(tab: "quiet.a", placement: .sidebar, behavior: .automatic, byDefault: true, visible: true),
         .init(tab: "quiet.b", placement: .tabBar, behavior: .automatic, byDefault: true, visible: true),
         .init(tab: "quiet.b", placement: .tabBar, entry: .init(tabBarVisibility: .hidden), behavior: .automatic, byDefault: true, visible: false),
-        // Seed 002: a data-driven (ForEach) tab cannot be dragged by default, `reorderable` turns dragging on.
+        // As in SwiftUI, a data-driven (ForEach) tab cannot be dragged by default, `reorderable` turns dragging on.
         .init(tab: "list.mine", placement: .sidebar, behavior: .automatic, byDefault: true, visible: true, movable: false),
         .init(tab: "list.mine", placement: .tabBar, behavior: .automatic, byDefault: true, visible: true, movable: false),
         .init(tab: "mix.a", placement: .sidebar, behavior: .reorderable, byDefault: true, visible: true, movable: true),

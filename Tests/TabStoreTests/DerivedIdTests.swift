@@ -2,7 +2,7 @@ import Testing
 @testable import TabStoreDomain
 @testable import TabStoreSupport
 
-/// Seed 000 example 2: a tab `disabled` in both placements needs no customization ID; the service derives one.
+/// Apple's `customizationBehavior(_:for:)` example 2 (docs/domain.md "Tabs without an id"): a tab `disabled` in both placements needs no customization ID; the service derives one.
 @Suite("Derived ids of tabs without a customization ID")
 struct DerivedIdTests {
     /// The derived ids of a schema's tabs, in builder order.

@@ -42,7 +42,7 @@ struct DynamicTabsTests {
     }
 
     static let rows: [Row] = [
-        // Behaviors (seed 002): ForEach tabs hide but do not move by default; reorderable moves but does not hide.
+        // Behaviors (docs/domain.md "Tab schema"): ForEach tabs hide but do not move by default; reorderable moves but does not hide.
         Row(name: "hide a default dynamic tab", operations: #"{"op":"setSidebarVisibility","tab":"list.a","visibility":"hidden"}"#, code: nil),
         Row(name: "move a default dynamic tab", operations: #"{"op":"moveTab","section":"lists","tab":"list.a","toIndex":0}"#, code: "not-movable"),
         Row(name: "a default dynamic tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["list.a"]}"#, code: "not-movable"),

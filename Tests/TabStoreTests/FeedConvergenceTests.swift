@@ -6,7 +6,7 @@ import Testing
 @testable import TabStoreSupport
 
 /// Many devices of one person writing and following at once: every device converges to the last committed
-/// revision (DOMAIN.md §6), whatever the interleaving, also a device that drops and resumes with Last-Event-ID.
+/// revision (docs/devices.md "Follow changes: the change feed"), whatever the interleaving, also a device that drops and resumes with Last-Event-ID.
 @Suite("Change feed convergence (randomized)", .serialized)
 struct FeedConvergenceTests {
     /// SplitMix64: a seeded generator, so a failing interleaving of writes can be named by its seed.

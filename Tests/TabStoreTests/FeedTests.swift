@@ -5,7 +5,7 @@ import Testing
 @testable import TabStoreAPI
 @testable import TabStoreSupport
 
-/// The change feed end to end: a real SSE client over sockets against a live server (API.md "Change feed").
+/// The change feed end to end: a real SSE client over sockets against a live server (docs/devices.md "Follow changes: the change feed").
 @Suite("Change feed (server-sent events)", .serialized)
 struct FeedTests {
     static func events(_ creds: Credentials) -> String { creds.customization + "/events" }

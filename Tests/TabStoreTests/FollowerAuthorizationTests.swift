@@ -30,7 +30,7 @@ struct FollowerAuthorizationTests {
             #expect(answer.header("WWW-Authenticate")?.contains("invalid_token") == true)
             let ended = try await FeedTests.next(userStream)
             #expect(ended?.event == "token-expired" && ended?.data?.contains("signing secret") == true)
-            // API.md: "sends event: token-expired and closes": the connection too, not only the stream.
+            // docs/devices.md: token-expired, "then the stream ends and the server closes the connection": the connection too, not only the stream.
             #expect(try await offPool { userStream.closesWithin(30) })
             #expect(Self.seconds(since: start) < 40, "ended by the rotation, not by waitSeconds (60): after \(Self.seconds(since: start)) s")
             try await waitUntil { live.service.api.followers.streams == 1 && live.service.api.followers.longPolls == 0 }

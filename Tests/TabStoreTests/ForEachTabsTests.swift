@@ -2,7 +2,7 @@ import Testing
 @testable import TabStoreDomain
 @testable import TabStoreSupport
 
-/// A `ForEach` directly in the `TabView` (seed 002): the `forEach` schema item across schema versions, in PUT documents,
+/// A `ForEach` directly in the `TabView` (docs/domain.md "A top-level ForEach"): the `forEach` schema item across schema versions, in PUT documents,
 /// in the served schema, and at the schema's limits. Layouts are in `SeedBehaviorTests` and `LayoutGoldenTests`, rule
 /// codes in `RuleTests`.
 @Suite("Top-level ForEach tabs")

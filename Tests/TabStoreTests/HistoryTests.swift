@@ -4,7 +4,7 @@ import Testing
 @testable import TabStoreAPI
 @testable import TabStoreSupport
 
-/// `GET …/customization/history` and `POST …/customization/revert` (API.md "History and undo").
+/// `GET …/customization/history` and `POST …/customization/revert` (docs/devices.md "History and undo").
 @Suite("History and undo", .serialized)
 struct HistoryTests {
     /// The history page's revisions, newest first.

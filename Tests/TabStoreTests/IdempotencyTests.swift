@@ -6,7 +6,7 @@ import Testing
 @testable import TabStoreStore
 @testable import TabStoreSupport
 
-/// `Idempotency-Key` on PUT, PATCH, DELETE and revert (API.md "Exactly-once writes").
+/// `Idempotency-Key` on PUT, PATCH, DELETE and revert (docs/devices.md "Write exactly once: Idempotency-Key").
 @Suite("Exactly-once writes with Idempotency-Key", .serialized)
 struct IdempotencyTests {
     @Test("a sequential retry gets the first answer again with Idempotent-Replayed: true and changes nothing", arguments: PostgresTestCluster.backends)

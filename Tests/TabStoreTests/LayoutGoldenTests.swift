@@ -6,8 +6,8 @@ import Testing
 /// shows up here as a changed line to read and accept (or not).
 @Suite("Golden layouts: every platform × style × size class of one schema")
 struct LayoutGoldenTests {
-    /// Seed 000's tabs with its id-less Home, seed 001's Browse and Playlists (stand-ins, size classes, data-driven
-    /// and collapsed by default), seed 002's search tab; the app opts macOS in.
+    /// The tabs of Apple's `customizationBehavior(_:for:)` example with its id-less Home, a music app's Browse and
+    /// Playlists (stand-ins, size classes, data-driven and collapsed by default), a search tab; the app opts macOS in.
     static let schema = """
         {"items": [
           {"title": "Home", "systemImage": "house", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}},
@@ -117,7 +117,7 @@ struct LayoutGoldenTests {
         Self.expect(try Self.lines(schema: Self.schema, operations: Self.operations), toMatch: Self.golden)
     }
 
-    @Test("a top-level ForEach (seed 002): every platform × style × size class")
+    @Test("a top-level ForEach: every platform × style × size class")
     func goldenForEach() throws {
         Self.expect(try Self.lines(schema: Self.forEachSchema, operations: Self.forEachOperations), toMatch: Self.forEachGolden)
     }

@@ -2,7 +2,7 @@ import Testing
 @testable import TabStoreDomain
 @testable import TabStoreSupport
 
-/// The layout rules of v1.1 (DOMAIN.md sections 3 and 5): iPhone's More, platforms and styles, selection
+/// The layout rules of v1.1 (docs/domain.md "Layout: what the TabView shows"): iPhone's More, platforms and styles, selection
 /// fallbacks, the search tab's label, section expansion defaults.
 @Suite("Layouts: More, platforms, selection, search, expansion")
 struct LayoutTests {
@@ -28,8 +28,9 @@ struct LayoutTests {
         var description: String { "\(top) top-level, \(inSection) in a section\(search ? ", search" : "")\(hiddenInBar.isEmpty ? "" : ", \(hiddenInBar) hidden")" }
     }
 
-    /// Seed 002's iPhone: "a TabSection collapses: all its tabs appear in a row in More, without section headers"
-    /// and "at most five visible tabs, the sixth and later fold into More" (More counts as one of the five).
+    /// The iPhone (docs/domain.md "Layout: what the TabView shows"): a TabSection collapses, all its tabs appear in a
+    /// row in More without section headers, and at most five tabs are visible, the sixth and later fold into More
+    /// (More counts as one of the five).
     static let moreRows: [MoreRow] = [
         MoreRow(top: 5, inSection: 0, bar: ["t1", "t2", "t3", "t4", "t5"], more: []),
         MoreRow(top: 6, inSection: 0, bar: ["t1", "t2", "t3", "t4"], more: ["t5", "t6"]),

@@ -7,7 +7,7 @@ import Testing
 @testable import TabStoreHTTP
 @testable import TabStoreSupport
 
-/// `GET …/customization?waitSeconds=N` with `If-None-Match` (API.md "Change feed", long poll).
+/// `GET …/customization?waitSeconds=N` with `If-None-Match` (docs/devices.md "Follow changes: the change feed", long poll).
 @Suite("Long poll", .serialized)
 struct LongPollTests {
     static func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }

@@ -63,11 +63,11 @@ struct RuleTests {
         Row(name: "pinned tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","search"]}"#, code: "pinned-tab"),
         Row(name: "disabled tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["home"]}"#, code: "not-movable"),
         Row(name: "reorderable tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","feed"]}"#, code: nil),
-        // v1.1 (seed 002): tabs built with ForEach cannot be dragged by default; `reorderable` turns dragging on.
+        // v1.1: tabs built with ForEach cannot be dragged by default; `reorderable` turns dragging on.
         Row(name: "dynamic tab in its section", operations: #"{"op":"moveTab","section":"lists","tab":"list.groceries","toIndex":0}"#, code: "not-movable"),
         Row(name: "reorderable dynamic tab in its section", operations: #"{"op":"moveTab","section":"mixes","tab":"mix.a","toIndex":0}"#, code: nil),
         Row(name: "dynamic tab in another section", operations: #"{"op":"moveTab","section":"places","tab":"list.groceries","toIndex":0}"#, code: "cross-section-move"),
-        // A ForEach directly in the TabView (seed 002): its tabs are top-level tabs; the group reorders only its own.
+        // A ForEach directly in the TabView (docs/domain.md "A top-level ForEach"): its tabs are top-level tabs; the group reorders only its own.
         Row(name: "hide a top-level ForEach tab", operations: #"{"op":"setTabBarVisibility","tab":"pick.a","visibility":"hidden"}"#, code: nil),
         Row(name: "move a top-level ForEach tab", operations: #"{"op":"moveTab","section":"picks","tab":"pick.a","toIndex":0}"#, code: "not-movable"),
         Row(name: "a top-level ForEach tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","pick.a"]}"#, code: "not-movable"),

@@ -10,9 +10,9 @@ import Testing
 @testable import TabStoreStore
 @testable import TabStoreSupport
 
-@Suite("Seed examples behave as the documents say")
+@Suite("The example schemas behave as docs/domain.md says")
 struct SeedBehaviorTests {
-    @Test("every seed example is a valid schema", arguments: Seeds.all.map(\.1))
+    @Test("every example schema is valid", arguments: Seeds.all.map(\.1))
     func seedsParse(text: String) throws {
         let index = try Seeds.index(text)
         #expect(!index.allTabs.isEmpty || index.schema.items.count > 0)
@@ -57,7 +57,7 @@ struct SeedBehaviorTests {
                 {"operations": [{"op": "setTabBarOrder", "tabBarOrder": ["com.myApp.bell", "\(Seeds.derivedHome)"]}]}
                 """), to: .empty, index: index)
         } == ["customization-disabled"])
-        // With a customization ID (API.md's and the README's Home), the tab is named and refused by its behavior.
+        // With a customization ID (the Home of examples/schema.json and the walkthrough), the tab is named and refused by its behavior.
         let named = try Seeds.index(Seeds.apiExample)
         for placement in ["Sidebar", "TabBar"] {
             #expect(refusalCodes {
@@ -96,7 +96,7 @@ struct SeedBehaviorTests {
         let layout = Layout(customization: moved, index: index, sizeClass: .regular)
         guard case .section(let section) = layout.sidebar.last else { Issue.record("no section"); return }
         #expect(section.tabs.map(\.id) == ["com.myApp.lights", "com.myApp.climate"])
-        // API.md hides a tab of a reorderable section: the section governs reordering, not hiding.
+        // docs/devices.md's Idempotency-Key example hides Climate, a tab of a reorderable section: the section governs reordering, not hiding.
         #expect(refusalCodes {
             _ = try CustomizationEditor.apply(try ops("""
                 {"operations": [{"op": "setSidebarVisibility", "tab": "com.myApp.climate", "visibility": "hidden"}]}
@@ -224,7 +224,7 @@ struct SeedBehaviorTests {
         let compact = Layout(customization: stored, index: index, sizeClass: .compact)
         #expect(compact.tabBar.map(\.id) == ["home", "library", "playlist.morning", "playlist.run"])
         #expect(compact.more.map(\.id) == ["playlist.focus", "settings"])
-        // ForEach tabs hide (seed 002) but do not move by default, in the bar or among themselves; no header to collapse.
+        // ForEach tabs hide but do not move by default, in the bar or among themselves; no header to collapse.
         for (operation, code) in [
             (#"{"op": "setTabBarOrder", "tabBarOrder": ["playlist.focus", "home"]}"#, "not-movable"),
             (#"{"op": "moveTab", "section": "playlists", "tab": "playlist.focus", "toIndex": 0}"#, "not-movable"),
@@ -271,7 +271,7 @@ struct SeedBehaviorTests {
         #expect(regular.tabBar.count == count)
     }
 
-    @Test("API.md example layout")
+    @Test("the API example's layout")
     func apiExampleLayout() throws {
         let index = try Seeds.index(Seeds.apiExample)
         let custom = try CustomizationEditor.apply(try ops("""

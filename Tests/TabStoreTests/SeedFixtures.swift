@@ -9,7 +9,9 @@ import Testing
 @testable import TabStoreStore
 @testable import TabStoreSupport
 
-/// Every example of the three seeds in ../shared/seeds, written as a TabStore schema.
+/// Example schemas, each a SwiftUI `TabView` written as a TabStore schema: "000" are the examples of Apple's
+/// `customizationBehavior(_:for:)` documentation, "001" a music app with Browse, Library and Playlists, "002" an
+/// article's TabViews (labels, search, collections, a top-level ForEach); docs/domain.md explains what they show.
 enum Seeds {
     /// 000 customizationBehavior(_:for:), example 1: everything customizable.
     static let behaviorAllAutomatic = """
@@ -64,7 +66,7 @@ enum Seeds {
         ]}
         """
 
-    /// 001 hidden(_:): Browse only in compact; Library and Playlists only in regular. The selection code of the seed
+    /// 001 hidden(_:): Browse only in compact; Library and Playlists only in regular. The app's selection code
     /// is the stand-ins: in compact Browse stands in for the sections' tabs (`selection = .browse`), in regular
     /// Recently Added stands in for Browse (`browseTabPath.last ?? .library(.recentlyAdded)`). Playlists come
     /// from data (`ForEach(playlists)`, `Tab(playlist.name, image: playlist.image, …)`).
@@ -179,7 +181,7 @@ enum Seeds {
         ]}
         """
 
-    /// API.md's schema example.
+    /// The API example's schema (docs/api.md, docs/domain.md).
     static let apiExample = """
         {"items": [
           {"kind": "tab", "id": "com.myApp.home", "title": "Home", "systemImage": "house",
@@ -200,7 +202,7 @@ enum Seeds {
         ("000 section reorderable", behaviorSectionReorderable), ("000 per placement", behaviorPerPlacement),
         ("001 music", music), ("002 legacy", articleLegacy), ("002 basic", articleBasic), ("002 custom label", articleCustomLabel),
         ("002 adaptable", articleAdaptable), ("002 collections", articleCollections), ("002 customization", articleCustomization),
-        ("002 labelled search", articleLabelledSearch), ("002 ForEach", articleForEach), ("API.md", apiExample),
+        ("002 labelled search", articleLabelledSearch), ("002 ForEach", articleForEach), ("API example", apiExample),
     ]
 
     static func index(_ text: String, version: Int = 1) throws -> SchemaIndex {

@@ -4,7 +4,7 @@ import Testing
 @testable import TabStoreAPI
 @testable import TabStoreSupport
 
-/// Export and erase of a user's data, per app and across apps (API.md "Export and erase").
+/// Export and erase of a user's data, per app and across apps (docs/devices.md "Export and erase (operator)").
 @Suite("Export and erase", .serialized)
 struct UserDataTests {
     /// Alice with two revisions and a keyed write in both apps.

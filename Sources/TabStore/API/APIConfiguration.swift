@@ -27,7 +27,7 @@ package struct APIConfiguration: Sendable {
     package var maxLongPolls = 10_000
     /// Change-feed streams and long polls of one user at once; more get 429.
     package var maxFollowersPerUser = 32
-    /// Seconds between keep-alive comments on a change-feed stream. API.md asks for one at least every 15 s;
+    /// Seconds between keep-alive comments on a change-feed stream. docs/devices.md promises one at least every 15 s;
     /// the event loops look at stream deadlines every 200 ms, so 12 leaves room.
     package var feedKeepAliveSeconds = 12.0
     /// Bytes kept of encoded layouts and reconciled customizations (`APIServices.representations`); 0 keeps none.

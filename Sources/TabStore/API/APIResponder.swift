@@ -2,7 +2,7 @@ import TabStoreHTTP
 import TabStoreStore
 import TabStoreSupport
 
-/// The REST API v1 of API.md, as the server sees it. A request flows through the middleware
+/// The REST API v1 (docs/api.md, openapi.yaml), as the server sees it. A request flows through the middleware
 /// (`APIMiddlewareStack`: access log, metrics, CORS, the `Cache-Control` default) into the
 /// `RouteDispatcher` (route, access check by the `Authenticator`, handler, problem documents); the
 /// handlers live in one route group per resource, assembled into the router by `APIRoutes`.

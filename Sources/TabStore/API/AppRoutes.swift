@@ -147,7 +147,7 @@ struct AppRoutes: RouteGroup {
     // MARK: - The minimum schema version
 
     /// `PATCH /v1/apps/{appId}` `{"minimumSchemaVersion": n}`: the oldest version whose clients are served
-    /// (DOMAIN.md section 7). Raising it drops nothing at once: each user's next write drops the choices no
+    /// (docs/domain.md "Several app versions at once"). Raising it drops nothing at once: each user's next write drops the choices no
     /// supported version can name. `?dryRun=true` reports, per user, what those writes would drop.
     func updateApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let body = try request.jsonBody()

@@ -25,7 +25,7 @@ struct CustomizationState: Sendable, Equatable {
 }
 
 /// What a commit (or an erase, or a new schema version) made current for a user: followers get it under the
-/// version each follows (DOMAIN.md section 7), rendered once per version.
+/// version each follows (docs/domain.md "Several app versions at once"), rendered once per version.
 struct Publication: Sendable {
     /// The stored customization; nil when there is none (an erase).
     let record: CustomizationRecord?

@@ -2,7 +2,7 @@ import TabStoreAssets
 import TabStoreAuth
 import TabStoreHTTP
 
-/// The operator console (README "Console"): `GET /console` and its assets under `/console/…`, embedded in the
+/// The operator console (docs/console.md): `GET /console` and its assets under `/console/…`, embedded in the
 /// binary from console/ at build time (`EmbeddedFiles.console`, TabStoreAssets). The assets hold no data, so anyone
 /// may fetch them; every data call the page makes carries the operator token the person pasted in.
 /// Registered only with `--console true` (the default); off, every console path is the API's 404.

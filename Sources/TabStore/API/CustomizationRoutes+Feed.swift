@@ -3,7 +3,7 @@ import TabStoreHTTP
 import TabStoreStore
 import TabStoreSupport
 
-/// The change feed, `GET …/customization/events` (API.md "Change feed"): server-sent events, first the current
+/// The change feed, `GET …/customization/events` (docs/devices.md "Follow changes: the change feed"): server-sent events, first the current
 /// customization, then one event per committed revision.
 extension CustomizationRoutes {
     static let feedHeaders = HTTPHeaders([

@@ -165,7 +165,7 @@ extension CustomizationRoutes {
             }
             choices = try Customization.decodeStored(row.document)
         }
-        // The revision's stored document, every supported version's choices (DOMAIN.md section 7), pruned to what
+        // The revision's stored document, every supported version's choices (docs/domain.md "Several app versions at once"), pruned to what
         // the supported versions can name; answered under the writer's version.
         return try await replaceStored(request, context, kind: WriteKind(change: .revert), with: choices)
     }

@@ -4,7 +4,7 @@ import TabStoreStore
 import TabStoreSupport
 
 /// `GET …/customization?waitSeconds=N` with `If-None-Match`: answered as soon as the customization is no
-/// longer the one the client has, else 304 after N seconds (API.md "Change feed", long poll).
+/// longer the one the client has, else 304 after N seconds (docs/devices.md "Follow changes: the change feed", long poll).
 struct LongPollRequest: Sendable {
     let seconds: Int
     /// The client's `If-None-Match`.
@@ -27,7 +27,7 @@ struct LongPollRequest: Sendable {
     }
 
     /// Whether the client has this revision: `If-None-Match` names its ETag (`"3.2"`), or only its revision
-    /// (`"3"`, as API.md writes it), or is `*` and the customization exists.
+    /// (`"3"`, as docs/devices.md writes it), or is `*` and the customization exists.
     func clientHas(revision: Int, schemaVersion: Int) -> Bool {
         let etag = CustomizationRoutes.customizationTag(revision: revision, schemaVersion: schemaVersion)
         if has.matchesWeakly(etag, exists: revision > 0) { return true }

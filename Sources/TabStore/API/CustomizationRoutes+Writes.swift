@@ -25,7 +25,7 @@ extension CustomizationRoutes {
         var answersWithDocument = true
     }
 
-    /// The schema versions a write works with (DOMAIN.md section 7).
+    /// The schema versions a write works with (docs/domain.md "Several app versions at once").
     struct WriteVersions: Sendable {
         /// The writer's version: the request is validated and answered under it.
         let served: SchemaIndex
@@ -365,7 +365,7 @@ extension CustomizationRoutes {
     }
 
     /// Forgets the user's choices as the writer's version sees them (choices only other supported versions have stay,
-    /// DOMAIN.md section 7). The revision moves forward (the empty customization is stored as the next revision), so
+    /// docs/domain.md "Several app versions at once"). The revision moves forward (the empty customization is stored as the next revision), so
     /// an ETag is never reused for different content. A customization that is already forgotten stays as it is (no
     /// new revision, history row or event), as a PUT of the same choices does. While the app serves one version,
     /// what is stored is decoded only when it is small enough to be the empty customization: any other document,

@@ -43,7 +43,7 @@ struct CustomizationRoutes: RouteGroup {
             return CurrentCustomization(value: value, document: record.document)
         }
         // Written under another version (or keeping other versions' choices): reconciled under this one, which
-        // names only its own ids; what it lacks stays stored for the versions that have it (DOMAIN.md section 7).
+        // names only its own ids; what it lacks stays stored for the versions that have it (docs/domain.md "Several app versions at once").
         value = Reconciler.reconcile(value, with: schema)
         return CurrentCustomization(value: value, document: JSONWriter.bytes(value.json(appId: appId, userId: userId)))
     }

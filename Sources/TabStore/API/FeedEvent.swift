@@ -20,7 +20,7 @@ enum FeedEvent {
 
     static let tokenExpired = Array("event: token-expired\ndata: {\"detail\":\"the token expired; reconnect with a fresh one\"}\n\n".utf8)
 
-    /// `token-expired` too (API.md has one event for an authorization that ended): the token no longer verifies.
+    /// `token-expired` too (the change feed has one event for an authorization that ended, docs/devices.md): the token no longer verifies.
     static let credentialsRevoked = Array(
         "event: token-expired\ndata: {\"detail\":\"the token is no longer valid (the app's signing secret was rotated); reconnect with a fresh one\"}\n\n".utf8)
 

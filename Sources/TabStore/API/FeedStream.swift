@@ -113,7 +113,7 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
                 bytes += FeedEvent.opening
             }
             var ended = false
-            // The caller's authorization ended: the server closes the connection too (API.md), so nothing
+            // The caller's authorization ended: the server closes the connection too (docs/devices.md), so nothing
             // pipelined behind the stream is served on the strength of the request before it.
             var closes = false
             if state.expiry != 0, now >= state.expiry {

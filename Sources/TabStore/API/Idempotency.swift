@@ -3,7 +3,7 @@ import TabStoreHTTP
 import TabStoreStore
 import TabStoreSupport
 
-/// A write sent with an `Idempotency-Key` (API.md "Exactly-once writes"): the key, and the digest a repeat
+/// A write sent with an `Idempotency-Key` (docs/devices.md "Write exactly once: Idempotency-Key"): the key, and the digest a repeat
 /// must match. Keys are scoped to the app and user of the path; a repeat gets the first answer again.
 struct IdempotentRequest: Sendable {
     let key: String

@@ -1,7 +1,7 @@
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreSupport
-/// `?schemaVersion=N` (DOMAIN.md section 7): the schema version a client was built with. A request is read,
+/// `?schemaVersion=N` (docs/domain.md "Several app versions at once"): the schema version a client was built with. A request is read,
 /// validated and answered under it; without it, under the app's current version.
 extension APIServices {
     /// The version `request` names, or the current one.

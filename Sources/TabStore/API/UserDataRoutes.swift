@@ -94,7 +94,7 @@ struct UserDataRoutes: RouteGroup {
     /// The customization as a GET serves it; without a schema, as stored (null for none); a damaged one as null (logged).
     private func customization(_ record: CustomizationRecord?, appId: Identifier, userId: Identifier, schema: SchemaIndex?) -> JSONValue {
         do {
-            // What is stored: every supported version's choices (DOMAIN.md section 7), not one version's view.
+            // What is stored: every supported version's choices (docs/domain.md "Several app versions at once"), not one version's view.
             if let record { return try JSONParser.parse(record.document) }
             guard let schema else { return .null }
             return try JSONParser.parse(try CustomizationRoutes.current(nil, appId: appId, userId: userId, schema: schema).document)

@@ -37,7 +37,7 @@ extension ViolationLocation {
 }
 
 extension OperationField {
-    /// The member of the operation object (API.md's PATCH operations), or one id of its list.
+    /// The member of the operation object (docs/api.md "Operations (PATCH)"), or one id of its list.
     func pointer(in operation: String) -> String {
         switch self {
         case .tab: JSONPointer.append(operation, "tab")

@@ -1,6 +1,6 @@
 import TabStoreSupport
 extension Customization {
-    /// The customization as API.md shows it; maps are written with sorted keys so equal values encode equally.
+    /// The customization as docs/api.md "Shapes" shows it; maps are written with sorted keys so equal values encode equally.
     package func json(appId: Identifier, userId: Identifier) -> JSONValue {
         var object = JSONObject()
         object["appId"] = .string(appId.text)
@@ -105,7 +105,7 @@ extension Customization {
         guard count <= max else { throw MalformedDocument(pointer: pointer, code: .tooManyEntries, detail: "at most \(max) entries") }
     }
 
-    /// A client's id: 1-256 UTF-8 bytes without control characters (API.md conventions).
+    /// A client's id: 1-256 UTF-8 bytes without control characters (docs/api.md "Conventions").
     static func checkId(_ id: Identifier, at pointer: String) throws(MalformedDocument) {
         guard id.isValidId else {
             throw MalformedDocument(pointer: pointer, code: .invalidId,

@@ -1,5 +1,5 @@
 import TabStoreSupport
-/// A user's `TabViewCustomization`, with what Apple keeps private made first-class (DOMAIN.md section 2).
+/// A user's `TabViewCustomization`, with what Apple keeps private made first-class (docs/domain.md "Customization: what a person chose").
 package struct Customization: Sendable, Equatable {
     /// Per-tab visibility choices; `automatic` means "use the schema default".
     package struct TabEntry: Sendable, Equatable {
@@ -34,7 +34,7 @@ package struct Customization: Sendable, Equatable {
         var isDefault: Bool { tabOrder == nil && expanded == nil }
     }
 
-    /// One tab of a user's data-driven list (API.md `setDynamicTabs`): what a client needs to draw it.
+    /// One tab of a user's data-driven list (docs/api.md "Operations (PATCH)", `setDynamicTabs`): what a client needs to draw it.
     package struct DynamicTab: Sendable, Equatable {
         package var id: Identifier
         package var title: String
@@ -114,7 +114,7 @@ package struct Customization: Sendable, Equatable {
     }
 
     /// Only the user's data (the data-driven tabs), none of their choices: what a layout follows where
-    /// customization does not apply (DOMAIN.md section 5).
+    /// customization does not apply (docs/domain.md "Platforms and styles").
     package var dataOnly: Customization {
         Customization(revision: revision, schemaVersion: schemaVersion, updatedAt: updatedAt, dynamicTabs: dynamicTabs)
     }

@@ -1,5 +1,5 @@
 import TabStoreSupport
-/// A user's data-driven tabs (DOMAIN.md section 5): the app's own data (a person's playlists, collections)
+/// A user's data-driven tabs (docs/domain.md "A person's data-driven tabs"): the app's own data (a person's playlists, collections)
 /// decides which tabs a dynamic section holds; a client stores the current list in the customization.
 extension CustomizationRules {
     /// A tab a change or a stored choice names, for this customization: a static tab; a tab of the user's stored
@@ -73,7 +73,7 @@ extension CustomizationRules {
 
     /// Drops lists the schema no longer has a place for (the section is gone or no longer dynamic), list entries
     /// whose id no longer extends the section's prefix (or repeats), and choices about tabs the customization can
-    /// no longer name: an id dropped from the user's list is pruned from their choices (DOMAIN.md section 5).
+    /// no longer name: an id dropped from the user's list is pruned from their choices (docs/domain.md "A person's data-driven tabs").
     /// Section orders and the tab bar order are repaired by `normalize`.
     package func pruneDynamicTabs(_ customization: inout Customization) {
         for (sectionId, list) in customization.dynamicTabs {
@@ -83,7 +83,7 @@ extension CustomizationRules {
             }
             var seen = Set<Identifier>()
             let kept = list.tabs.filter { index.dynamicSection(of: $0.id)?.id == sectionId && seen.insert($0.id).inserted }
-            // A list whose entries all belong to another prefix (another app version's, DOMAIN.md section 7) is not one
+            // A list whose entries all belong to another prefix (another app version's, docs/domain.md "Several app versions at once") is not one
             // this version stored: it has none, as before a list is stored. An empty list stored as such stays.
             if kept.isEmpty, !list.tabs.isEmpty {
                 customization.dynamicTabs[sectionId] = nil

@@ -1,5 +1,5 @@
 import TabStoreSupport
-/// Every customization rule of one schema version (DOMAIN.md sections 2 and 5), in one place: what a tab shows
+/// Every customization rule of one schema version (docs/domain.md "Customization: what a person chose" and "Layout: what the TabView shows"), in one place: what a tab shows
 /// in each placement, which positions are fixed, which tabs a customization can name, and whether a choice may
 /// stand. The editor asks before it accepts a change, the reconciler before it keeps a stored choice under a
 /// new schema, and the layout when it resolves what a device shows, so no rule has a second copy that could drift.
@@ -25,16 +25,16 @@ package struct CustomizationRules: Sendable {
     // MARK: - Behaviors
 
     /// The behavior that governs a tab in a placement, given the section holding it (nil at the top level). A
-    /// section's behavior governs its children (seed 000): `disabled` on the section fixes them (no hiding, no
-    /// moving); `reorderable` lets them move and leaves hiding to each tab's own behavior (API.md hides a tab of
-    /// a reorderable section). A data-driven tab's own behavior is its section's `dynamicTabs.customizationBehavior`.
+    /// section's behavior governs its children (docs/domain.md "Choices TabStore made"): `disabled` on the section fixes them (no hiding, no
+    /// moving); `reorderable` lets them move and leaves hiding to each tab's own behavior (docs/devices.md's
+    /// Idempotency-Key example hides Climate, a tab of a reorderable section). A data-driven tab's own behavior is its section's `dynamicTabs.customizationBehavior`.
     package static func behavior(of tab: SchemaTab, in section: SchemaSection?, _ placement: Placement) -> CustomizationBehavior {
         if let section, section.customizationBehavior[placement] == .disabled { return .disabled }
         return tab.customizationBehavior[placement]
     }
 
-    /// Whether a person can change anything about a tab in some placement. Seed 000: "If you turn off
-    /// customization for both the sidebar and tab bar, then a customization ID isn't necessary."
+    /// Whether a person can change anything about a tab in some placement. A tab that is not needs no customization ID
+    /// (docs/domain.md "Tabs without an id").
     package static func isCustomizable(_ tab: SchemaTab, in section: SchemaSection?) -> Bool {
         Placement.allCases.contains { behavior(of: tab, in: section, $0) != .disabled }
     }
@@ -44,12 +44,12 @@ package struct CustomizationRules: Sendable {
     }
 
     /// Whether a tab may be hidden (or added) in a placement: its behavior there is `automatic`, for a
-    /// data-driven tab too (seed 002: hiding stays allowed for `ForEach` tabs).
+    /// data-driven tab too (hiding stays allowed for `ForEach` tabs).
     package func canHide(_ info: SchemaIndex.TabInfo, in placement: Placement) -> Bool { behavior(of: info, in: placement).canHide }
 
     /// Whether a tab may leave its default position in a placement: `automatic` or `reorderable`; a data-driven
-    /// tab only when `reorderable` (seed 002: "tabs built with ForEach cannot be dragged by default; the
-    /// .reorderable modifier turns dragging on").
+    /// tab only when `reorderable` (in SwiftUI tabs built with ForEach cannot be dragged by default;
+    /// the .reorderable modifier turns dragging on).
     package func canMove(_ info: SchemaIndex.TabInfo, in placement: Placement) -> Bool {
         let behavior = behavior(of: info, in: placement)
         return info.isDynamic ? behavior == .reorderable : behavior.canMove
@@ -112,7 +112,7 @@ package struct CustomizationRules: Sendable {
     // MARK: - May a choice stand
 
     /// Whether a change may name a tab at all: a tab registered without a customization ID (its id derived,
-    /// seed 000) may not, as SwiftUI cannot customize it.
+    /// docs/domain.md "Tabs without an id") may not, as SwiftUI cannot customize it.
     package func namingRefusal(of info: SchemaIndex.TabInfo) -> Refusal? {
         info.tab.hasDerivedId
             ? Refusal(code: .customizationDisabled, detail: "tab \"\(info.tab.id)\" has no customization ID (its id is derived) and cannot be customized")
@@ -175,7 +175,7 @@ package struct CustomizationRules: Sendable {
     }
 
     /// Whether a change from `before` to `after` may stand: it may not leave a placement that showed a tab
-    /// with none (DOMAIN.md: "A change may not leave the user with no visible tab").
+    /// with none (docs/domain.md "Customization: what a person chose": no change may leave the person without any visible tab).
     package func noVisibleTabRefusal(from before: Customization, to after: Customization) -> Refusal? {
         let was = visibleCounts(before)
         let now = visibleCounts(after)

@@ -1,8 +1,8 @@
 import TabStoreSupport
 /// The id of a tab registered without a customization ID.
 ///
-/// Seed 000: "If you turn off customization for both the sidebar and tab bar, then a customization ID isn't
-/// necessary." Such a tab still needs an id in every answer (layouts list it, selection falls back to it), so the
+/// SwiftUI needs no customization ID for a tab whose customization is off in both the sidebar and the tab bar
+/// (docs/domain.md "Tabs without an id"). Such a tab still needs an id in every answer (layouts list it, selection falls back to it), so the
 /// service derives one from what identifies the tab in the builder without an id: its **place** (top level, or
 /// the id of its section), its **title** (the registered title, as UTF-8 bytes) and, when several id-less tabs
 /// share both, its **occurrence** among them (1, 2, … in builder order). Nothing else enters it, so the id

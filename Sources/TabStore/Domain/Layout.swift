@@ -1,5 +1,5 @@
 import TabStoreSupport
-/// What a `TabView` shows for one user and client (DOMAIN.md sections 3 and 5), so every client renders the
+/// What a `TabView` shows for one user and client (docs/domain.md "Layout: what the TabView shows"), so every client renders the
 /// same thing without re-implementing the rules.
 package struct Layout: Sendable, Equatable {
     /// How the `TabView` presents its tabs.
@@ -9,7 +9,7 @@ package struct Layout: Sendable, Equatable {
         /// The tab bar alone, every visible tab in it (`tabBarOnly` with room for it).
         case tabBar
         /// The bottom bar (iPhone, tvOS, compact): top-level tabs, at most five items counting More; the
-        /// sections' tabs in More, without headers (seed 002).
+        /// sections' tabs in More, without headers (docs/domain.md "Layout: what the TabView shows").
         case compact
     }
 
@@ -24,7 +24,7 @@ package struct Layout: Sendable, Equatable {
         case section(Section)
     }
 
-    /// A tab the layout does not show and the tab a client selects instead (seed 001).
+    /// A tab the layout does not show and the tab a client selects instead (docs/domain.md "Layout: what the TabView shows").
     package struct Fallback: Sendable, Equatable {
         package let hidden: Identifier
         package let select: Identifier
@@ -43,7 +43,7 @@ package struct Layout: Sendable, Equatable {
 
     package var sizeClass: SizeClass { request.sizeClass }
 
-    /// At most this many items in a compact bar, a More item included (seed 002: "at most five visible tabs").
+    /// At most this many items in a compact bar, a More item included (at most five visible tabs, the sixth and later fold into More).
     package static let compactBarItems = 5
     /// With More, the compact bar keeps this many tabs.
     package static let compactBarSlots = 4
@@ -81,7 +81,7 @@ package struct Layout: Sendable, Equatable {
                 let tabs = rules.shownOrder(of: section, in: customization).compactMap { rules.tab($0, in: customization) }
                     .filter { present($0.tab.hiddenIn) }
                 if section.isForEach {
-                    // Seed 002: "TabView accepts ForEach directly inside": no header; its tabs are top-level tabs.
+                    // A ForEach directly inside the TabView (docs/domain.md "A top-level ForEach"): no header; its tabs are top-level tabs.
                     topLevel += tabs
                     builderTabs += tabs
                     continue
@@ -132,7 +132,7 @@ package struct Layout: Sendable, Equatable {
         return sidebarTabs + tabBar + more + pinned
     }
 
-    /// Seed 002's iPhone: the bar holds the top-level tabs (a top-level ForEach's too, counting toward the five);
+    /// The iPhone (docs/domain.md "Layout: what the TabView shows", compact): the bar holds the top-level tabs (a top-level ForEach's too, counting toward the five);
     /// every visible tab of a section goes to More, without headers, in the section's order. When the bar's tabs and
     /// a More item (if More is not empty) would be more than five, the bar shows the first four and More starts with
     /// the bar's overflow.
@@ -151,7 +151,7 @@ package struct Layout: Sendable, Equatable {
         more = overflow + sectionTabs
     }
 
-    /// A tab as a layout shows it. The search tab's label is the system's (seed 002: a label passed to
+    /// A tab as a layout shows it. The search tab's label is the system's (a label passed to
     /// `Tab(role: .search)` is ignored; the system shows the localized "Search" with the magnifying glass).
     static func shown(_ tab: SchemaTab) -> SchemaTab {
         guard tab.role == .search else { return tab }

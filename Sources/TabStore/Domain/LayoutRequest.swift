@@ -1,5 +1,5 @@
 /// What a client asks a layout for: its size class and, since v1.1, its platform and `TabViewStyle`
-/// (DOMAIN.md section 5). Without a platform the layout is the first version's.
+/// (docs/domain.md "Platforms and styles"). Without a platform the layout is the first version's.
 package struct LayoutRequest: Sendable, Equatable {
     package var sizeClass: SizeClass
     package var platform: Platform?

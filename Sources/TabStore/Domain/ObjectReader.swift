@@ -1,6 +1,6 @@
 import TabStoreSupport
 /// Reads the members of one JSON object with exact pointers in every error,
-/// and refuses members it was not asked for (API.md: unknown fields are a 400).
+/// and refuses members it was not asked for (docs/api.md "Conventions": unknown fields are a 400).
 package struct ObjectReader {
     let object: JSONObject
     let pointer: String

@@ -1,5 +1,5 @@
 import TabStoreSupport
-/// One change of API.md's `PATCH` operations.
+/// One of the `PATCH` operations (docs/api.md "Operations (PATCH)").
 package enum Operation: Sendable, Equatable {
     package enum ResetScope: String, Sendable, CaseIterable {
         case sidebar, tabBar, all

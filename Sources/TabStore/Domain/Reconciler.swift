@@ -1,5 +1,5 @@
 import TabStoreSupport
-/// Brings a stored customization up to a newer schema version (DOMAIN.md "Schema changes").
+/// Brings a stored customization up to a newer schema version (docs/domain.md "Reconciliation: when the app ships a new schema").
 ///
 /// The user's data-driven lists are kept where the new schema still has their dynamic section (entries whose id
 /// no longer extends its prefix are dropped), entries for ids that no longer exist (or that the lists no longer

@@ -134,9 +134,9 @@ extension TabSchema {
         try reader.rejectUnknown(["kind", "id", "title", "systemImage", "image", "role", "placement",
                                   "customizationBehavior", "defaultVisibility", "hiddenIn", "standIn"])
         let role = try reader.enumValue("role", TabRole.self, problems: &problems)
-        // A search tab's label is the system's ("Search"); its title may be omitted (seed 002).
+        // A search tab's label is the system's ("Search"); its title may be omitted (docs/domain.md "Tab schema").
         let title = try reader.string("title") ?? (role == .search ? "Search" : "")
-        // No id (seed 000: a tab disabled in both placements needs none), or a derived id read back: derived.
+        // No id (docs/domain.md "Tabs without an id": a tab disabled in both placements needs none), or a derived id read back: derived.
         let id = try reader.string("id").map { Identifier($0) }
         return SchemaTab(
             id: id ?? "", hasDerivedId: id.map(DerivedId.isReserved) ?? true,
@@ -182,7 +182,7 @@ extension TabSchema {
                            customizationBehavior: try decodeBehavior(dynamic, problems: &problems))
     }
 
-    /// A `ForEach` directly in the `TabView` (seed 002): an id operations name it by, its `dynamicTabs` (required:
+    /// A `ForEach` directly in the `TabView` (docs/domain.md "A top-level ForEach"): an id operations name it by, its `dynamicTabs` (required:
     /// they are all it has), and what a modifier on its tabs or the app's own hiding may say about them. No title,
     /// tabs or expansion (400 `unknown-field`): it has no header and no tabs of its own.
     private static func decodeForEach(_ reader: ObjectReader, problems: inout [Violation]) throws(MalformedDocument) -> SchemaSection {

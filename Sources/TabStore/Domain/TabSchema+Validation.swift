@@ -1,6 +1,6 @@
 import TabStoreSupport
 extension TabSchema {
-    /// Every rule of DOMAIN.md section 1, all problems at once, each with a pointer and a stable code.
+    /// Every rule of docs/domain.md "Tab schema: what the app declares", all problems at once, each with a pointer and a stable code.
     package func validate() -> [Violation] {
         var problems: [Violation] = []
         var seen: [Identifier: String] = [:]  // id -> pointer of its first use
@@ -116,7 +116,7 @@ extension TabSchema {
         return problems
     }
 
-    /// `standIn` (seed 001: Browse stands in for the Library and Playlists sections in compact): only on an item
+    /// `standIn` (a Browse tab standing in for the Library and Playlists sections in compact): only on an item
     /// with `hiddenIn`, naming another tab of the schema that is there in every size class the item is not.
     private func standInProblems() -> [Violation] {
         var tabs: [Identifier: (tab: SchemaTab, section: SchemaSection?)] = [:]

@@ -43,7 +43,7 @@ package enum SizeClass: String, Sendable, CaseIterable {
     case compact, regular
 }
 
-/// The platform a client runs on (DOMAIN.md section 5): it decides the layout's shape and whether the
+/// The platform a client runs on (docs/domain.md "Platforms and styles"): it decides the layout's shape and whether the
 /// user's choices apply.
 package enum Platform: String, Sendable, CaseIterable {
     case iOS, iPadOS, macOS, visionOS, tvOS
@@ -75,7 +75,7 @@ package struct PerPlacement<Value: Sendable & Equatable>: Sendable, Equatable {
 package struct SchemaTab: Sendable, Equatable {
     /// The customization ID, or for a tab registered without one the id the service derived (`DerivedId`).
     package var id: Identifier
-    /// Whether `id` was derived: the tab has no customization ID, so no operation may name it (seed 000).
+    /// Whether `id` was derived: the tab has no customization ID, so no operation may name it (docs/domain.md "Tabs without an id").
     package var hasDerivedId: Bool
     package var title: String
     package var systemImage: String?
@@ -85,7 +85,7 @@ package struct SchemaTab: Sendable, Equatable {
     package var customizationBehavior: PerPlacement<CustomizationBehavior>
     package var defaultVisibility: PerPlacement<Visibility>
     package var hiddenIn: [SizeClass]
-    /// The tab a client selects instead where `hiddenIn` hides this one (seed 001's Browse tab).
+    /// The tab a client selects instead where `hiddenIn` hides this one (a Browse tab shown only on iPhone, say).
     package var standIn: Identifier?
 
     package init(
@@ -117,7 +117,7 @@ package struct DynamicTabs: Sendable, Equatable {
     /// Every id of such a tab starts with this prefix.
     package var idPrefix: Identifier
     /// The behavior the app gives every tab of its `ForEach` (default `automatic`). For a dynamic tab
-    /// `automatic` allows hiding but not moving (seed 002: tabs built with `ForEach` cannot be dragged by
+    /// `automatic` allows hiding but not moving (tabs built with `ForEach` cannot be dragged by
     /// default), `reorderable` allows moving, `disabled` neither (`CustomizationRules`).
     package var customizationBehavior: PerPlacement<CustomizationBehavior>
 
@@ -126,13 +126,13 @@ package struct DynamicTabs: Sendable, Equatable {
         self.customizationBehavior = customizationBehavior
     }
 
-    /// Most tabs a user's stored list of one section holds (API.md `setDynamicTabs`).
+    /// Most tabs a user's stored list of one section holds (docs/api.md "Operations (PATCH)", `setDynamicTabs`).
     package static let maxTabs = 500
 }
 
 /// A group of tabs with an id that operations name: a `TabSection` (tabs only, never nested sections), or a
-/// `ForEach` of tabs placed directly in the `TabView` (seed 002: "for a dynamic set of tabs TabView accepts ForEach
-/// directly inside"). The rules treat both alike (a stored list of data-driven tabs, an order of its own); the
+/// `ForEach` of tabs placed directly in the `TabView` (docs/domain.md "A top-level ForEach":
+/// for a dynamic set of tabs TabView accepts ForEach directly inside). The rules treat both alike (a stored list of data-driven tabs, an order of its own); the
 /// layout does not: a ForEach has no header, and its tabs are top-level tabs at its position (`Layout`).
 package struct SchemaSection: Sendable, Equatable {
     /// What the group is in the app's builder (the schema item's `kind`).

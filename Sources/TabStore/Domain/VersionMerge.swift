@@ -1,5 +1,5 @@
 import TabStoreSupport
-/// Several app versions at once (DOMAIN.md section 7): one stored document keeps every supported version's
+/// Several app versions at once (docs/domain.md "Several app versions at once"): one stored document keeps every supported version's
 /// choices; each client reads it reconciled under its own version (`Reconciler.reconcile`) and writes through
 /// that view. A write changes only what the writer's version can see: `merge` folds the writer's edited view
 /// back into the stored document, `prune` drops the choices no supported version can name.
@@ -153,7 +153,7 @@ package enum VersionMerge {
     }
 }
 
-/// The schema versions an app supports (DOMAIN.md section 7): from its minimum to its current one. Answers
+/// The schema versions an app supports (docs/domain.md "Several app versions at once"): from its minimum to its current one. Answers
 /// whether any of them can name an id, from the union of their ids, built once per app and kept read-only.
 package struct SupportedVersions: Sendable {
     /// A tab of a section, in some supported version.

@@ -79,7 +79,7 @@ package enum PostgresMigrations {
             ALTER TABLE idempotent_answers ADD COLUMN insert_order BIGINT NOT NULL DEFAULT 0;
             CREATE INDEX idempotent_answers_by_insertion ON idempotent_answers (app_id, user_id, insert_order);
             """),
-        // Several app versions at once (DOMAIN.md section 7), as SQLite's migration 9.
+        // Several app versions at once (docs/domain.md "Several app versions at once"), as SQLite's migration 9.
         Migration(version: 3, name: "minimum schema version of an app", sql: """
             ALTER TABLE apps ADD COLUMN minimum_schema_version BIGINT NOT NULL DEFAULT 1;
             ALTER TABLE apps ADD COLUMN minimum_applied BIGINT NOT NULL DEFAULT 1;

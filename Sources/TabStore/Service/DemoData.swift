@@ -4,8 +4,9 @@ import TabStoreDomain
 import TabStoreStorage
 import TabStoreStore
 import TabStoreSupport
-/// The demo app `tab-server demo` loads: seed 000's Home/Alerts/Categories with API.md's search tab and a
-/// data-driven Playlists section (reorderable, as seed 002's collections), shared with iOS and macOS clients.
+/// The demo app `tab-server demo` loads: Home/Alerts/Categories of Apple's `TabViewCustomization` example with a
+/// search tab and a data-driven Playlists section (reorderable), shared with iOS and macOS clients (docs/domain.md
+/// "Example").
 /// The same document is `examples/schema.json` (a test keeps the two equal).
 public enum DemoData {
     public static let appId = "com.myApp"

@@ -34,7 +34,7 @@ public struct ServiceOptions: Sendable {
     public var corsOrigins: [String] = []
     public var metricsRequireAuth = false
     public var accessLog = true
-    /// Serve the operator console at `/console` (README "Console").
+    /// Serve the operator console at `/console` (docs/console.md).
     public var console = true
     /// Revisions kept per user in the history; 0 keeps none.
     public var historyRevisions = 100

@@ -206,7 +206,7 @@ package enum Migrations {
             ALTER TABLE customization_history_v8 RENAME TO customization_history;
             ALTER TABLE customizations ADD COLUMN history_answers BLOB;
             """),
-        // Several app versions at once (DOMAIN.md section 7): the oldest version still served, and the highest minimum
+        // Several app versions at once (docs/domain.md "Several app versions at once"): the oldest version still served, and the highest minimum
         // under which a write dropped choices (the minimum never goes below it).
         Migration(version: 9, name: "minimum schema version of an app", sql: """
             ALTER TABLE apps ADD COLUMN minimum_schema_version INTEGER NOT NULL DEFAULT 1;

@@ -1,4 +1,4 @@
-/// What kind of write made a revision (API.md "History and undo": the history's `change`).
+/// What kind of write made a revision (docs/devices.md "History and undo": the history's `change`).
 package enum ChangeKind: String, Sendable, CaseIterable {
     case put, patch, delete, revert
 }

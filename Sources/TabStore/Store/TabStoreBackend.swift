@@ -10,7 +10,7 @@ package struct AppRecord: Sendable, Equatable {
     package let schemaVersion: Int
     /// Versions up to this one were used by an earlier app with the same id: the next is above both.
     package let schemaVersionFloor: Int
-    /// The oldest schema version whose clients are still served (DOMAIN.md section 7); 1 unless the operator raised it.
+    /// The oldest schema version whose clients are still served (docs/domain.md "Several app versions at once"); 1 unless the operator raised it.
     package let minimumSchemaVersion: Int
     /// The highest minimum under which a write has dropped choices only older versions had: the minimum never
     /// goes below it again.
@@ -57,7 +57,7 @@ package struct CustomizationRecord: Sendable, Equatable {
     package let userId: String
     package let revision: Int
     /// The schema version of the client that wrote it; negative (minus that version) when the document also keeps
-    /// choices about ids that version lacks (other supported versions', DOMAIN.md section 7), so that no read
+    /// choices about ids that version lacks (other supported versions', docs/domain.md "Several app versions at once"), so that no read
     /// serves its bytes as stored: use `servedAsStoredUnder` and `writtenUnder`.
     package let schemaVersion: Int
     package let document: [UInt8]

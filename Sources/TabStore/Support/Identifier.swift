@@ -6,7 +6,7 @@ import Glibc
 /// Swift's `String ==`, `hashValue` and `<` use Unicode canonical equivalence: `"\u{212A}ate" == "Kate"`
 /// (KELVIN SIGN) and precomposed `"café" == "cafe\u{301}"`. That is not identity: SQLite keys rows by bytes,
 /// so a `String` comparison let one user's token reach another's row. Every identity in TabStore is this type,
-/// so it cannot be compared as a `String` by accident. The rule (documented in the README): ids are exact byte
+/// so it cannot be compared as a `String` by accident. The rule (documented in docs/operations.md "Trust and limits"): ids are exact byte
 /// strings; no normalization happens anywhere, and two spellings are two ids.
 package struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The id's text, for JSON, SQL binding and messages. Compare `Identifier`s, never this.
@@ -62,7 +62,7 @@ package struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertib
     }
 }
 
-/// Validation rules for ids that come from clients (API.md conventions), in UTF-8 bytes.
+/// Validation rules for ids that come from clients (docs/api.md "Conventions"), in UTF-8 bytes.
 extension Identifier {
     /// Longest user, tab or section id, in UTF-8 bytes.
     package static let maxBytes = 256
