@@ -11,6 +11,10 @@ import PackageDescription
 //   Assets (openapi.yaml, console/ embedded) ← API
 //   everything ← TabStore (the composition root, Sources/TabStore/Service) ← tab-server
 // Cross-layer symbols are `package`, never `public`, unless the TabStore library product exports them.
+//
+// Platforms: the server's targets (everything but TabStoreClient) build on Linux only (epoll, Glibc); elsewhere the
+// build stops at once with one message pointing to the container (Sources/TabStore/Support/Platform.swift).
+// TabStoreClient, the library apps add, builds on iOS 17, macOS 15 and Linux: the platforms below are its.
 let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
