@@ -86,13 +86,36 @@ let package = Package(
             exclude: ["corpus"],
             swiftSettings: swift6
         ),
-        .testTarget(
-            name: "TabStoreTests",
-            dependencies: ["TabStore", "TabStoreAPI", "TabStoreServer", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth",
-                           "TabStoreSupport"],
-            path: "Tests/TabStoreTests",
+        // Tests, one target per server layer, on a shared support target: the live service fixture (a real server on
+        // 127.0.0.1 port 0 over a real SQLite file or a throwaway PostgreSQL cluster), credentials, HTTP test clients.
+        .target(
+            name: "TabStoreTestSupport",
+            dependencies: ["TabStore", "TabStoreAPI", "TabStoreServer", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain",
+                           "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport"],
+            path: "Tests/TabStoreTestSupport",
             swiftSettings: swift6
         ),
+        .testTarget(name: "TabStoreDomainTests", dependencies: ["TabStoreDomain", "TabStoreSupport", "TabStoreTestSupport"],
+                    path: "Tests/TabStoreDomainTests", swiftSettings: swift6),
+        .testTarget(name: "TabStoreHTTPTests", dependencies: ["TabStoreHTTP", "TabStoreSupport", "TabStoreTestSupport"],
+                    path: "Tests/TabStoreHTTPTests", swiftSettings: swift6),
+        .testTarget(name: "TabStoreServerTests", dependencies: ["TabStoreServer", "TabStoreHTTP", "TabStoreSupport", "TabStoreTestSupport"],
+                    path: "Tests/TabStoreServerTests", swiftSettings: swift6),
+        .testTarget(name: "TabStoreAuthTests", dependencies: ["TabStoreAuth", "TabStoreSupport", "TabStoreTestSupport"],
+                    path: "Tests/TabStoreAuthTests", swiftSettings: swift6),
+        .testTarget(name: "TabStoreStorageTests",
+                    dependencies: ["TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreSupport", "TabStoreTestSupport"],
+                    path: "Tests/TabStoreStorageTests", swiftSettings: swift6),
+        // The API end to end: through the composed service (TabStore) on real sockets, or in process.
+        .testTarget(name: "TabStoreAPITests",
+                    dependencies: ["TabStoreAPI", "TabStore", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP",
+                                   "TabStoreAuth", "TabStoreSupport", "TabStoreTestSupport"],
+                    path: "Tests/TabStoreAPITests", swiftSettings: swift6),
+        // The composition root and the real binary: start-up, signals, the CLI, operations, documentation.
+        .testTarget(name: "TabStoreServiceTests",
+                    dependencies: ["TabStore", "TabStoreAPI", "TabStoreServer", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain",
+                                   "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport", "TabStoreTestSupport"],
+                    path: "Tests/TabStoreServiceTests", swiftSettings: swift6),
         // The client against a real server started in-process (the server's targets serve it; the client imports none).
         .testTarget(
             name: "TabStoreClientTests",
