@@ -1,18 +1,14 @@
+import TabStoreStore
 import TabStoreSupport
 
-/// The PostgreSQL schema, versioned like the SQLite one (`Migrations`) but with its own numbering: version 1
+/// The PostgreSQL schema as numbered, named steps (the contract's `Migration`, run by `MigrationRunner` as the
+/// SQLite one is) but with its own numbering: version 1
 /// is the SQLite schema as of its migration 4. Ids are `TEXT COLLATE "C"`, so they compare and sort by their
 /// UTF-8 bytes (never by a locale); documents are `BYTEA`, stored and returned byte for byte.
 ///
 /// Replicas may start at once: the whole run holds a session advisory lock, so one migrates and the others
 /// wait and then find nothing left to do. Each migration commits together with its bookkeeping row.
 package enum PostgresMigrations {
-    package struct Migration: Sendable {
-        package let version: Int
-        package let name: String
-        package let sql: String
-    }
-
     package static let all: [Migration] = [
         Migration(version: 1, name: "apps, schema versions, customizations, history, idempotent answers, revision floors", sql: """
             CREATE TABLE apps (
@@ -97,20 +93,32 @@ package enum PostgresMigrations {
     package static func migrate(_ db: PostgresConnection, now: String) throws {
         try db.query("SELECT pg_advisory_lock($1)", [.integer(lockKey)])
         defer { _ = try? db.query("SELECT pg_advisory_unlock($1)", [.integer(lockKey)]) }
-        try db.execute("""
-            CREATE TABLE IF NOT EXISTS tabstore_migrations (
-                version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)
-            """)
-        let current = try db.query("SELECT max(version) FROM tabstore_migrations").scalarInt ?? 0
-        if current > latestVersion {
-            throw ConfigurationError(description: "the PostgreSQL database is at schema version \(current), newer than this tab-server understands (\(latestVersion)); upgrade tab-server or restore a backup")
+        do {
+            try MigrationRunner.migrate(all, on: Target(db: db), now: now)
+        } catch let newer as MigrationRunner.NewerDatabase {
+            throw ConfigurationError(description: "the PostgreSQL database is at schema version \(newer.current), newer than this tab-server understands (\(newer.latest)); upgrade tab-server or restore a backup")
         }
-        for migration in all where migration.version > current {
+    }
+
+    /// The database, as the runner migrates it (under the advisory lock, so no other replica migrates meanwhile).
+    private struct Target: MigrationTarget {
+        let db: PostgresConnection
+
+        func prepareBookkeeping() throws {
+            try db.execute("""
+                CREATE TABLE IF NOT EXISTS tabstore_migrations (
+                    version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)
+                """)
+        }
+
+        func appliedVersion() throws -> Int { try db.query("SELECT max(version) FROM tabstore_migrations").scalarInt ?? 0 }
+
+        func apply(_ migration: Migration, appliedAt: String) throws {
             try db.execute("BEGIN")
             do {
                 try db.execute(migration.sql)
                 try db.query("INSERT INTO tabstore_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
-                             [.integer(migration.version), .text(migration.name), .text(now)])
+                             [.integer(migration.version), .text(migration.name), .text(appliedAt)])
                 try db.execute("COMMIT")
             } catch {
                 try? db.execute("ROLLBACK")

@@ -1,14 +1,8 @@
 import TabStoreStore
 import CSQLite
-/// Versioned schema migrations. Each runs in one `BEGIN IMMEDIATE` transaction together with its
-/// bookkeeping row, so a crash leaves either all of it or none of it.
+/// The SQLite schema as numbered, named steps (the contract's `Migration`), run by `MigrationRunner`: each in one
+/// `BEGIN IMMEDIATE` transaction together with its bookkeeping row, so a crash leaves either all of it or none of it.
 package enum Migrations {
-    package struct Migration: Sendable {
-        package let version: Int
-        package let name: String
-        package let sql: String
-    }
-
     package static let all: [Migration] = [
         Migration(version: 1, name: "apps, schema versions, customizations", sql: """
             CREATE TABLE apps (
@@ -220,22 +214,34 @@ package enum Migrations {
     /// running it again changes nothing.
     /// - Throws: `StorageError` when a migration fails or the database is newer than this build.
     package static func migrate(_ db: SQLiteConnection, now: String, upTo target: Int = latestVersion) throws {
-        try db.execute("""
-            CREATE TABLE IF NOT EXISTS tabstore_migrations (
-                version INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, applied_at TEXT NOT NULL)
-            """)
-        let current = try db.scalarInt("SELECT max(version) FROM tabstore_migrations") ?? 0
-        if current > latestVersion {
-            throw StorageError(extendedCode: SQLITE_ERROR, message: "the database at \(db.path) is at schema version \(current), newer than this tab-server understands (\(latestVersion)); upgrade tab-server or restore a backup")
+        do {
+            try MigrationRunner.migrate(all, on: Target(db: db), now: now, upTo: target)
+        } catch let newer as MigrationRunner.NewerDatabase {
+            throw StorageError(extendedCode: SQLITE_ERROR, message: "the database at \(db.path) is at schema version \(newer.current), newer than this tab-server understands (\(newer.latest)); upgrade tab-server or restore a backup")
         }
-        for migration in all where migration.version > current && migration.version <= target {
+    }
+
+    /// The database file, as the runner migrates it.
+    private struct Target: MigrationTarget {
+        let db: SQLiteConnection
+
+        func prepareBookkeeping() throws {
+            try db.execute("""
+                CREATE TABLE IF NOT EXISTS tabstore_migrations (
+                    version INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, applied_at TEXT NOT NULL)
+                """)
+        }
+
+        func appliedVersion() throws -> Int { try db.scalarInt("SELECT max(version) FROM tabstore_migrations") ?? 0 }
+
+        func apply(_ migration: Migration, appliedAt: String) throws {
             try db.transaction {
                 // Re-checked inside the write lock: another process may have migrated meanwhile.
                 let applied = try db.scalarInt("SELECT 1 FROM tabstore_migrations WHERE version = ?", [.integer(migration.version)])
                 guard applied == nil else { return }
                 try db.execute(migration.sql)
                 try db.run("INSERT INTO tabstore_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                           [.integer(migration.version), .text(migration.name), .text(now)])
+                           [.integer(migration.version), .text(migration.name), .text(appliedAt)])
             }
         }
     }
