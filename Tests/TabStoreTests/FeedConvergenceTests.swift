@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreSupport
 
 /// Many devices of one person writing and following at once: every device converges to the last committed

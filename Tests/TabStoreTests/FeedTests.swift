@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreSupport
 
 /// The change feed end to end: a real SSE client over sockets against a live server (docs/devices.md "Follow changes: the change feed").

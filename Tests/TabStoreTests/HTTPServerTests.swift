@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreAuth
 @testable import TabStoreDomain
 @testable import TabStoreHTTP

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreSupport
 
 /// Issue 27: one user's history reads must not slow everyone. One read per user at a time (a few wait, the rest

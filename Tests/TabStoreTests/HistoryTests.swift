@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreSupport
 
 /// `GET …/customization/history` and `POST …/customization/revert` (docs/devices.md "History and undo").

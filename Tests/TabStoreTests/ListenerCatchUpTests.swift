@@ -3,6 +3,7 @@ import Glibc
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStorePostgres
 @testable import TabStoreStorage
 @testable import TabStoreStore

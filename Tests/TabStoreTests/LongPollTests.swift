@@ -4,6 +4,7 @@ import Glibc
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreHTTP
 @testable import TabStoreSupport
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreSupport
 
 /// Export and erase of a user's data, per app and across apps (docs/devices.md "Export and erase (operator)").

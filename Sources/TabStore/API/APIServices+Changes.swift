@@ -1,4 +1,5 @@
 import Dispatch
+import TabStoreApplication
 import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP

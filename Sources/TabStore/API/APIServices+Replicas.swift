@@ -1,3 +1,4 @@
+import TabStoreApplication
 import TabStoreStore
 import TabStoreSupport
 

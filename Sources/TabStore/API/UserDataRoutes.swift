@@ -1,4 +1,5 @@
 import Foundation
+import TabStoreApplication
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStore
