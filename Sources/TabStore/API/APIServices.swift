@@ -18,9 +18,9 @@ struct APIServices: Sendable {
     let logger: Logger
     /// Apps and their current schema; the operator's writes invalidate entries.
     let apps: AppCache
-    /// Writes of one user take turns here (see `CustomizationRoutes.write`); so do erases and the
+    /// Writes of one user take turns here (see `CustomizationWrites.write`); so do erases and the
     /// publications that follow each, so followers learn of one user's revisions in commit order.
-    let userLocks = KeyedLock<UserKey>()
+    let userLocks: KeyedLock<UserKey>
     /// Long polls and change-feed streams, told of each commit.
     let changes: ChangeHub
     /// Encoded representations computed from a stored customization (layouts, customizations reconciled
@@ -37,6 +37,8 @@ struct APIServices: Sendable {
     let historyReads: HistoryReads
     /// Verified user tokens, so a client that sends the same JWT on every request pays for its check once.
     let tokens: TokenCache
+    /// The write of a customization (PUT, PATCH, DELETE, revert), over the members above.
+    let writes: CustomizationWrites
 
     init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState, metrics: Metrics, logger: Logger) {
         self.store = store
@@ -45,10 +47,19 @@ struct APIServices: Sendable {
         self.serverState = serverState
         self.metrics = metrics
         self.logger = logger
-        self.apps = AppCache(store: store)
-        self.changes = ChangeHub(maxPerUser: configuration.maxFollowersPerUser, maxLongPolls: configuration.maxLongPolls)
+        let apps = AppCache(store: store), userLocks = KeyedLock<UserKey>()
+        let changes = ChangeHub(maxPerUser: configuration.maxFollowersPerUser, maxLongPolls: configuration.maxLongPolls)
+        let documents = DecodedDocuments(budget: configuration.documentCacheBytes)
+        self.apps = apps
+        self.userLocks = userLocks
+        self.changes = changes
         self.representations = ByteBoundedCache(budget: configuration.representationCacheBytes)
-        self.documents = DecodedDocuments(budget: configuration.documentCacheBytes)
+        self.documents = documents
+        self.writes = CustomizationWrites(
+            store: store, apps: apps, userLocks: userLocks, changes: changes, documents: documents,
+            limits: CustomizationWrites.Limits(maxCustomizationBytes: configuration.maxCustomizationBytes, historyRevisions: configuration.historyRevisions,
+                                               idempotencySeconds: configuration.idempotencySeconds,
+                                               maxIdempotentAnswersPerUser: configuration.maxIdempotentAnswersPerUser, clock: configuration.clock))
         self.tokens = TokenCache(budget: configuration.tokenCacheBytes)
         // Few shards: a page may be a MiB and more, and an entry may cost at most a quarter of its shard.
         self.historyPages = ByteBoundedCache(budget: configuration.historyPageCacheBytes, shards: 2)
