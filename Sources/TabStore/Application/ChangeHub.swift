@@ -139,7 +139,7 @@ package final class ChangeHub: Sendable {
     }
 
     /// Tells every follower of `key` about `state`. Call after the commit that made it, holding the user's
-    /// write turn (`APIServices.userLocks`), so two publications for one user never cross.
+    /// write turn (`ApplicationServices.userLocks`), so two publications for one user never cross.
     package func publish(_ key: UserKey, _ publication: Publication) {
         let (followers, retired) = registry.withLock { registry -> ([any ChangeFollower], [any ChangeFollower]) in
             var followers: [any ChangeFollower] = []

@@ -1,7 +1,7 @@
 import TabStoreSupport
 
 /// Whose customization a request is about: both ids checked, compared as bytes. Writes of one user take
-/// turns on it (`APIServices.userLocks`) and followers of one user are registered under it (`ChangeHub`).
+/// turns on it (`ApplicationServices.userLocks`) and followers of one user are registered under it (`ChangeHub`).
 package struct UserKey: Hashable, Sendable {
     package let appId: Identifier
     package let userId: Identifier

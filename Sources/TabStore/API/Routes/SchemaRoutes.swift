@@ -54,7 +54,7 @@ struct SchemaRoutes: RouteGroup {
             throw APIError.notFound(.appNotFound, "no app \"\(appId)\"")
         }
         services.apps.invalidate(appId)
-        services.republish(appId: appId)
+        services.application.republish(appId: appId)
         return .json(201, record.document, headers: HTTPHeaders([("Location", "/v1/apps/\(appId)/schema/versions/\(record.version)")]))
     }
 
@@ -72,7 +72,7 @@ struct SchemaRoutes: RouteGroup {
         if !identical {
             // What is served now (under the current version) against what would be served under the new one: choices
             // the stored document keeps for other versions are not this registration's doing.
-            unreadable = try await services.forEachReadableCustomization(appId) { record, customization in
+            unreadable = try await services.application.forEachReadableCustomization(appId) { record, customization in
                 let served = current.map { record.servedAsStoredUnder == $0.version ? customization : Reconciler.reconcile(customization, with: $0) }
                 impact.add(served ?? customization, newIndex: newIndex)
             }
