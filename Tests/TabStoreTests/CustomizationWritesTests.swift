@@ -111,4 +111,31 @@ struct CustomizationWritesTests {
         let other = IdempotentWrite(key: "k1", digest: Array("hide home".utf8), answer: answer)
         await #expect(throws: WriteError.idempotencyKeyReused) { _ = try await fixture.hide("home", fixture.request(idempotency: other)) }
     }
+
+    @Test("registering a schema: the current one again stores nothing; a dry run reports what a new one would drop")
+    func schemaRegistration() async throws {
+        let dir = TemporaryDirectory()
+        let fixture = try await Self.fixture(dir)
+        _ = try await fixture.hide("bell", fixture.request())
+        let services = ApplicationServices(store: fixture.store, configuration: ApplicationServices.Configuration(
+            writes: fixture.writes.limits, maxFollowersPerUser: 4, maxLongPolls: 4, representationCacheBytes: 0, documentCacheBytes: 0,
+            historyPageCacheBytes: 0, historyReads: HistoryReads.Limits()), logger: Logger(minimum: .error))
+        let entry = try #require(try await services.apps.entry(Identifier("shop")))
+        guard case .current = try await services.registerSchema(fixture.schema.schema, entry: entry) else {
+            Issue.record("the current schema was registered again")
+            return
+        }
+        let smaller = TabSchema(items: ["home", "cart"].map { .tab(SchemaTab(id: Identifier($0), title: $0)) })
+        let impact = try await services.schemaImpact(smaller, entry: entry)
+        #expect(!impact.identical && impact.currentVersion == 1 && impact.wouldCreateVersion == 2)
+        #expect(impact.removedIds == [Identifier("bell")] && impact.customizationsChecked == 1 && impact.customizationsAffected == 1)
+        guard case .registered(let record) = try await services.registerSchema(smaller, entry: entry) else {
+            Issue.record("the new schema was not registered")
+            return
+        }
+        #expect(record.version == 2)
+        // Registered from the entry read before version 2: another schema is a conflict.
+        let other = TabSchema(items: ["home", "search"].map { .tab(SchemaTab(id: Identifier($0), title: $0)) })
+        await #expect(throws: SchemaRegistrationError.concurrentRegistration) { _ = try await services.registerSchema(other, entry: entry) }
+    }
 }

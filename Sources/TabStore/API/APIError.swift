@@ -165,3 +165,15 @@ extension APIError {
         }
     }
 }
+
+extension APIError {
+    /// The problem for a schema registration the application layer refused (`ApplicationServices.registerSchema`).
+    package static func registration(_ error: SchemaRegistrationError) -> APIError {
+        switch error {
+        case .concurrentRegistration:
+            APIError(status: 409, slug: .concurrentRegistration, title: "Conflict", detail: "another schema version was registered meanwhile; read it and retry")
+        case .appNotFound(let appId):
+            .notFound(.appNotFound, "no app \"\(appId)\"")
+        }
+    }
+}
