@@ -2,12 +2,12 @@
 import PackageDescription
 
 // The server's layers, each a target so the compiler keeps the graph acyclic (docs/architecture.md):
-//   Support ← Domain ← API
-//   Support ← Store (the storage contract) ← API
+//   Support ← Domain ← Application ← API
+//   Support ← Store (the storage contract) ← Application ← API
 //   Store ← Storage (SQLite: CSQLite) ← TabStore
 //   Store ← Postgres (CPostgres) ← TabStore
 //   Support ← HTTP ← Server (CSystem)
-//   Support ← Auth (CCrypto) ← API
+//   Support ← Auth (CCrypto) ← Application, API
 //   Assets (openapi.yaml, console/ embedded) ← API
 //   everything ← TabStore (the composition root, Sources/TabStore/Service) ← tab-server
 // Cross-layer symbols are `package`, never `public`, unless the TabStore library product exports them.
@@ -60,13 +60,17 @@ let package = Package(
         // linked into the target's folder), embedded in code at build time. No dependency; no generated source in git.
         .target(name: "TabStoreAssets", path: "Sources/TabStoreAssets",
                 resources: [.embedInCode("openapi.yaml"), .embedInCode("console")], swiftSettings: swift6),
-        // The REST API v1: routes, handlers, problems, metrics.
-        .target(name: "TabStoreAPI", dependencies: ["TabStoreDomain", "TabStoreStore", "TabStoreHTTP", "TabStoreAuth", "TabStoreAssets", "TabStoreSupport"],
+        // The application layer: the use cases over the storage contract (a user's writes taking turns, idempotent
+        // answers, publishing after commit, the caches reads share), plain async code with no HTTP in it.
+        .target(name: "TabStoreApplication", dependencies: ["TabStoreDomain", "TabStoreStore", "TabStoreAuth", "TabStoreSupport"],
+                path: "Sources/TabStore/Application", swiftSettings: swift6),
+        // The REST API v1: routes, middleware, problems, metrics, over the application layer.
+        .target(name: "TabStoreAPI", dependencies: ["TabStoreApplication", "TabStoreDomain", "TabStoreStore", "TabStoreHTTP", "TabStoreAuth", "TabStoreAssets", "TabStoreSupport"],
                 path: "Sources/TabStore/API", swiftSettings: swift6),
         // The composition root: options, data folder, wiring storage, API and server together.
         .target(
             name: "TabStore",
-            dependencies: ["TabStoreAPI", "TabStoreServer", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport"],
+            dependencies: ["TabStoreAPI", "TabStoreApplication", "TabStoreServer", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport"],
             path: "Sources/TabStore/Service",
             swiftSettings: swift6,
             linkerSettings: [.linkedLibrary("m")]
@@ -90,7 +94,7 @@ let package = Package(
         // 127.0.0.1 port 0 over a real SQLite file or a throwaway PostgreSQL cluster), credentials, HTTP test clients.
         .target(
             name: "TabStoreTestSupport",
-            dependencies: ["TabStore", "TabStoreAPI", "TabStoreServer", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain",
+            dependencies: ["TabStore", "TabStoreAPI", "TabStoreApplication", "TabStoreServer", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain",
                            "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport"],
             path: "Tests/TabStoreTestSupport",
             swiftSettings: swift6
@@ -103,18 +107,21 @@ let package = Package(
                     path: "Tests/TabStoreServerTests", swiftSettings: swift6),
         .testTarget(name: "TabStoreAuthTests", dependencies: ["TabStoreAuth", "TabStoreSupport", "TabStoreTestSupport"],
                     path: "Tests/TabStoreAuthTests", swiftSettings: swift6),
+        .testTarget(name: "TabStoreApplicationTests",
+                    dependencies: ["TabStoreApplication", "TabStoreStore", "TabStoreStorage", "TabStoreDomain", "TabStoreSupport", "TabStoreTestSupport"],
+                    path: "Tests/TabStoreApplicationTests", swiftSettings: swift6),
         .testTarget(name: "TabStoreStorageTests",
                     dependencies: ["TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreSupport", "TabStoreTestSupport"],
                     path: "Tests/TabStoreStorageTests", swiftSettings: swift6),
         // The API end to end: through the composed service (TabStore) on real sockets, or in process.
         .testTarget(name: "TabStoreAPITests",
-                    dependencies: ["TabStoreAPI", "TabStore", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP",
+                    dependencies: ["TabStoreAPI", "TabStoreApplication", "TabStore", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain", "TabStoreHTTP",
                                    "TabStoreAuth", "TabStoreSupport", "TabStoreTestSupport"],
                     path: "Tests/TabStoreAPITests", swiftSettings: swift6),
         // The composition root and the real binary: start-up, signals, the CLI, operations, documentation.
         .testTarget(name: "TabStoreServiceTests",
-                    dependencies: ["TabStore", "TabStoreAPI", "TabStoreServer", "TabStoreStore", "TabStoreStorage", "TabStorePostgres", "TabStoreDomain",
-                                   "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport", "TabStoreTestSupport"],
+                    dependencies: ["TabStore", "TabStoreAPI", "TabStoreApplication", "TabStoreServer", "TabStoreStore", "TabStoreStorage", "TabStorePostgres",
+                                   "TabStoreDomain", "TabStoreHTTP", "TabStoreAuth", "TabStoreSupport", "TabStoreTestSupport"],
                     path: "Tests/TabStoreServiceTests", swiftSettings: swift6),
         // The client against a real server started in-process (the server's targets serve it; the client imports none).
         .testTarget(

@@ -1,5 +1,6 @@
 import Testing
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreAuth
 @testable import TabStoreDomain
 @testable import TabStoreHTTP

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreHTTP
 @testable import TabStoreStorage
 @testable import TabStoreStore

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreSupport
 import TabStoreTestSupport
 

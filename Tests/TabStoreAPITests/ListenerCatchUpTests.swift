@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStorePostgres
 @testable import TabStoreStorage
 @testable import TabStoreStore
@@ -44,7 +45,7 @@ struct ListenerCatchUpTests {
             try await unheard.rotateSecret(appId: creds.app.id, signingSecret: "rotated-while-unheard-0123456789")
             await unheard.close()
             // Nothing told this replica: the streams wait (asserted as an outcome below: the next event is the catch-up).
-            live.service.api.services.replicaChanged(StoreChange.unknown)  // what the listener says once it listens again
+            live.service.api.services.application.replicaChanged(StoreChange.unknown)  // what the listener says once it listens again
             let ended = try await FeedTests.next(userStream)
             #expect(ended?.event == "token-expired" && ended?.data?.contains("signing secret") == true, "\(String(describing: ended))")
             let caughtUp = try await FeedTests.next(operatorStream)

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreHTTP
 @testable import TabStoreSupport
 import TabStoreTestSupport

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Testing
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreAuth
 @testable import TabStoreHTTP
 @testable import TabStoreStorage

@@ -1,5 +1,6 @@
 import Testing
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreDomain
 @testable import TabStoreSupport
 import TabStoreTestSupport

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreAuth
 @testable import TabStoreDomain
 @testable import TabStoreHTTP

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreStorage
 @testable import TabStoreStore
 @testable import TabStoreSupport

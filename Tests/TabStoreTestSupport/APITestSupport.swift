@@ -1,6 +1,7 @@
 import Foundation
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreAuth
 @testable import TabStoreDomain
 @testable import TabStoreHTTP

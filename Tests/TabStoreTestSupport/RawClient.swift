@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import TabStore
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreAuth
 @testable import TabStoreDomain
 @testable import TabStoreHTTP

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 @testable import TabStoreAPI
+@testable import TabStoreApplication
 @testable import TabStoreSupport
 
 /// Shared by the issue 15 tests (idempotency, history, export and erase, long polls, the change feed).

@@ -32,7 +32,7 @@ package struct APIConfiguration: Sendable {
     package var feedKeepAliveSeconds = 12.0
     /// Bytes kept of encoded layouts and reconciled customizations (`APIServices.representations`); 0 keeps none.
     package var representationCacheBytes = 8 << 20
-    /// Bytes kept of decoded stored documents (`APIServices.documents`); 0 keeps none.
+    /// Bytes kept of decoded stored documents (`ApplicationServices.documents`); 0 keeps none.
     package var documentCacheBytes = 4 << 20
     /// Bytes kept of rendered history pages (`APIServices.historyPages`); 0 renders every page.
     package var historyPageCacheBytes = 16 << 20

@@ -1,3 +1,4 @@
+import TabStoreApplication
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStore
@@ -142,5 +143,37 @@ package struct APIError: Error, Sendable {
         headers.add("Content-Type", "application/problem+json")
         headers.add("Cache-Control", "no-store")
         return HTTPResponse(status: status, headers: headers, body: JSONWriter.bytes(.object(object)))
+    }
+}
+
+extension APIError {
+    /// The problem for a write the application layer refused (`CustomizationWrites`).
+    package static func write(_ error: WriteError) -> APIError {
+        switch error {
+        case .preconditionFailed(let current, let detail):
+            return .preconditionFailed(current: EntityTag(current), detail: detail)
+        case .appNotFound(let appId):
+            return .notFound(.appNotFound, "no app \"\(appId)\"")
+        case .contention(let detail):
+            // 503 `write-contention`: nothing was applied; retry soon.
+            var contention = APIError(status: 503, slug: .writeContention, title: "Service unavailable", detail: detail)
+            contention.headers.add("Retry-After", "1")
+            return contention
+        case .idempotencyKeyReused:
+            return APIError(status: 422, slug: .idempotencyKeyReused, title: "Idempotency key reused",
+                            detail: "this Idempotency-Key was used for a different request (method, path, schema version or body); use a new key for a new request")
+        }
+    }
+}
+
+extension APIError {
+    /// The problem for a schema registration the application layer refused (`ApplicationServices.registerSchema`).
+    package static func registration(_ error: SchemaRegistrationError) -> APIError {
+        switch error {
+        case .concurrentRegistration:
+            APIError(status: 409, slug: .concurrentRegistration, title: "Conflict", detail: "another schema version was registered meanwhile; read it and retry")
+        case .appNotFound(let appId):
+            .notFound(.appNotFound, "no app \"\(appId)\"")
+        }
     }
 }

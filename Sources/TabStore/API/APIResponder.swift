@@ -1,3 +1,4 @@
+import TabStoreApplication
 import TabStoreHTTP
 import TabStoreStore
 import TabStoreSupport

@@ -1,62 +1,41 @@
+import TabStoreApplication
 import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStore
 import TabStoreSupport
 
-/// What the route groups, the authenticator and the middleware share: storage, the app cache, the
-/// configuration, the run state and where to report. Made once per `APIResponder`; every member is an
-/// immutable value or a `Sendable` object that guards its own state.
+/// What the route groups, the authenticator and the middleware share: the application layer (storage, its
+/// caches, the write use case), the configuration, the run state, the token cache and where to report. Made once
+/// per `APIResponder`; every member is an immutable value or a `Sendable` object that guards its own state.
 struct APIServices: Sendable {
-    let store: any TabStoreBackend
-    /// Point reads answered without waiting, when the backend offers them: cast once here, not per request.
-    let pointReads: (any SynchronousPointReads)?
+    /// The application's state and use cases (`ApplicationServices`); the members below forward to it.
+    let application: ApplicationServices
     let configuration: APIConfiguration
     let serverState: ServerState
     let metrics: Metrics
-    let logger: Logger
-    /// Apps and their current schema; the operator's writes invalidate entries.
-    let apps: AppCache
-    /// Writes of one user take turns here (see `CustomizationRoutes.write`); so do erases and the
-    /// publications that follow each, so followers learn of one user's revisions in commit order.
-    let userLocks = KeyedLock<UserKey>()
-    /// Long polls and change-feed streams, told of each commit.
-    let changes: ChangeHub
-    /// Encoded representations computed from a stored customization (layouts, customizations reconciled
-    /// with a newer schema), keyed by app, user and ETag. An ETag names exactly one representation of a
-    /// user's resource, so an entry never goes stale: nothing invalidates it, it only ages out.
-    let representations: ByteBoundedCache<[UInt8]>
-    /// Decoded stored documents, so a write starts from its user's last document without parsing it again.
-    let documents: DecodedDocuments
-    /// Rendered history pages, keyed by everything a page is a function of, the user's revision at read time
-    /// included (`CustomizationRoutes.historyPageKey`): a write, an erase or another replica's change makes a
-    /// new key, so an entry never goes stale; it only ages out (or goes with its app).
-    let historyPages: ByteBoundedCache<[UInt8]>
-    /// Admission of history pages and exports: one read per user at a time, a few in the store at once.
-    let historyReads: HistoryReads
     /// Verified user tokens, so a client that sends the same JWT on every request pays for its check once.
     let tokens: TokenCache
 
     init(store: any TabStoreBackend, configuration: APIConfiguration, serverState: ServerState, metrics: Metrics, logger: Logger) {
-        self.store = store
-        self.pointReads = store as? any SynchronousPointReads
         self.configuration = configuration
         self.serverState = serverState
         self.metrics = metrics
-        self.logger = logger
-        self.apps = AppCache(store: store)
-        self.changes = ChangeHub(maxPerUser: configuration.maxFollowersPerUser, maxLongPolls: configuration.maxLongPolls)
-        self.representations = ByteBoundedCache(budget: configuration.representationCacheBytes)
-        self.documents = DecodedDocuments(budget: configuration.documentCacheBytes)
         self.tokens = TokenCache(budget: configuration.tokenCacheBytes)
-        // Few shards: a page may be a MiB and more, and an entry may cost at most a quarter of its shard.
-        self.historyPages = ByteBoundedCache(budget: configuration.historyPageCacheBytes, shards: 2)
-        self.historyReads = HistoryReads(HistoryReads.Limits(perUserWaiting: configuration.historyReadsWaitingPerUser,
-                                                             concurrent: configuration.concurrentHistoryReads,
-                                                             bytesPerSecond: configuration.historyBytesPerUserPerSecond, clock: configuration.clock),
-                                         pause: configuration.historyReadPause)
-        observeReplicas()
+        self.application = ApplicationServices(store: store, configuration: configuration.application, logger: logger)
     }
+
+    var store: any TabStoreBackend { application.store }
+    var pointReads: (any SynchronousPointReads)? { application.pointReads }
+    var logger: Logger { application.logger }
+    var apps: AppCache { application.apps }
+    var userLocks: KeyedLock<UserKey> { application.userLocks }
+    var changes: ChangeHub { application.changes }
+    var representations: ByteBoundedCache<[UInt8]> { application.representations }
+    var documents: DecodedDocuments { application.documents }
+    var historyPages: ByteBoundedCache<[UInt8]> { application.historyPages }
+    var historyReads: HistoryReads { application.historyReads }
+    var writes: CustomizationWrites { application.writes }
 
     /// `representations`' key: the resource ("layout", "customization"), its app and user, and its ETag.
     static func representationKey(_ resource: String, _ key: UserKey, _ etag: EntityTag) -> ByteKey {
@@ -77,29 +56,20 @@ struct APIServices: Sendable {
         }
         return entry
     }
+}
 
-    /// Calls `body` with every stored customization of an app that decodes; one that does not (damaged, or
-    /// written by a future version) is skipped, counted and logged (never its content), so one bad row never
-    /// fails a whole-app operation.
-    /// - Returns: how many rows were skipped.
-    /// - Throws: storage errors and what `body` throws.
-    func forEachReadableCustomization(_ appId: Identifier, _ body: (CustomizationRecord, Customization) throws -> Void) async throws -> Int {
-        var unreadable = 0
-        try await store.forEachCustomization(appId: appId.text) { record in
-            let customization: Customization
-            do {
-                customization = try Customization.decodeStored(record.document)
-            } catch {
-                unreadable += 1
-                if unreadable <= 10 {
-                    logger.warning("stored_customization_unreadable", [("appId", .string(appId.text)), ("revision", .integer(record.revision)),
-                                                                       ("bytes", .integer(record.document.count))])
-                }
-                return
-            }
-            try body(record, customization)
-        }
-        return unreadable
+extension APIConfiguration {
+    /// What the application layer is configured with.
+    var application: ApplicationServices.Configuration {
+        ApplicationServices.Configuration(
+            writes: CustomizationWrites.Limits(maxCustomizationBytes: maxCustomizationBytes, historyRevisions: historyRevisions,
+                                               idempotencySeconds: idempotencySeconds, maxIdempotentAnswersPerUser: maxIdempotentAnswersPerUser,
+                                               clock: clock),
+            maxFollowersPerUser: maxFollowersPerUser, maxLongPolls: maxLongPolls, representationCacheBytes: representationCacheBytes,
+            documentCacheBytes: documentCacheBytes, historyPageCacheBytes: historyPageCacheBytes,
+            historyReads: HistoryReads.Limits(perUserWaiting: historyReadsWaitingPerUser, concurrent: concurrentHistoryReads,
+                                              bytesPerSecond: historyBytesPerUserPerSecond, clock: clock),
+            historyReadPause: historyReadPause)
     }
 }
 

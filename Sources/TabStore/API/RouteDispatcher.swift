@@ -1,3 +1,4 @@
+import TabStoreApplication
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStore
@@ -148,6 +149,8 @@ struct RouteDispatcher: Sendable {
         case let error as APIError: return error.response()
         case let error as MalformedDocument: return APIError.malformed(error).response()
         case let error as RuleRefusal: return APIError.refused(error).response()
+        case let error as WriteError: return APIError.write(error).response()
+        case let error as SchemaRegistrationError: return APIError.registration(error).response()
         case StoreConflict.revisionMismatch(let current):
             return APIError.preconditionFailed(current: nil, detail: "it is at revision \(current) now; read it again and retry").response()
         case StoreConflict.notFound: return APIError.notFound(.appNotFound, "no such app").response()

@@ -1,4 +1,5 @@
 import TabStoreAPI
+import TabStoreApplication
 import TabStoreAuth
 import TabStoreDomain
 import TabStoreStorage

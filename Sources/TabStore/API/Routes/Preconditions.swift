@@ -1,3 +1,4 @@
+import TabStoreApplication
 import TabStoreHTTP
 /// `If-Match` and `If-None-Match` of one request, parsed once, evaluated as RFC 9110 §13.2.2 orders them.
 struct Preconditions: Sendable {
@@ -42,6 +43,19 @@ struct Preconditions: Sendable {
 }
 
 extension Preconditions {
+    /// The preconditions as the application layer checks a write against them (`WritePreconditions.hold`, which
+    /// compares as `evaluate(_:exists:safe: false)` does).
+    var forWrite: WritePreconditions {
+        func condition(_ condition: EntityTagCondition?) -> WritePreconditions.Condition? {
+            switch condition {
+            case nil: nil
+            case .any: .any
+            case .tags(let tags): .tags(tags.map { (opaque: $0.opaque, weak: $0.isWeak) })
+            }
+        }
+        return WritePreconditions(ifMatch: condition(ifMatch), ifNoneMatch: condition(ifNoneMatch))
+    }
+
     /// Evaluates a GET's preconditions against `etag`: a 304 (with `headers`, which carry the ETag and the
     /// caching headers a 200 would), nil to send the representation.
     /// `exists`: what `*` tests (a customization exists once it has a revision, as for writes).

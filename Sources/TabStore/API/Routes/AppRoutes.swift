@@ -1,3 +1,4 @@
+import TabStoreApplication
 import TabStoreAuth
 import TabStoreDomain
 import TabStoreHTTP
@@ -110,7 +111,7 @@ struct AppRoutes: RouteGroup {
         var stored = 0
         var hidden: [Identifier: PerPlacement<Int>] = [:]
         for info in schema?.allTabs ?? [] { hidden[info.tab.id] = PerPlacement(sidebar: 0, tabBar: 0) }
-        let unreadable = try await services.forEachReadableCustomization(Identifier(entry.app.id)) { record, decoded in
+        let unreadable = try await services.application.forEachReadableCustomization(Identifier(entry.app.id)) { record, decoded in
             stored += 1
             let writer = record.writtenUnder
             if writer < minimum { retiredWriters += 1 } else { lastWrittenBy[writer, default: 0] += 1 }
@@ -189,7 +190,7 @@ struct AppRoutes: RouteGroup {
         }
         services.apps.invalidate(appId)
         // Streams and long polls of versions now retired end; the others see nothing new.
-        if app.minimumSchemaVersion > entry.app.minimumSchemaVersion { services.republish(appId: appId) }
+        if app.minimumSchemaVersion > entry.app.minimumSchemaVersion { services.application.republish(appId: appId) }
         return .json(200, Self.appJSON(app))
     }
 
@@ -223,7 +224,7 @@ struct AppRoutes: RouteGroup {
             page.sort { $0.0 < $1.0 }
             if page.count > limit + 1 { page.removeLast(page.count - limit - 1) }
         }
-        let unreadable = try await services.forEachReadableCustomization(Identifier(entry.app.id)) { record, customization in
+        let unreadable = try await services.application.forEachReadableCustomization(Identifier(entry.app.id)) { record, customization in
             checked += 1
             let (pruned, dropped) = supported.prune(customization)
             guard dropped else { return }

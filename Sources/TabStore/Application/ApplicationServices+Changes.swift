@@ -1,17 +1,15 @@
 import Dispatch
-import TabStoreAuth
 import TabStoreDomain
-import TabStoreHTTP
 import TabStoreStore
 import TabStoreSupport
 
 /// Telling followers about changes that are not a user's own write: an erase, a new schema version.
-extension APIServices {
+extension ApplicationServices {
     /// Erases what is stored about `key`'s user in its app, taking the user's write turn so the followers'
     /// "empty at revision 0" never crosses a write's publication; tells them when something was erased.
     /// - Returns: whether anything was erased.
     /// - Throws: storage errors.
-    func erase(_ key: UserKey, schema: SchemaIndex?) async throws -> Bool {
+    package func erase(_ key: UserKey, schema: SchemaIndex?) async throws -> Bool {
         try await userLocks.withLock(key) { () async throws -> Bool in
             let erased = try await store.eraseUser(userId: key.userId.text, appId: key.appId.text)
             if erased, let schema {
@@ -22,26 +20,15 @@ extension APIServices {
         }
     }
 
-    /// For a follower registered (`ChangeHub.follow`) after its caller was authorized: 401 when the app's
-    /// signing secret is no longer the one that verified the caller's token. A rotation stores the secret, drops
-    /// the cached app, then ends the registered followers; one registered after that is caught here, since the
-    /// app read now is the rotated one.
-    /// - Throws: `APIError` 401 (the secret was rotated, or the app is gone).
-    func requireCredentialsCurrent(_ context: RouteContext, _ appId: Identifier) async throws {
-        guard let key = context.credentialsKey else { return }
-        let current = try await apps.entry(appId)?.app.signingSecret
-        guard let current, Crypto.constantTimeEqual(Array(current.utf8), Array(key.utf8)) else { throw APIError.credentialsRevoked }
-    }
-
     /// After a new schema version: every followed user of the app gets their customization reconciled with it
     /// (its ETag names the new version). Runs in the background, one user's write turn at a time, so the
     /// registration answers at once and no publication crosses a write's.
-    func republish(appId: Identifier) {
+    package func republish(appId: Identifier) {
         republish(changes.followedUsers(of: appId))
     }
 
     /// Publishes each user's current customization (read again) to their followers, one write turn at a time.
-    func republish(_ users: [UserKey]) {
+    package func republish(_ users: [UserKey]) {
         guard !users.isEmpty else { return }
         Task {
             // The users whose read the database did not answer within the bound (busy, or just back) are asked

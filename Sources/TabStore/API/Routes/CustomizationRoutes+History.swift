@@ -1,3 +1,4 @@
+import TabStoreApplication
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStore
@@ -167,7 +168,8 @@ extension CustomizationRoutes {
         }
         // The revision's stored document, every supported version's choices (docs/domain.md "Several app versions at once"), pruned to what
         // the supported versions can name; answered under the writer's version.
-        return try await replaceStored(request, context, kind: WriteKind(change: .revert), with: choices)
+        let (write, idempotent) = try await writeRequest(request, context)
+        return answer(try await services.writes.replaceStored(write, kind: CustomizationWrites.Kind(change: .revert), with: choices), idempotent)
     }
 
     /// `{"toRevision": n}`, n ≥ 0.

@@ -4,20 +4,20 @@ import TabStoreSupport
 
 /// Apps and their current schema, kept in memory: every request needs the app's signing secret and
 /// schema, and they change only through the operator's writes, which invalidate the entry.
-final class AppCache: Sendable {
-    struct Entry: Sendable {
-        let app: AppRecord
+package final class AppCache: Sendable {
+    package struct Entry: Sendable {
+        package let app: AppRecord
         /// The current schema, nil before the first registration.
-        let schema: SchemaIndex?
+        package let schema: SchemaIndex?
         /// What this entry learned lazily: the supported versions' union, whether the minimum was recorded applied.
-        let parts = LazyParts()
+        package let parts = LazyParts()
 
         /// Whether clients of more than one version are served (the minimum is below the current version).
-        var servesSeveralVersions: Bool { (schema?.version ?? 0) > app.supportedFrom }
+        package var servesSeveralVersions: Bool { (schema?.version ?? 0) > app.supportedFrom }
     }
 
     /// Parts of an entry computed when first needed, once per entry (an invalidation makes a new entry).
-    final class LazyParts: Sendable {
+    package final class LazyParts: Sendable {
         private struct State {
             var supported: SupportedVersions?
             /// Every supported version's index when there are few (`AppCache.maxCheckedVersions`), else empty.
@@ -29,14 +29,14 @@ final class AppCache: Sendable {
 
         private let state = Locked(State())
 
-        var supported: SupportedVersions? { state.withLock { $0.supported } }
-        var indexes: [SchemaIndex]? {
+        package var supported: SupportedVersions? { state.withLock { $0.supported } }
+        package var indexes: [SchemaIndex]? {
             get { state.withLock { $0.indexes } }
             set { state.withLock { $0.indexes = newValue } }
         }
 
         /// `supported`, loaded by `load` once (concurrent callers share the one load; a failed load is tried again).
-        func supported(_ load: @escaping @Sendable () async throws -> SupportedVersions) async throws -> SupportedVersions {
+        package func supported(_ load: @escaping @Sendable () async throws -> SupportedVersions) async throws -> SupportedVersions {
             let task = state.withLock { state -> Task<SupportedVersions, any Error>? in
                 if state.supported != nil { return nil }
                 if let loading = state.loading { return loading }
@@ -57,7 +57,7 @@ final class AppCache: Sendable {
                 throw error
             }
         }
-        var minimumNoted: Bool {
+        package var minimumNoted: Bool {
             get { state.withLock { $0.minimumNoted } }
             set { state.withLock { $0.minimumNoted = newValue } }
         }
@@ -88,11 +88,11 @@ final class AppCache: Sendable {
     private let state = Locked(State())
     private let store: any TabStoreBackend
 
-    init(store: any TabStoreBackend) { self.store = store }
+    package init(store: any TabStoreBackend) { self.store = store }
 
     /// The app with its current schema, or nil when there is no such app.
     /// - Throws: storage errors; a stored schema that no longer parses (a bug) as `StorageError`.
-    func entry(_ appId: Identifier) async throws -> Entry? {
+    package func entry(_ appId: Identifier) async throws -> Entry? {
         let (cached, generation) = state.withLock { ($0.entries[appId], $0.generation) }
         if let cached { return cached }
         guard let app = try await store.app(appId.text) else { return nil }
@@ -111,7 +111,7 @@ final class AppCache: Sendable {
 
     /// Schema version `version` of the entry's app (the current one from the entry), nil when the app never had it.
     /// - Throws: storage errors.
-    func index(_ entry: Entry, version: Int) async throws -> SchemaIndex? {
+    package func index(_ entry: Entry, version: Int) async throws -> SchemaIndex? {
         if let schema = entry.schema, schema.version == version { return schema }
         if let cached = cachedIndex(entry, version: version) { return cached }
         guard version > entry.app.schemaVersionFloor, version <= entry.app.schemaVersion,
@@ -135,7 +135,7 @@ final class AppCache: Sendable {
     }
 
     /// `index(_:version:)` when it is in memory (no waiting).
-    func cachedIndex(_ entry: Entry, version: Int) -> SchemaIndex? {
+    package func cachedIndex(_ entry: Entry, version: Int) -> SchemaIndex? {
         if let schema = entry.schema, schema.version == version { return schema }
         return versions.withLock { $0[VersionKey(appId: Identifier(entry.app.id), version: version)] }
     }
@@ -144,7 +144,7 @@ final class AppCache: Sendable {
     /// - Throws: storage errors; `StorageError` when a supported version is missing (a bug).
     /// Versions not in memory are read and indexed for this only (not kept: an app may have hundreds), one at a time,
     /// letting other work run between them; concurrent writers of the app share one load.
-    func supported(_ entry: Entry) async throws -> SupportedVersions {
+    package func supported(_ entry: Entry) async throws -> SupportedVersions {
         if let known = entry.parts.supported { return known }
         guard let current = entry.schema else { return SupportedVersions([]) }
         guard entry.servesSeveralVersions else {
@@ -179,10 +179,10 @@ final class AppCache: Sendable {
     }
 
     /// Most supported versions whose views a write checks one by one (the no-visible-tab rule for every version).
-    static let maxCheckedVersions = 16
+    package static let maxCheckedVersions = 16
 
     /// Every supported version's index, oldest first, while there are at most `maxCheckedVersions`; empty past that.
-    func supportedIndexes(_ entry: Entry) async throws -> [SchemaIndex] {
+    package func supportedIndexes(_ entry: Entry) async throws -> [SchemaIndex] {
         if let known = entry.parts.indexes { return known }
         guard let current = entry.schema else { return [] }
         var indexes: [SchemaIndex] = []
@@ -198,9 +198,9 @@ final class AppCache: Sendable {
     }
 
     /// The entry when it is in memory (no waiting).
-    func cached(_ appId: Identifier) -> Entry? { state.withLock { $0.entries[appId] } }
+    package func cached(_ appId: Identifier) -> Entry? { state.withLock { $0.entries[appId] } }
 
-    func invalidate(_ appId: Identifier) {
+    package func invalidate(_ appId: Identifier) {
         state.withLock { state in
             state.generation += 1
             state.entries[appId] = nil
@@ -208,7 +208,7 @@ final class AppCache: Sendable {
     }
 
     /// Forgets every app (changes made elsewhere may have been missed).
-    func invalidateAll() {
+    package func invalidateAll() {
         state.withLock { state in
             state.generation += 1
             state.entries.removeAll()
@@ -216,7 +216,7 @@ final class AppCache: Sendable {
     }
 
     /// A stored schema document (validated when it was registered).
-    static func decodeStored(_ record: SchemaVersionRecord) throws -> TabSchema {
+    package static func decodeStored(_ record: SchemaVersionRecord) throws -> TabSchema {
         var problems: [Violation] = []
         let json = try JSONParser.parse(record.document)
         return try TabSchema.decode(json, problems: &problems)

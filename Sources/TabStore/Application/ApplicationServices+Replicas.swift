@@ -4,14 +4,14 @@ import TabStoreSupport
 /// Replicas on one shared database (PostgreSQL): what another replica committed reaches this one's caches and
 /// followers through the backend's change notifications (`TabStoreBackend.observeChanges`), so a rotated secret
 /// stops old tokens here too, a new schema serves here at once, and a stream here sees a write made there.
-extension APIServices {
+extension ApplicationServices {
     /// Subscribes to the backend's notifications (a no-op for a backend no other process writes).
-    func observeReplicas() {
+    package func observeReplicas() {
         let services = self
         store.observeChanges { change in services.replicaChanged(change) }
     }
 
-    func replicaChanged(_ change: StoreChange) {
+    package func replicaChanged(_ change: StoreChange) {
         switch change {
         case .customization(let appId, let userId):
             let key = UserKey(appId: Identifier(appId), userId: Identifier(userId))
@@ -41,7 +41,7 @@ extension APIServices {
     /// are let go; its secret replaced: followers verified by the old one end with 401 / `token-expired`), then
     /// every followed user's customization, published to its followers, which skip what they have already.
     /// Runs in the background; no stream misses a revision committed while the notifications were lost.
-    func catchUp() {
+    package func catchUp() {
         let users = changes.allFollowedUsers
         logger.info("notifications_resumed", [("followedUsers", .integer(users.count))])
         guard !users.isEmpty else { return }

@@ -1,4 +1,5 @@
 import Foundation
+import TabStoreApplication
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStore
@@ -55,7 +56,7 @@ struct UserDataRoutes: RouteGroup {
 
     func eraseInApp(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let entry = try await services.requireApp(context)
-        _ = try await services.erase(UserKey(appId: Identifier(entry.app.id), userId: try context.userId()), schema: entry.schema)
+        _ = try await services.application.erase(UserKey(appId: Identifier(entry.app.id), userId: try context.userId()), schema: entry.schema)
         return HTTPResponse(status: 204)
     }
 
@@ -65,7 +66,7 @@ struct UserDataRoutes: RouteGroup {
         let userId = try context.userId()
         for appId in try await services.store.appsHoldingUser(userId: userId.text) {
             let entry = try await services.apps.entry(Identifier(appId))
-            _ = try await services.erase(UserKey(appId: Identifier(appId), userId: userId), schema: entry?.schema)
+            _ = try await services.application.erase(UserKey(appId: Identifier(appId), userId: userId), schema: entry?.schema)
         }
         return HTTPResponse(status: 204)
     }

@@ -1,3 +1,4 @@
+import TabStoreApplication
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStore

@@ -7,22 +7,22 @@ import TabStoreSupport
 /// An entry keeps the document's bytes beside its value and answers only for exactly those bytes. Decoding is
 /// a function of the bytes, so an entry never goes stale, whatever was committed, rolled back, erased or
 /// written by another replica since: nothing invalidates it, it only ages out (`ByteBoundedCache`).
-final class DecodedDocuments: Sendable {
-    struct Entry: Sendable {
-        let document: [UInt8]
-        let value: Customization
+package final class DecodedDocuments: Sendable {
+    package struct Entry: Sendable {
+        package let document: [UInt8]
+        package let value: Customization
     }
 
     private let cache: ByteBoundedCache<Entry>
 
     /// - Parameter budget: bytes to keep; 0 keeps none (every write decodes).
-    init(budget: Int) { cache = ByteBoundedCache(budget: budget) }
+    package init(budget: Int) { cache = ByteBoundedCache(budget: budget) }
 
-    var statistics: CacheStatistics { cache.statistics }
+    package var statistics: CacheStatistics { cache.statistics }
 
     /// `Customization.decodeStored(document)`, from memory when these bytes were the user's last decoded or encoded.
     /// - Throws: what `decodeStored` throws for damaged bytes (never kept).
-    func decodeStored(_ document: [UInt8], of key: UserKey) throws -> Customization {
+    package func decodeStored(_ document: [UInt8], of key: UserKey) throws -> Customization {
         let cacheKey = Self.key(key)
         // Usually the very array the writer stored and the record cache serves, so the comparison is by identity.
         if let entry = cache.value(cacheKey, where: { $0.document == document }) { return entry.value }
@@ -33,7 +33,7 @@ final class DecodedDocuments: Sendable {
 
     /// Remembers that `document` (what a write is about to store) is the encoding of `value`. The round trip is
     /// exact (`Customization.json` writes every field `decode` reads); debug builds check it on every write.
-    func encoded(_ document: [UInt8], from value: Customization, of key: UserKey) {
+    package func encoded(_ document: [UInt8], from value: Customization, of key: UserKey) {
         assert((try? Customization.decodeStored(document)) == value, "a stored document must decode to the value it was encoded from")
         keep(Entry(document: document, value: value), Self.key(key))
     }

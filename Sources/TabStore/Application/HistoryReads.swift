@@ -14,23 +14,32 @@ import TabStoreSupport
 ///   `maxWaiting` wait, further ones get 503 `too-many-waiting`;
 /// - the parsing and encoding runs on a thread of its own at a lower scheduling priority (`render`), never on
 ///   the concurrency pool or an event loop, so a write's thread always finds a core first.
-final class HistoryReads: Sendable {
-    struct Limits: Sendable {
+package final class HistoryReads: Sendable {
+    package struct Limits: Sendable {
         /// Reads of one user waiting behind the one in flight.
-        var perUserWaiting = 4
+        package var perUserWaiting = 4
         /// Reads in the store (and rendering) at once, over all users.
-        var concurrent = 1
+        package var concurrent = 1
         /// Reads waiting for one of `concurrent`, over all users.
-        var maxWaiting = 1_024
+        package var maxWaiting = 1_024
         /// Bytes of pages one user is served per second (cached ones too: each is a megabyte to send); a user
         /// may go into debt by one page, then waits until the debt is paid back.
-        var bytesPerSecond = 8 << 20
+        package var bytesPerSecond = 8 << 20
         /// Seconds since 1970 (`APIConfiguration.clock`).
-        var clock: @Sendable () -> Int = { Int(Timestamp.unixNow()) }
+        package var clock: @Sendable () -> Int = { Int(Timestamp.unixNow()) }
+
+        package init(perUserWaiting: Int = 4, concurrent: Int = 1, maxWaiting: Int = 1_024, bytesPerSecond: Int = 8 << 20,
+                     clock: @escaping @Sendable () -> Int = { Int(Timestamp.unixNow()) }) {
+            self.perUserWaiting = perUserWaiting
+            self.concurrent = concurrent
+            self.maxWaiting = maxWaiting
+            self.bytesPerSecond = bytesPerSecond
+            self.clock = clock
+        }
     }
 
     /// Why a read was refused.
-    enum Refusal: Error, Equatable {
+    package enum Refusal: Error, Equatable {
         /// The user already has a read in flight and `perUserWaiting` waiting.
         case userBusy
         /// The user was served more than `bytesPerSecond` lately; the debt is paid back in this many seconds.
@@ -56,12 +65,12 @@ final class HistoryReads: Sendable {
     /// Users whose budget is tracked at most; past it, those whose budget is full again are forgotten.
     private static let trackedBudgets = 4_096
 
-    let limits: Limits
+    package let limits: Limits
     private let state = Locked(State())
     /// Tests: awaited by each read once it holds its slot, before it reads the store.
     private let pause: (@Sendable () async -> Void)?
 
-    init(_ limits: Limits, pause: (@Sendable () async -> Void)? = nil) {
+    package init(_ limits: Limits, pause: (@Sendable () async -> Void)? = nil) {
         var limits = limits
         limits.concurrent = max(1, limits.concurrent)
         limits.perUserWaiting = max(0, limits.perUserWaiting)
@@ -72,7 +81,7 @@ final class HistoryReads: Sendable {
 
     /// Runs `body` in the user's turn: after the user's reads that came first.
     /// - Throws: `Refusal.userBusy` (without running `body`) when too many of the user's reads wait; what `body` throws.
-    func withUserTurn<T: Sendable>(_ key: UserKey, _ body: () async throws -> T) async throws -> T {
+    package func withUserTurn<T: Sendable>(_ key: UserKey, _ body: () async throws -> T) async throws -> T {
         let admission = state.withLock { state -> Admission in
             guard let waiting = state.users[key] else {
                 state.users[key] = []
@@ -120,7 +129,7 @@ final class HistoryReads: Sendable {
 
     /// Runs `body` holding one of the `concurrent` slots.
     /// - Throws: `Refusal.serverBusy` (without running `body`) when `maxWaiting` reads wait already; what `body` throws.
-    func withSlot<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    package func withSlot<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         let admission = state.withLock { state -> Admission in
             if state.running < limits.concurrent {
                 state.running += 1
@@ -170,7 +179,7 @@ final class HistoryReads: Sendable {
     /// Runs `body` on a thread of its own at a lower priority (nice +10: the scheduler gives a write's thread
     /// ten times its share of a core) and returns its result. Called inside a slot, so at most `concurrent`
     /// such threads exist; a thread costs tens of microseconds beside milliseconds of work.
-    func render<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    package func render<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
             NamedThread.start("tabstore-history") {
                 // On Linux the nice value is per thread: 0 names the calling thread alone (setpriority(2), NOTES).
@@ -182,7 +191,7 @@ final class HistoryReads: Sendable {
 
     /// Refuses a read of `key` while the user owes bytes (served more than `bytesPerSecond` lately).
     /// - Throws: `Refusal.userOverBudget` with the seconds until the debt is paid back.
-    func checkBudget(_ key: UserKey) throws {
+    package func checkBudget(_ key: UserKey) throws {
         let now = limits.clock()
         let owed = state.withLock { state -> Int in
             guard let budget = state.budgets[key] else { return 0 }
@@ -197,7 +206,7 @@ final class HistoryReads: Sendable {
     }
 
     /// Counts `bytes` served to `key` against the user's budget.
-    func charge(_ key: UserKey, bytes: Int) {
+    package func charge(_ key: UserKey, bytes: Int) {
         let now = limits.clock()
         state.withLock { state in
             let balance = state.budgets[key].map { refilled($0, now: now) } ?? limits.bytesPerSecond
@@ -218,17 +227,17 @@ final class HistoryReads: Sendable {
     }
 
     /// Reads of one user waiting for their turn (the one in flight not counted); tests wait for this.
-    func waiting(_ key: UserKey) -> Int { state.withLock { $0.users[key]?.count ?? 0 } }
+    package func waiting(_ key: UserKey) -> Int { state.withLock { $0.users[key]?.count ?? 0 } }
 
     /// Reads waiting for a slot now.
-    var queued: Int { state.withLock { $0.queued.count } }
+    package var queued: Int { state.withLock { $0.queued.count } }
 
     /// Reads holding a slot now.
-    var running: Int { state.withLock { $0.running } }
+    package var running: Int { state.withLock { $0.running } }
 
     /// The most reads ever in their slots at once.
-    var peakRunning: Int { state.withLock { $0.peakRunning } }
+    package var peakRunning: Int { state.withLock { $0.peakRunning } }
 
     /// Reads refused (429 or 503) so far.
-    var refusals: Int { state.withLock { $0.refusals } }
+    package var refusals: Int { state.withLock { $0.refusals } }
 }

@@ -1,3 +1,4 @@
+import TabStoreApplication
 import TabStoreAuth
 import TabStoreHTTP
 import TabStoreStore
@@ -85,13 +86,17 @@ struct IdempotentRequest: Sendable {
         }
     }
 
-    /// The stored first answer again, when `stored` was made by the same request.
-    /// - Throws: `APIError` 422 `idempotency-key-reused` when the key was used for another request.
-    func replay(_ stored: IdempotentAnswer) throws -> HTTPResponse {
-        guard Crypto.constantTimeEqual(stored.requestDigest, digest) else {
-            throw APIError(status: 422, slug: .idempotencyKeyReused, title: "Idempotency key reused",
-                           detail: "this Idempotency-Key was used for a different request (method, path, schema version or body); use a new key for a new request")
+    /// The write the application layer is given: the key, the digest, and the first answer as this API sends it
+    /// (`CustomizationRoutes.answer`): 200 with the customization and its ETag, or 204 with nothing.
+    var write: IdempotentWrite {
+        IdempotentWrite(key: key, digest: digest) { written in
+            guard let document = written.document else { return StoredAnswer(status: 204, etag: nil, body: []) }
+            return StoredAnswer(status: 200, etag: EntityTag(written.tag).text, body: document)
         }
+    }
+
+    /// The stored first answer again (the application layer checked it was made by the same request).
+    static func response(replaying stored: IdempotentAnswer) -> HTTPResponse {
         var headers = HTTPHeaders()
         if let etag = stored.etag { headers.add("ETag", etag) }
         if !stored.body.isEmpty {
@@ -100,10 +105,5 @@ struct IdempotentRequest: Sendable {
         }
         headers.add("Idempotent-Replayed", "true")
         return HTTPResponse(status: stored.status, headers: headers, body: stored.body)
-    }
-
-    /// What to store for `response`, the first answer.
-    func answer(_ response: HTTPResponse, at now: Int) -> IdempotentAnswer {
-        IdempotentAnswer(key: key, requestDigest: digest, status: response.status, etag: response.headers["ETag"], body: response.body, createdAt: now)
     }
 }

@@ -1,3 +1,4 @@
+import TabStoreApplication
 import TabStoreAuth
 import TabStoreHTTP
 import TabStoreStore

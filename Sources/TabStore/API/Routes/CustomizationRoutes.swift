@@ -1,3 +1,4 @@
+import TabStoreApplication
 import TabStoreDomain
 import TabStoreHTTP
 import TabStoreStore
@@ -21,37 +22,16 @@ struct CustomizationRoutes: RouteGroup {
         builder.add("GET", user + "/layout", access: .pathUser, body: .empty, inline: layoutInline, layout)
     }
 
-    /// A user's customization brought to the current schema, and the bytes to serve for it.
-    struct CurrentCustomization {
-        let value: Customization
-        let document: [UInt8]
-    }
-
-    /// Decodes a stored record (or the empty customization) under storage rules and reconciles it with `schema`.
-    /// - Parameter documents: where a decoded document may already be (the write path); nil decodes.
-    /// - Throws: `JSONParser.Failure` / `MalformedDocument` when the stored bytes are damaged.
+    /// A user's customization brought to `schema` (`CurrentCustomization.of`).
     static func current(_ record: CustomizationRecord?, appId: Identifier, userId: Identifier, schema: SchemaIndex,
                         documents: DecodedDocuments? = nil) throws -> CurrentCustomization {
-        guard let record else {
-            var empty = Customization.empty
-            empty.schemaVersion = schema.version
-            return CurrentCustomization(value: empty, document: JSONWriter.bytes(empty.json(appId: appId, userId: userId)))
-        }
-        var value = try documents?.decodeStored(record.document, of: UserKey(appId: appId, userId: userId))
-            ?? Customization.decodeStored(record.document)
-        if record.servedAsStoredUnder == schema.version {
-            return CurrentCustomization(value: value, document: record.document)
-        }
-        // Written under another version (or keeping other versions' choices): reconciled under this one, which
-        // names only its own ids; what it lacks stays stored for the versions that have it (docs/domain.md "Several app versions at once").
-        value = Reconciler.reconcile(value, with: schema)
-        return CurrentCustomization(value: value, document: JSONWriter.bytes(value.json(appId: appId, userId: userId)))
+        try CurrentCustomization.of(record, appId: appId, userId: userId, schema: schema, documents: documents)
     }
 
     /// The ETag of a customization: its revision and the schema version it was reconciled with, which together
     /// determine its content (revisions never repeat for a user; reconciling is a function of both).
     static func customizationTag(revision: Int, schemaVersion: Int) -> EntityTag {
-        EntityTag("\(revision).\(schemaVersion)")
+        EntityTag(CustomizationTag.opaque(revision: revision, schemaVersion: schemaVersion))
     }
 
     /// The ETag of a layout: everything that shapes it (the customization's tag, the size class, and the platform

@@ -4,15 +4,15 @@ import TabStoreSupport
 /// write of the same user on this server. Keys are compared by their exact bytes (`Identifier`).
 ///
 /// Memory is bounded by the callers in flight: a key exists only while someone holds or waits for it.
-final class KeyedLock<Key: Hashable & Sendable>: Sendable {
+package final class KeyedLock<Key: Hashable & Sendable>: Sendable {
     /// Per held key, the callers waiting for it in arrival order; guarded by this lock.
     private let waiters = Locked<[Key: [CheckedContinuation<Void, Never>]]>([:])
 
-    init() {}
+    package init() {}
 
     /// Runs `body` while holding `key`.
     /// - Throws: what `body` throws.
-    func withLock<T: Sendable>(_ key: Key, _ body: () async throws -> T) async throws -> T {
+    package func withLock<T: Sendable>(_ key: Key, _ body: () async throws -> T) async throws -> T {
         await acquire(key)
         defer { release(key) }
         return try await body()
@@ -47,5 +47,5 @@ final class KeyedLock<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Keys held or waited for: 0 when nobody holds a turn (memory is bounded by the callers in flight).
-    var heldKeys: Int { waiters.withLock { $0.count } }
+    package var heldKeys: Int { waiters.withLock { $0.count } }
 }

@@ -1,52 +1,55 @@
 import TabStoreAuth
 import TabStoreDomain
-import TabStoreHTTP
 import TabStoreStore
 import TabStoreSupport
 
 /// A user's customization as a GET serves it right after a commit: what followers are told.
-struct CustomizationState: Sendable, Equatable {
-    let revision: Int
-    let schemaVersion: Int
+package struct CustomizationState: Sendable, Equatable {
+    package let revision: Int
+    package let schemaVersion: Int
     /// The whole customization, one line of JSON.
-    let document: [UInt8]
+    package let document: [UInt8]
     /// The change-feed event that carries it, built once for every stream of the user.
-    let event: [UInt8]
+    package let event: [UInt8]
 
-    init(revision: Int, schemaVersion: Int, document: [UInt8]) {
+    package init(revision: Int, schemaVersion: Int, document: [UInt8]) {
         self.revision = revision
         self.schemaVersion = schemaVersion
         self.document = document
-        event = FeedEvent.customization(id: CustomizationRoutes.customizationTag(revision: revision, schemaVersion: schemaVersion).opaque,
-                                        document: document)
+        event = FeedEvent.customization(id: CustomizationTag.opaque(revision: revision, schemaVersion: schemaVersion), document: document)
     }
-
-    var etag: EntityTag { CustomizationRoutes.customizationTag(revision: revision, schemaVersion: schemaVersion) }
 }
 
 /// What a commit (or an erase, or a new schema version) made current for a user: followers get it under the
 /// version each follows (docs/domain.md "Several app versions at once"), rendered once per version.
-struct Publication: Sendable {
+package struct Publication: Sendable {
     /// The stored customization; nil when there is none (an erase).
-    let record: CustomizationRecord?
+    package let record: CustomizationRecord?
     /// The app's current version, for followers that did not name one.
-    let current: SchemaIndex
+    package let current: SchemaIndex
     /// The app's minimum: a follower of an older version is let go.
-    let minimum: Int
+    package let minimum: Int
     /// The state under `current`, when the publisher has it at hand (a write's answer).
-    var currentState: CustomizationState?
+    package var currentState: CustomizationState?
+
+    package init(record: CustomizationRecord?, current: SchemaIndex, minimum: Int, currentState: CustomizationState? = nil) {
+        self.record = record
+        self.current = current
+        self.minimum = minimum
+        self.currentState = currentState
+    }
 
     /// The state under `schema`.
     /// - Throws: when the stored bytes do not decode (damaged).
-    func state(under schema: SchemaIndex, _ key: UserKey) throws -> CustomizationState {
+    package func state(under schema: SchemaIndex, _ key: UserKey) throws -> CustomizationState {
         if schema.version == current.version, let currentState { return currentState }
-        let document = try CustomizationRoutes.current(record, appId: key.appId, userId: key.userId, schema: schema).document
+        let document = try CurrentCustomization.of(record, appId: key.appId, userId: key.userId, schema: schema).document
         return CustomizationState(revision: record?.revision ?? 0, schemaVersion: schema.version, document: document)
     }
 }
 
 /// Why a follower is let go without a change.
-enum FollowEnd: Sendable, Equatable {
+package enum FollowEnd: Sendable, Equatable {
     /// The server drains.
     case draining
     /// The app was deleted.
@@ -59,7 +62,7 @@ enum FollowEnd: Sendable, Equatable {
 
 /// Something waiting for a user's next revision: a long poll or a change-feed stream. Called from
 /// whichever thread publishes; each implementation guards its own state and never blocks.
-protocol ChangeFollower: AnyObject, Sendable {
+package protocol ChangeFollower: AnyObject, Sendable {
     /// The schema version the follower named (`?schemaVersion=`); nil: it follows the current one.
     var pinned: SchemaIndex? { get }
     /// A committed revision (or a schema change, or an erase) made `state` current.
@@ -72,10 +75,10 @@ protocol ChangeFollower: AnyObject, Sendable {
 /// the user's write turn, so followers of one user learn of revisions in commit order and never of a
 /// revision that is not durable yet. Memory is bounded: at most `maxPerUser` followers per user, and at
 /// most `maxLongPolls` long polls in all (streams are bounded by the connection limit, being connections).
-final class ChangeHub: Sendable {
-    enum Kind: Sendable { case longPoll, stream }
+package final class ChangeHub: Sendable {
+    package enum Kind: Sendable { case longPoll, stream }
 
-    enum Admission: Sendable, Equatable {
+    package enum Admission: Sendable, Equatable {
         case followed
         /// The user already has `maxPerUser` followers.
         case userLimit
@@ -101,17 +104,17 @@ final class ChangeHub: Sendable {
 
     /// Every follower, by user; all threads touch it under this lock, and call followers only after leaving it.
     private let registry = Locked(Registry())
-    let maxPerUser: Int
-    let maxLongPolls: Int
+    package let maxPerUser: Int
+    package let maxLongPolls: Int
 
-    init(maxPerUser: Int, maxLongPolls: Int) {
+    package init(maxPerUser: Int, maxLongPolls: Int) {
         self.maxPerUser = maxPerUser
         self.maxLongPolls = maxLongPolls
     }
 
     /// Registers `follower` for `key`'s changes, unless a limit or the drain refuses it. `verifiedBy`: the app's
     /// signing secret that verified its caller's token (nil for the operator's token), so a rotation ends it.
-    func follow(_ key: UserKey, _ follower: any ChangeFollower, kind: Kind, verifiedBy: String?) -> Admission {
+    package func follow(_ key: UserKey, _ follower: any ChangeFollower, kind: Kind, verifiedBy: String?) -> Admission {
         registry.withLock { registry in
             if registry.draining { return .draining }
             if kind == .longPoll, registry.longPolls >= maxLongPolls { return .serverLimit }
@@ -127,7 +130,7 @@ final class ChangeHub: Sendable {
     }
 
     /// Forgets `follower` (it stopped waiting); nothing when it was not registered.
-    func unfollow(_ key: UserKey, _ follower: any ChangeFollower) {
+    package func unfollow(_ key: UserKey, _ follower: any ChangeFollower) {
         registry.withLock { registry in
             guard let removed = registry.followers[key]?.removeValue(forKey: ObjectIdentifier(follower)) else { return }
             if registry.followers[key]?.isEmpty == true { registry.followers[key] = nil }
@@ -136,8 +139,8 @@ final class ChangeHub: Sendable {
     }
 
     /// Tells every follower of `key` about `state`. Call after the commit that made it, holding the user's
-    /// write turn (`APIServices.userLocks`), so two publications for one user never cross.
-    func publish(_ key: UserKey, _ publication: Publication) {
+    /// write turn (`ApplicationServices.userLocks`), so two publications for one user never cross.
+    package func publish(_ key: UserKey, _ publication: Publication) {
         let (followers, retired) = registry.withLock { registry -> ([any ChangeFollower], [any ChangeFollower]) in
             var followers: [any ChangeFollower] = []
             var retired: [any ChangeFollower] = []
@@ -168,12 +171,12 @@ final class ChangeHub: Sendable {
     }
 
     /// The users of `appId` someone follows (a schema change tells them their reconciled customization).
-    func followedUsers(of appId: Identifier) -> [UserKey] {
+    package func followedUsers(of appId: Identifier) -> [UserKey] {
         registry.withLock { registry in registry.followers.keys.filter { $0.appId == appId } }
     }
 
     /// Lets go of every follower of the app's users (the app was deleted).
-    func appDeleted(_ appId: Identifier) {
+    package func appDeleted(_ appId: Identifier) {
         let gone = registry.withLock { registry -> [any ChangeFollower] in
             var gone: [any ChangeFollower] = []
             for key in Array(registry.followers.keys) where key.appId == appId {
@@ -191,19 +194,19 @@ final class ChangeHub: Sendable {
     /// Lets go of every follower of the app's users whose token the app's previous signing secret verified (the
     /// operator's go on). Call after the new secret is stored and the app's cached entry dropped: a follower
     /// registered later checks the secret itself (`APIServices.requireCredentialsCurrent`).
-    func secretRotated(_ appId: Identifier) {
+    package func secretRotated(_ appId: Identifier) {
         revoke(appId) { _ in true }
     }
 
     /// Lets go of every follower of the app's users whose token a secret other than `current` verified: after
     /// this replica missed notifications (its listener reconnected), a rotation elsewhere may have gone unheard.
-    func secretIsNow(_ current: String, of appId: Identifier) {
+    package func secretIsNow(_ current: String, of appId: Identifier) {
         let bytes = Array(current.utf8)
         revoke(appId) { !Crypto.constantTimeEqual($0, bytes) }
     }
 
     /// Every user someone follows, of every app (after missed notifications, each is read again).
-    var allFollowedUsers: [UserKey] { registry.withLock { Array($0.followers.keys) } }
+    package var allFollowedUsers: [UserKey] { registry.withLock { Array($0.followers.keys) } }
 
     /// Ends (`credentialsRevoked`) the app's followers whose verifying secret `revoked` says is no longer valid.
     private func revoke(_ appId: Identifier, _ revoked: ([UInt8]) -> Bool) {
@@ -225,7 +228,7 @@ final class ChangeHub: Sendable {
 
     /// Lets go of every long poll (they answer at once) and refuses new followers: the server drains. Streams
     /// are ended by the event loops, which send them their last event.
-    func drain() {
+    package func drain() {
         let polls = registry.withLock { registry -> [any ChangeFollower] in
             registry.draining = true
             var polls: [any ChangeFollower] = []
@@ -242,10 +245,10 @@ final class ChangeHub: Sendable {
         for poll in polls { poll.ended(.draining) }
     }
 
-    var isDraining: Bool { registry.withLock { $0.draining } }
+    package var isDraining: Bool { registry.withLock { $0.draining } }
 
     /// Open streams and waiting long polls (metrics).
-    var counts: (streams: Int, longPolls: Int) { registry.withLock { ($0.streams, $0.longPolls) } }
+    package var counts: (streams: Int, longPolls: Int) { registry.withLock { ($0.streams, $0.longPolls) } }
 
     private static func uncount(_ kind: Kind, in registry: inout Registry) {
         switch kind {

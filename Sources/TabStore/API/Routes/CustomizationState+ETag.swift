@@ -1,0 +1,7 @@
+import TabStoreApplication
+import TabStoreHTTP
+
+extension CustomizationState {
+    /// The state's ETag, as a GET of it answers.
+    var etag: EntityTag { CustomizationRoutes.customizationTag(revision: revision, schemaVersion: schemaVersion) }
+}
