@@ -82,11 +82,11 @@ struct CustomizationWritesTests {
         let dir = TemporaryDirectory()
         let fixture = try await Self.fixture(dir)
         _ = try await fixture.hide("bell", fixture.request())
-        let stale = WritePreconditions(ifMatch: .tags([(opaque: "0.1", weak: false)]))
+        let stale = WritePreconditions(ifMatch: .tags([EntityTag("0.1")]))
         await #expect(throws: WriteError.preconditionFailed(current: "1.1", detail: "the customization is now \"1.1\"; read it again and retry")) {
             _ = try await fixture.hide("home", fixture.request(stale))
         }
-        let fresh = WritePreconditions(ifMatch: .tags([(opaque: "1.1", weak: false)]))
+        let fresh = WritePreconditions(ifMatch: .tags([EntityTag("1.1")]))
         #expect(try Self.written(try await fixture.hide("home", fixture.request(fresh))).revision == 2)
         // If-None-Match: * on a customization that exists is refused too.
         await #expect(throws: WriteError.self) { _ = try await fixture.hide("bell", fixture.request(WritePreconditions(ifNoneMatch: .any))) }

@@ -94,45 +94,20 @@ extension CustomizationWrites {
 /// A write's preconditions (RFC 9110 §13.1.1, §13.1.2) as entity-tag values: what `If-Match` and `If-None-Match`
 /// named, compared with the customization's tag (`CustomizationTag`) as a GET under the writer's version names it.
 package struct WritePreconditions: Sendable, Equatable {
-    /// `*`, or a list of entity-tags (the characters between the quotes, and whether the tag was weak).
-    package enum Condition: Sendable, Equatable {
-        case any
-        case tags([(opaque: String, weak: Bool)])
+    package var ifMatch: EntityTagCondition?
+    package var ifNoneMatch: EntityTagCondition?
 
-        package static func == (lhs: Condition, rhs: Condition) -> Bool {
-            switch (lhs, rhs) {
-            case (.any, .any): true
-            case (.tags(let left), .tags(let right)): left.elementsEqual(right) { $0.opaque == $1.opaque && $0.weak == $1.weak }
-            default: false
-            }
-        }
-    }
-
-    package var ifMatch: Condition?
-    package var ifNoneMatch: Condition?
-
-    package init(ifMatch: Condition? = nil, ifNoneMatch: Condition? = nil) {
+    package init(ifMatch: EntityTagCondition? = nil, ifNoneMatch: EntityTagCondition? = nil) {
         self.ifMatch = ifMatch
         self.ifNoneMatch = ifNoneMatch
     }
 
     /// Whether a write may replace the customization named `current` (`exists`: it has a revision, what `*` tests).
-    /// `If-Match` compares strongly, `If-None-Match` weakly; a listed tag is compared whatever `exists` says (the
-    /// empty customization at revision 0 has a tag, and naming it matches it).
+    /// `If-Match` compares strongly, `If-None-Match` weakly, as the API evaluates every request's preconditions.
     package func hold(current: String, exists: Bool) -> Bool {
-        let bytes = Array(current.utf8)
-        if let ifMatch {
-            switch ifMatch {
-            case .any: if !exists { return false }
-            case .tags(let tags): if !tags.contains(where: { !$0.weak && Array($0.opaque.utf8) == bytes }) { return false }
-            }
-        }
-        if let ifNoneMatch {
-            switch ifNoneMatch {
-            case .any: if exists { return false }
-            case .tags(let tags): if tags.contains(where: { Array($0.opaque.utf8) == bytes }) { return false }
-            }
-        }
+        let tag = EntityTag(current)
+        if let ifMatch, !ifMatch.matchesStrongly(tag, exists: exists) { return false }
+        if let ifNoneMatch, ifNoneMatch.matchesWeakly(tag, exists: exists) { return false }
         return true
     }
 }

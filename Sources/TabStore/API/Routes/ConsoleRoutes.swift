@@ -1,6 +1,7 @@
 import TabStoreAssets
 import TabStoreAuth
 import TabStoreHTTP
+import TabStoreSupport
 
 /// The operator console (docs/console.md): `GET /console` and its assets under `/console/…`, embedded in the
 /// binary from console/ at build time (`EmbeddedFiles.console`, TabStoreAssets). The assets hold no data, so anyone

@@ -1,5 +1,6 @@
 import TabStoreApplication
 import TabStoreHTTP
+import TabStoreSupport
 
 extension CustomizationState {
     /// The state's ETag, as a GET of it answers.

@@ -1,5 +1,6 @@
 import TabStoreApplication
 import TabStoreHTTP
+import TabStoreSupport
 /// `If-Match` and `If-None-Match` of one request, parsed once, evaluated as RFC 9110 §13.2.2 orders them.
 struct Preconditions: Sendable {
     let ifMatch: EntityTagCondition?
@@ -44,17 +45,8 @@ struct Preconditions: Sendable {
 
 extension Preconditions {
     /// The preconditions as the application layer checks a write against them (`WritePreconditions.hold`, which
-    /// compares as `evaluate(_:exists:safe: false)` does).
-    var forWrite: WritePreconditions {
-        func condition(_ condition: EntityTagCondition?) -> WritePreconditions.Condition? {
-            switch condition {
-            case nil: nil
-            case .any: .any
-            case .tags(let tags): .tags(tags.map { (opaque: $0.opaque, weak: $0.isWeak) })
-            }
-        }
-        return WritePreconditions(ifMatch: condition(ifMatch), ifNoneMatch: condition(ifNoneMatch))
-    }
+    /// compares as `evaluate(_:exists:safe: false)` does, with the same `EntityTagCondition`).
+    var forWrite: WritePreconditions { WritePreconditions(ifMatch: ifMatch, ifNoneMatch: ifNoneMatch) }
 
     /// Evaluates a GET's preconditions against `etag`: a 304 (with `headers`, which carry the ETag and the
     /// caching headers a 200 would), nil to send the representation.

@@ -1,6 +1,7 @@
 import TabStoreAssets
 import TabStoreAuth
 import TabStoreHTTP
+import TabStoreSupport
 import TabStoreStore
 /// Probes, metrics and the API description.
 struct SystemRoutes: RouteGroup {
