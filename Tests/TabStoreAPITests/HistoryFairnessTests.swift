@@ -213,10 +213,10 @@ struct HistoryFairnessTests {
                 #expect(put.status == 200)
             }
             let rows = try await live.service.store.history(appId: creds.app.id, userId: Credentials.user, before: nil, limit: 26, keep: 100,
-                                                            maxBytes: CustomizationRoutes.maxHistoryPageBytes)
+                                                            maxBytes: ApplicationServices.maxHistoryPageBytes)
             let sizes = rows.map { $0.document.count + ($0.operations?.count ?? 0) }
             #expect(rows.count > 2 && rows.count < 25, "the store stopped early")
-            #expect(sizes.dropLast().reduce(0, +) <= CustomizationRoutes.maxHistoryPageBytes && sizes.reduce(0, +) > CustomizationRoutes.maxHistoryPageBytes,
+            #expect(sizes.dropLast().reduce(0, +) <= ApplicationServices.maxHistoryPageBytes && sizes.reduce(0, +) > ApplicationServices.maxHistoryPageBytes,
                     "every row a page shows, and the one after it")
             var listed: [Int] = []
             var query = "?limit=100"

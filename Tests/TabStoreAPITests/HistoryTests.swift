@@ -15,9 +15,9 @@ struct HistoryTests {
     func operationsFromEitherStoredForm() throws {
         let list = try JSONParser.parse(Array(#"[{"op":"setSidebarVisibility","tab":"a","visibility":"hidden"}]"#.utf8))
         let body = try JSONParser.parse(Array(#"{ "operations" : [ {"op":"setSidebarVisibility","tab":"a","visibility":"hidden"} ] }"#.utf8))
-        #expect(CustomizationRoutes.operationList(body) == list)
-        #expect(CustomizationRoutes.operationList(list) == list)
-        #expect(CustomizationRoutes.operationList(.null) == .null)
+        #expect(ApplicationServices.operationList(body) == list)
+        #expect(ApplicationServices.operationList(list) == list)
+        #expect(ApplicationServices.operationList(.null) == .null)
     }
 
     @Test("a PATCH body over the stored size only by its whitespace keeps its operations, compacted")
@@ -129,7 +129,7 @@ struct HistoryTests {
             }
             let first = await api.send(.get(creds.customization + "/history?limit=25").bearer(creds.userToken))
             let listed = Self.revisions(first)
-            #expect(first.body.count <= CustomizationRoutes.maxHistoryPageBytes + 64 * 1024)
+            #expect(first.body.count <= ApplicationServices.maxHistoryPageBytes + 64 * 1024)
             #expect(listed.count > 1 && listed.count < 25 && listed.first == 25 && first.field("nextBefore") == .integer(listed.last!))
             let rest = await api.send(.get(creds.customization + "/history?limit=25&before=\(listed.last!)").bearer(creds.userToken))
             #expect(Self.revisions(rest).first == listed.last! - 1)

@@ -26,7 +26,7 @@ struct APIServices: Sendable {
     }
 
     var store: any TabStoreBackend { application.store }
-    var pointReads: (any SynchronousPointReads)? { application.pointReads }
+    var pointReads: (any SynchronousPointReads)? { application.reads.pointReads }
     var logger: Logger { application.logger }
     var apps: AppCache { application.apps }
     var userLocks: KeyedLock<UserKey> { application.userLocks }
@@ -36,16 +36,6 @@ struct APIServices: Sendable {
     var historyPages: ByteBoundedCache<[UInt8]> { application.historyPages }
     var historyReads: HistoryReads { application.historyReads }
     var writes: CustomizationWrites { application.writes }
-
-    /// `representations`' key: the resource ("layout", "customization"), its app and user, and its ETag.
-    static func representationKey(_ resource: String, _ key: UserKey, _ etag: EntityTag) -> ByteKey {
-        ByteKey(key.appId.text, key.userId.text, resource, etag.opaque)
-    }
-
-    /// Keeps a representation's bytes under its key, costed as the bytes plus the key and the entry's bookkeeping.
-    func keepRepresentation(_ cacheKey: ByteKey, _ bytes: [UInt8]) {
-        representations.put(cacheKey, bytes, cost: bytes.count + cacheKey.bytes.count + 96)
-    }
 
     /// The app named in the path, or 404.
     /// - Throws: `APIError` 404, storage errors.

@@ -34,8 +34,6 @@ package struct ApplicationServices: Sendable {
     }
 
     package let store: any TabStoreBackend
-    /// Point reads answered without waiting, when the backend offers them: cast once here, not per request.
-    package let pointReads: (any SynchronousPointReads)?
     package let logger: Logger
     /// Apps and their current schema; the operator's writes invalidate entries.
     package let apps: AppCache
@@ -51,30 +49,33 @@ package struct ApplicationServices: Sendable {
     /// Decoded stored documents, so a write starts from its user's last document without parsing it again.
     package let documents: DecodedDocuments
     /// Rendered history pages, keyed by everything a page is a function of, the user's revision at read time
-    /// included (`CustomizationRoutes.historyPageKey`): a write, an erase or another replica's change makes a
+    /// included (`historyPageKey`): a write, an erase or another replica's change makes a
     /// new key, so an entry never goes stale; it only ages out (or goes with its app).
     package let historyPages: ByteBoundedCache<[UInt8]>
     /// Admission of history pages and exports: one read per user at a time, a few in the store at once.
     package let historyReads: HistoryReads
     /// The write of a customization (PUT, PATCH, DELETE, revert), over the members above.
     package let writes: CustomizationWrites
+    /// The read of a customization and of its layouts, over `store`, `pointReads` and `representations`.
+    package let reads: CustomizationReads
 
     /// Subscribes to the backend's change notifications (`observeReplicas`).
     package init(store: any TabStoreBackend, configuration: Configuration, logger: Logger) {
         let apps = AppCache(store: store), userLocks = KeyedLock<UserKey>()
         let changes = ChangeHub(maxPerUser: configuration.maxFollowersPerUser, maxLongPolls: configuration.maxLongPolls)
         let documents = DecodedDocuments(budget: configuration.documentCacheBytes)
+        let representations = ByteBoundedCache<[UInt8]>(budget: configuration.representationCacheBytes)
+        self.representations = representations
         self.store = store
-        self.pointReads = store as? any SynchronousPointReads
         self.logger = logger
         self.apps = apps
         self.userLocks = userLocks
         self.changes = changes
-        self.representations = ByteBoundedCache(budget: configuration.representationCacheBytes)
         self.documents = documents
         // Few shards: a page may be a MiB and more, and an entry may cost at most a quarter of its shard.
         self.historyPages = ByteBoundedCache(budget: configuration.historyPageCacheBytes, shards: 2)
         self.historyReads = HistoryReads(configuration.historyReads, pause: configuration.historyReadPause)
+        self.reads = CustomizationReads(store: store, representations: representations)
         self.writes = CustomizationWrites(store: store, apps: apps, userLocks: userLocks, changes: changes, documents: documents,
                                           limits: configuration.writes)
         observeReplicas()

@@ -29,9 +29,9 @@ extension CustomizationRoutes {
         let stream = FeedStream(key: key, services: services, expiresAt: context.credentialsExpireAt,
                                 pinned: request.queryParameter("schemaVersion") == nil ? nil : schema)
         try await services.userLocks.withLock(key) { () async throws -> Void in
-            let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
-            let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
-            let state = CustomizationState(revision: record?.revision ?? 0, schemaVersion: schema.version, document: current.document)
+            let record = try await services.application.reads.record(key)
+            let document = try services.application.reads.customizationDocument(record, key, schema: schema)!
+            let state = CustomizationState(revision: record?.revision ?? 0, schemaVersion: schema.version, document: document)
             if lastEventId.map({ Identifier($0) }) != Identifier(state.etag.opaque) { stream.queue(state) }
             switch services.changes.follow(key, stream, kind: .stream, verifiedBy: context.credentialsKey) {
             case .followed: break

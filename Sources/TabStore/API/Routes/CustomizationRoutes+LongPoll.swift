@@ -128,8 +128,7 @@ extension CustomizationRoutes {
             let schema = try pinned ?? entry.requireSchema()
             let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schema.version)
             if etag.weakMatches(has) { return notModified(etag) }
-            let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
-            return customizationResponse(document: current.document, etag: etag)
+            return customizationResponse(document: try services.application.reads.customizationDocument(record, key, schema: schema)!, etag: etag)
         }
     }
 
@@ -137,7 +136,7 @@ extension CustomizationRoutes {
     /// - Throws: `APIError` 404 when the app is gone; storage errors.
     private func read(_ key: UserKey) async throws -> (AppCache.Entry, CustomizationRecord?) {
         guard let entry = try await services.apps.entry(key.appId) else { throw APIError.notFound(.appNotFound, "no app \"\(key.appId)\"") }
-        return (entry, try await services.store.customization(appId: key.appId.text, userId: key.userId.text))
+        return (entry, try await services.application.reads.record(key))
     }
 
     private func notModified(_ etag: EntityTag) -> HTTPResponse {

@@ -22,26 +22,15 @@ struct CustomizationRoutes: RouteGroup {
         builder.add("GET", user + "/layout", access: .pathUser, body: .empty, inline: layoutInline, layout)
     }
 
-    /// A user's customization brought to `schema` (`CurrentCustomization.of`).
-    static func current(_ record: CustomizationRecord?, appId: Identifier, userId: Identifier, schema: SchemaIndex,
-                        documents: DecodedDocuments? = nil) throws -> CurrentCustomization {
-        try CurrentCustomization.of(record, appId: appId, userId: userId, schema: schema, documents: documents)
-    }
-
     /// The ETag of a customization: its revision and the schema version it was reconciled with, which together
     /// determine its content (revisions never repeat for a user; reconciling is a function of both).
     static func customizationTag(revision: Int, schemaVersion: Int) -> EntityTag {
         EntityTag(CustomizationTag.opaque(revision: revision, schemaVersion: schemaVersion))
     }
 
-    /// The ETag of a layout: everything that shapes it (the customization's tag, the size class, and the platform
-    /// and style when the client named them: `"3.2.regular"`, `"3.2.compact.iOS"`, `"3.2.regular.iPadOS.tabBarOnly"`).
-    /// The values of the three parameters are distinct words, so no two requests that differ share a tag.
+    /// The ETag of a layout (`CustomizationReads.layoutTag`).
     static func layoutTag(revision: Int, schemaVersion: Int, request: LayoutRequest) -> EntityTag {
-        var tag = "\(revision).\(schemaVersion).\(request.sizeClass.rawValue)"
-        if let platform = request.platform { tag += "." + platform.rawValue }
-        if let style = request.style { tag += "." + style.rawValue }
-        return EntityTag(tag)
+        EntityTag(CustomizationReads.layoutTag(revision: revision, schemaVersion: schemaVersion, request: request))
     }
 
     static let userCacheControl = "private, no-cache"
@@ -62,7 +51,7 @@ struct CustomizationRoutes: RouteGroup {
         let schema = try await services.servedSchema(request, entry)
         let key = try userKey(context)
         if let longPoll { return try await self.longPoll(longPoll, request, context, key, pinned: request.queryParameter("schemaVersion") == nil ? nil : schema) }
-        let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
+        let record = try await services.application.reads.record(key)
         return try customizationAnswer(request, key, schema: schema, record: record)!
     }
 
@@ -82,12 +71,8 @@ struct CustomizationRoutes: RouteGroup {
     /// The route's access policy was enforced before this runs.
     private func inlineRead(_ context: RouteContext) throws -> (UserKey, AppCache.Entry, CustomizationRecord?)? {
         let key = try userKey(context)
-        guard let reads = services.pointReads, let entry = services.apps.cached(key.appId) else { return nil }
-        do {
-            return (key, entry, try reads.customizationNow(appId: key.appId.text, userId: key.userId.text))
-        } catch is ReadersBusy {
-            return nil
-        }
+        guard let entry = services.apps.cached(key.appId), let read = try services.application.reads.recordNow(key) else { return nil }
+        return (key, entry, read.record)
     }
 
     /// The customization, or 304/412 from its preconditions; nil when `reconcileLater` and a document is needed.
@@ -98,18 +83,10 @@ struct CustomizationRoutes: RouteGroup {
                                           headers: Preconditions.validatorHeaders(etag, cacheControl: Self.userCacheControl)) {
             return early
         }
-        // The hot path: a document stored under this version (and only its choices) is served as stored, not decoded
-        // and re-encoded.
-        if let record, record.servedAsStoredUnder == schema.version {
-            return customizationResponse(document: record.document, etag: etag)
+        guard let document = try services.application.reads.customizationDocument(record, key, schema: schema, reconcileLater: reconcileLater) else {
+            return nil
         }
-        // Reconciled with a newer schema (or the empty customization): made once per ETag, then kept.
-        let cacheKey = APIServices.representationKey("customization", key, etag)
-        if let cached = services.representations.value(cacheKey) { return customizationResponse(document: cached, etag: etag) }
-        if reconcileLater { return nil }
-        let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
-        services.keepRepresentation(cacheKey, current.document)
-        return customizationResponse(document: current.document, etag: etag)
+        return customizationResponse(document: document, etag: etag)
     }
 
     func layout(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
@@ -117,7 +94,7 @@ struct CustomizationRoutes: RouteGroup {
         let entry = try await services.requireApp(context)
         let schema = try await services.servedSchema(request, entry)
         let key = try userKey(context)
-        let record = try await services.store.customization(appId: key.appId.text, userId: key.userId.text)
+        let record = try await services.application.reads.record(key)
         return try layoutAnswer(request, key, schema: schema, record: record, layoutRequest: layoutRequest)!
     }
 
@@ -158,13 +135,8 @@ struct CustomizationRoutes: RouteGroup {
         }
         // A layout is a function of what its ETag names (revision, schema version, request) and the ids: made
         // once, then served from memory until it ages out.
-        let cacheKey = APIServices.representationKey("layout", key, etag)
-        if let cached = services.representations.value(cacheKey) { return customizationResponse(document: cached, etag: etag) }
-        if layOutLater { return nil }
-        let current = try Self.current(record, appId: key.appId, userId: key.userId, schema: schema)
-        let layout = Layout(customization: current.value, index: schema, request: layoutRequest)
-        let document = JSONWriter.bytes(layout.json(appId: key.appId, userId: key.userId, customization: current.value))
-        services.keepRepresentation(cacheKey, document)
+        guard let document = try services.application.reads.layoutDocument(record, key, schema: schema, request: layoutRequest,
+                                                                            layOutLater: layOutLater) else { return nil }
         return customizationResponse(document: document, etag: etag)
     }
 }
