@@ -108,7 +108,9 @@ extension APITests {
     func unknownMethods() async throws {
         try await withLiveService { live in
             _ = try await live.makeApp("app", schema: Self.withBell)
-            for (method, path) in [("BREW", "/healthz"), ("PROPFIND", "/v1/apps"), ("TRACE", "/v1/apps/app/users/u/customization"), ("FOO", "/nowhere")] {
+            for (method, path) in [
+                ("BREW", "/healthz"), ("PROPFIND", "/v1/apps"), ("TRACE", "/v1/apps/app/users/u/customization"), ("FOO", "/nowhere"),
+            ] {
                 let answer = try await live.send(.method(method, path).bearer(live.admin))
                 #expect(answer.status == 501, "\(method) \(path)")
                 #expect(answer.header("Content-Type") == "application/problem+json", "\(method)")

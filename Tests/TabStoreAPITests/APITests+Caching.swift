@@ -220,9 +220,12 @@ extension APITests {
         try await withLiveService { live in
             let creds = try await Credentials.register(on: live, schema: Self.withBell)
             let patch = TestRequest.patch(creds.customization).bearer(creds.userToken)
-            #expect(try await live.send(patch.json(#"{"operations": [{"op": "setSidebarVisibility", "tab": "com.myApp.bell", "visibility": "hidden"}]}"#)).status == 200)
+            #expect(
+                try await live.send(patch.json(#"{"operations": [{"op": "setSidebarVisibility", "tab": "com.myApp.bell", "visibility": "hidden"}]}"#))
+                    .status == 200)
             let before = cacheCounter(try await live.send(.get("/metrics")).text, "tabstore_cache_hits_total", "documents")
-            let second = try await live.send(patch.json(#"{"operations": [{"op": "setTabBarVisibility", "tab": "com.myApp.bell", "visibility": "hidden"}]}"#))
+            let second = try await live.send(
+                patch.json(#"{"operations": [{"op": "setTabBarVisibility", "tab": "com.myApp.bell", "visibility": "hidden"}]}"#))
             #expect(second.status == 200 && second.etag == "\"2.1\"")
             let metrics = try await live.send(.get("/metrics")).text
             #expect(cacheCounter(metrics, "tabstore_cache_hits_total", "documents") == before + 1)

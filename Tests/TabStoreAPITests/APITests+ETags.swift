@@ -9,7 +9,9 @@ extension APITests {
     /// `withBell` plus one tab.
     static let withBellAndNews = Seeds.behaviorAllAutomatic.replacingOccurrences(
         of: #"{"kind": "tab", "id": "com.myApp.bell", "title": "Alerts", "systemImage": "bell"},"#,
-        with: #"{"kind": "tab", "id": "com.myApp.bell", "title": "Alerts", "systemImage": "bell"}, {"kind": "tab", "id": "com.myApp.news", "title": "News", "systemImage": "newspaper"},"#)
+        with:
+            #"{"kind": "tab", "id": "com.myApp.bell", "title": "Alerts", "systemImage": "bell"}, {"kind": "tab", "id": "com.myApp.news", "title": "News", "systemImage": "newspaper"},"#
+    )
     static let hideNews = #"{"operations": [{"op": "setSidebarVisibility", "tab": "com.myApp.news", "visibility": "hidden"}]}"#
 
     @Test("an app deleted and created again never reuses a schema version, so no old ETag or cached version names new content")
@@ -180,7 +182,9 @@ extension APITests {
                 }
                 seen[route.name, default: [:]][tag] = response.body
                 if let previous = before[route.name] {
-                    #expect((previous.etag == tag) == (previous.body == response.body), "\(route.name) across \(change): \(previous.etag ?? "-") → \(tag)")
+                    #expect(
+                        (previous.etag == tag) == (previous.body == response.body), "\(route.name) across \(change): \(previous.etag ?? "-") → \(tag)"
+                    )
                 }
                 before[route.name] = response
             }

@@ -126,13 +126,15 @@ extension APITests {
             guard case .object(var document)? = try? read.json() else { Issue.record("no document: \(read.text)"); return }
             #expect(try await live.send(.put(creds.customization).bearer(creds.userToken).json(read.text)).status == 200, "the body as read")
             document["schemaVersion"] = .integer(2)
-            let otherSchema = try await live.send(.put(creds.customization).bearer(creds.userToken).json(String(decoding: JSONWriter.bytes(.object(document)), as: UTF8.self)))
+            let otherSchema = try await live.send(
+                .put(creds.customization).bearer(creds.userToken).json(String(decoding: JSONWriter.bytes(.object(document)), as: UTF8.self)))
             #expect(otherSchema.status == 412)
             #expect(otherSchema.problemType == "urn:tabstore:problem:revision-mismatch")
             #expect(otherSchema.etag == "\"1.1\"")
             document["schemaVersion"] = .integer(1)
             document["updatedAt"] = .string("2001-01-01T00:00:00.000Z")
-            let otherTime = try await live.send(.put(creds.customization).bearer(creds.userToken).json(String(decoding: JSONWriter.bytes(.object(document)), as: UTF8.self)))
+            let otherTime = try await live.send(
+                .put(creds.customization).bearer(creds.userToken).json(String(decoding: JSONWriter.bytes(.object(document)), as: UTF8.self)))
             #expect(otherTime.status == 412)
             #expect(otherTime.etag == "\"1.1\"")
             // Nothing applied: still revision 1, with the time it was written.
@@ -226,7 +228,9 @@ extension APITests {
                 let read = try await live.send(.get(creds.customization).bearer(creds.userToken).ifMatch(malformed))
                 #expect(read.status == 400, "GET \(malformed)")
             }
-            #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).field("revision") == .integer(4), "nothing malformed was applied")
+            #expect(
+                try await live.send(.get(creds.customization).bearer(creds.userToken)).field("revision") == .integer(4),
+                "nothing malformed was applied")
         }
     }
 
@@ -245,7 +249,9 @@ extension APITests {
         try await withLiveService { live in
             let creds = try await Self.customization(at: 4, on: live)
             for empty in ["", " , "] {
-                #expect(try await live.send(.get(creds.customization).bearer(creds.userToken).ifNoneMatch(empty)).status == 200, "If-None-Match '\(empty)'")
+                #expect(
+                    try await live.send(.get(creds.customization).bearer(creds.userToken).ifNoneMatch(empty)).status == 200,
+                    "If-None-Match '\(empty)'")
                 let write = TestRequest.patch(creds.customization).bearer(creds.userToken).ifMatch(empty).json(Self.showBellOperation)
                 #expect(try await live.send(write).status == 412, "If-Match '\(empty)'")
             }

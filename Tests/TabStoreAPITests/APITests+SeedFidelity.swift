@@ -36,7 +36,8 @@ extension APITests {
             let plain = await api.send(.get(creds.layout("compact")).bearer(creds.userToken))
             #expect(plain.etag == "\"1.1.compact\"" && plain.field("platform") == nil && plain.field("customizationApplied") == .bool(true))
             #expect(await api.send(.get(creds.layout("compact")).bearer(creds.userToken).ifNoneMatch("\"1.1.compact\"")).status == 304)
-            #expect(await api.send(.get(creds.layout("compact") + "&platform=iOS").bearer(creds.userToken).ifNoneMatch("\"1.1.compact\"")).status == 200)
+            #expect(
+                await api.send(.get(creds.layout("compact") + "&platform=iOS").bearer(creds.userToken).ifNoneMatch("\"1.1.compact\"")).status == 200)
             for query in ["&platform=android", "&platform=ios", "&style=page", "&platform=", "&style=tabBarOnly&platform=watchOS"] {
                 let bad = await api.send(.get(creds.layout("regular") + query).bearer(creds.userToken))
                 #expect(bad.status == 400, "\(query)")
@@ -51,13 +52,19 @@ extension APITests {
             let creds = try await Credentials.register(on: api, schema: Seeds.music)
             let stored = await api.send(.patch(creds.customization).bearer(creds.userToken).json(Self.playlists))
             #expect(stored.status == 200 && stored.etag == "\"1.1\"")
-            #expect(stored.text.hasSuffix(#""dynamicTabs":{"playlists":[{"id":"playlist.all","title":"All Playlists","image":"playlist-all"},{"id":"playlist.running","title":"Running","image":"playlist-running"}]}}"#))
+            #expect(
+                stored.text.hasSuffix(
+                    #""dynamicTabs":{"playlists":[{"id":"playlist.all","title":"All Playlists","image":"playlist-all"},{"id":"playlist.running","title":"Running","image":"playlist-running"}]}}"#
+                ))
             let again = await api.send(.patch(creds.customization).bearer(creds.userToken).json(Self.playlists))
             #expect(again.etag == "\"1.1\"", "the same list is no change")
             let read = await api.send(.get(creds.customization).bearer(creds.userToken))
             #expect(read.body == stored.body)
             let layout = await api.send(.get(creds.layout("regular") + "&platform=macOS").bearer(creds.userToken))
-            #expect(layout.text.contains(#"{"kind":"section","id":"playlists","title":"Playlists","expanded":true,"tabs":[{"kind":"tab","id":"playlist.all","title":"All Playlists","image":"playlist-all"},{"kind":"tab","id":"playlist.running""#))
+            #expect(
+                layout.text.contains(
+                    #"{"kind":"section","id":"playlists","title":"Playlists","expanded":true,"tabs":[{"kind":"tab","id":"playlist.all","title":"All Playlists","image":"playlist-all"},{"kind":"tab","id":"playlist.running""#
+                ))
             let outside = await api.send(.patch(creds.customization).bearer(creds.userToken).json("""
                 {"operations": [{"op": "setSidebarVisibility", "tab": "playlist.gym", "visibility": "hidden"}]}
                 """))

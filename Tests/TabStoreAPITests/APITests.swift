@@ -29,7 +29,9 @@ struct APITests {
         }
     }
 
-    @Test("Apple's example: hide and move in one PATCH, the layout in both size classes shows them, a reset clears them", arguments: PostgresTestCluster.backends)
+    @Test(
+        "Apple's example: hide and move in one PATCH, the layout in both size classes shows them, a reset clears them",
+        arguments: PostgresTestCluster.backends)
     func seedWalkthrough(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live, schema: Seeds.apiExample)
@@ -79,7 +81,9 @@ struct APITests {
 
     // MARK: Authorization
 
-    @Test("every kind of caller reading a user's customization gets the right status; 401s challenge and leak nothing", arguments: PostgresTestCluster.backends)
+    @Test(
+        "every kind of caller reading a user's customization gets the right status; 401s challenge and leak nothing",
+        arguments: PostgresTestCluster.backends)
     func authorizationMatrix(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
@@ -221,7 +225,9 @@ struct APITests {
         }
     }
 
-    @Test("a dry run counts the customizations a new schema affects and what it removes, and registers nothing", arguments: PostgresTestCluster.backends)
+    @Test(
+        "a dry run counts the customizations a new schema affects and what it removes, and registers nothing", arguments: PostgresTestCluster.backends
+    )
     func schemaDryRun(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in
             _ = try await Self.threeCustomizationsOnV1(live)
@@ -245,7 +251,8 @@ struct APITests {
         }
     }
 
-    @Test("a stored customization is read under the new schema version: dropped tabs gone, revision unchanged", arguments: PostgresTestCluster.backends)
+    @Test(
+        "a stored customization is read under the new schema version: dropped tabs gone, revision unchanged", arguments: PostgresTestCluster.backends)
     func storedCustomizationReconciled(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in
             let creds = try await Self.threeCustomizationsOnV1(live)

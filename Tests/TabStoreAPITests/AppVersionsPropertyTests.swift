@@ -67,7 +67,9 @@ struct AppVersionsPropertyTests {
             for version in 2...3 {
                 #expect(await api.send(.put("/v1/apps/prop.app/schema").bearer(admin).json(Self.schema(version))).status == 201)
             }
-            let token = JWT.sign(subject: "u", audience: "prop.app", expiresAt: Int(Date().timeIntervalSince1970) + 3600, issuedAt: Int(Date().timeIntervalSince1970), secret: secret)
+            let token = JWT.sign(
+                subject: "u", audience: "prop.app", expiresAt: Int(Date().timeIntervalSince1970) + 3600, issuedAt: Int(Date().timeIntervalSince1970),
+                secret: secret)
             let path = "/v1/apps/prop.app/users/u/customization"
             var random = SeededGenerator(state: seed)
             // The last visibility a successful write set, per id and member ("sidebarVisibility" / "tabBarVisibility").
@@ -99,7 +101,8 @@ struct AppVersionsPropertyTests {
                     operation = #"{"op": "setTabOrder", "section": "s", "tabOrder": [\#(order)]}"#
                 default:
                     let tab = section.randomElement(using: &random)!
-                    operation = #"{"op": "moveTab", "section": "s", "tab": "\#(tab)", "toIndex": \#(Int.random(in: 0..<section.count, using: &random))}"#
+                    operation =
+                        #"{"op": "moveTab", "section": "s", "tab": "\#(tab)", "toIndex": \#(Int.random(in: 0..<section.count, using: &random))}"#
                 }
                 let answer = await api.send(.patch(path + "?schemaVersion=\(writer)").bearer(token).json(#"{"operations": [\#(operation)]}"#))
                 guard answer.status == 200 else {

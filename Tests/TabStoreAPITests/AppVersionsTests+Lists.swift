@@ -38,7 +38,9 @@ extension AppVersionsTests {
             #expect(await api.send(.patch(path + "?schemaVersion=2").bearer(token).json(Self.patch(Self.list(["e.1"])))).status == 200)
             #expect(await api.send(.put(path + "?schemaVersion=2").bearer(token).json("{}")).status == 200)
             let again = await api.send(.get(path + "?schemaVersion=1").bearer(token))
-            #expect(again.text.contains(#"[{"id":"d.1","title":"d.1"},{"id":"d.2","title":"d.2"}]"#) && again.text.contains(#""d.1":{"sidebarVisibility":"hidden""#))
+            #expect(
+                again.text.contains(#"[{"id":"d.1","title":"d.1"},{"id":"d.2","title":"d.2"}]"#)
+                    && again.text.contains(#""d.1":{"sidebarVisibility":"hidden""#))
             #expect(!again.text.contains("e.1"))
             let ipad = await api.send(.get(path + "?schemaVersion=2").bearer(token))
             #expect(!ipad.text.contains("e.1") && !ipad.text.contains("d.1"))
@@ -50,12 +52,20 @@ extension AppVersionsTests {
         try await withInProcessAPI { api in
             let (_, path, token) = try await Self.prefixedApp(on: api)
             // Version 1 never stores a list: any id under its prefix is a tab it can hide.
-            #expect(await api.send(.patch(path + "?schemaVersion=1").bearer(token).json(Self.patch(#"{"op": "setSidebarVisibility", "tab": "d.5", "visibility": "hidden"}"#))).status == 200)
+            #expect(
+                await api.send(
+                    .patch(path + "?schemaVersion=1").bearer(token).json(
+                        Self.patch(#"{"op": "setSidebarVisibility", "tab": "d.5", "visibility": "hidden"}"#))
+                ).status == 200)
             #expect(await api.send(.patch(path + "?schemaVersion=2").bearer(token).json(Self.patch(Self.list(["e.1"])))).status == 200)
             let phone = await api.send(.get(path + "?schemaVersion=1").bearer(token))
             #expect(phone.text.contains(#""d.5":{"sidebarVisibility":"hidden""#) && !phone.text.contains("e.1"))
             // And it can still name its ids: the list stored is version 2's, not one version 1 stored.
-            #expect(await api.send(.patch(path + "?schemaVersion=1").bearer(token).json(Self.patch(#"{"op": "setSidebarVisibility", "tab": "d.6", "visibility": "hidden"}"#))).status == 200)
+            #expect(
+                await api.send(
+                    .patch(path + "?schemaVersion=1").bearer(token).json(
+                        Self.patch(#"{"op": "setSidebarVisibility", "tab": "d.6", "visibility": "hidden"}"#))
+                ).status == 200)
         }
     }
 

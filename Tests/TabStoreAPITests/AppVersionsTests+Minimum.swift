@@ -15,7 +15,8 @@ extension AppVersionsTests {
             let fixture = try await Fixture.make(on: live, v2: false)
             let admin = live.admin
             for user in ["bob", "alice"] {
-                let answer = try await live.send(.patch(fixture.app.userPath(user) + "/customization").bearer(admin).json(Self.patch(Self.hide("bell"))))
+                let answer = try await live.send(
+                    .patch(fixture.app.userPath(user) + "/customization").bearer(admin).json(Self.patch(Self.hide("bell"))))
                 #expect(answer.status == 200)
             }
             _ = try await live.send(.patch(fixture.app.userPath("carol") + "/customization").bearer(admin).json(Self.patch(Self.hide("news"))))
@@ -31,12 +32,19 @@ extension AppVersionsTests {
             let dry = try await live.send(.patch("/v1/apps/com.myApp?dryRun=true&limit=1").bearer(admin).json(#"{"minimumSchemaVersion": 2}"#))
             #expect(dry.status == 200 && dry.field("customizationsAffected") == .integer(2) && dry.field("customizationsChecked") == .integer(3))
             #expect(dry.ids("droppedIds") == ["com.myApp.bell"])
-            #expect(dry.text.contains(#""affectedUsers":[{"userId":"alice","droppedIds":["com.myApp.bell"]}]"#) && dry.field("affectedUsersNext") == .string("alice"))
-            let page2 = try await live.send(.patch("/v1/apps/com.myApp?dryRun=true&limit=1&after=alice").bearer(admin).json(#"{"minimumSchemaVersion": 2}"#))
+            #expect(
+                dry.text.contains(#""affectedUsers":[{"userId":"alice","droppedIds":["com.myApp.bell"]}]"#)
+                    && dry.field("affectedUsersNext") == .string("alice"))
+            let page2 = try await live.send(
+                .patch("/v1/apps/com.myApp?dryRun=true&limit=1&after=alice").bearer(admin).json(#"{"minimumSchemaVersion": 2}"#))
             #expect(page2.text.contains(#""userId":"bob""#) && page2.field("affectedUsersNext") == .null)
-            #expect(try await live.send(.get("/v1/apps/com.myApp").bearer(admin)).field("minimumSchemaVersion") == .integer(1), "the dry run stored nothing")
+            #expect(
+                try await live.send(.get("/v1/apps/com.myApp").bearer(admin)).field("minimumSchemaVersion") == .integer(1),
+                "the dry run stored nothing")
             // Raise, and lower again before any write dropped anything: allowed.
-            #expect(try await live.send(.patch("/v1/apps/com.myApp").bearer(admin).json(#"{"minimumSchemaVersion": 2}"#)).field("minimumSchemaVersion") == .integer(2))
+            #expect(
+                try await live.send(.patch("/v1/apps/com.myApp").bearer(admin).json(#"{"minimumSchemaVersion": 2}"#)).field("minimumSchemaVersion")
+                    == .integer(2))
             #expect(try await live.send(.patch("/v1/apps/com.myApp").bearer(admin).json(#"{"minimumSchemaVersion": 1}"#)).status == 200)
             #expect(try await live.send(.patch("/v1/apps/com.myApp").bearer(admin).json(#"{"minimumSchemaVersion": 2}"#)).status == 200)
             // Nothing dropped until alice writes; then Alerts is gone from what is stored, and the minimum cannot go back.
@@ -89,7 +97,9 @@ extension AppVersionsTests {
             #expect(!documents(underV2).contains("com.myApp.bell") && documents(underV2).contains("com.myApp.garden"))
             // Revert (from v2) to revision 2: Garden hidden, News not; Alerts (v1's) is kept too.
             let reverted = await api.send(.post(fixture.at(fixture.customization + "/revert", 2)).bearer(token).json(#"{"toRevision": 2}"#))
-            #expect(reverted.status == 200 && reverted.revision == 4 && Self.visibility(reverted, "news") == nil && Self.visibility(reverted, "garden") == "hidden")
+            #expect(
+                reverted.status == 200 && reverted.revision == 4 && Self.visibility(reverted, "news") == nil
+                    && Self.visibility(reverted, "garden") == "hidden")
             #expect(Self.visibility(await api.send(.get(fixture.at(fixture.customization, 1)).bearer(token)), "bell") == "hidden")
             // Revert to revision 1 from v2: only Alerts (which v2 does not show).
             let back = await api.send(.post(fixture.at(fixture.customization + "/revert", 2)).bearer(token).json(#"{"toRevision": 1}"#))
@@ -114,11 +124,14 @@ extension AppVersionsTests {
             let phoneEvent = try #require(try await offPool { phone.nextEvent(timeout: 30) })
             let ipadEvent = try #require(try await offPool { ipad.nextEvent(timeout: 30) })
             #expect(phoneEvent.id == "1.1" && phoneEvent.data?.contains("com.myApp.bell") == true)
-            #expect(ipadEvent.id == "1.2" && ipadEvent.data?.contains("com.myApp.bell") == false && ipadEvent.data?.contains(#""schemaVersion":2"#) == true)
+            #expect(
+                ipadEvent.id == "1.2" && ipadEvent.data?.contains("com.myApp.bell") == false
+                    && ipadEvent.data?.contains(#""schemaVersion":2"#) == true)
             // A long poll under v1 with the v1 ETag is answered under v1 once the iPad writes (registered or not when
             // the write commits: either way the answer is the new revision as v1 sees it).
             async let polled = live.send(.get(fixture.at(fixture.customization, 1, "waitSeconds=30")).bearer(token).ifNoneMatch("\"1.1\""))
-            #expect(try await live.send(.patch(fixture.at(fixture.customization, 2)).bearer(token).json(Self.patch(Self.hide("garden")))).status == 200)
+            #expect(
+                try await live.send(.patch(fixture.at(fixture.customization, 2)).bearer(token).json(Self.patch(Self.hide("garden")))).status == 200)
             let answer = try await polled
             #expect(answer.status == 200 && answer.etag == "\"2.1\"" && !answer.text.contains("com.myApp.garden"))
             #expect(try await offPool { phone.nextEvent(timeout: 30)?.id } == "2.1")

@@ -87,7 +87,8 @@ struct AppVersionsTests {
             #expect(phone.status == 200 && phone.etag == "\"2.1\"" && phone.field("schemaVersion") == .integer(1))
             #expect(Self.visibility(phone, "bell") == "hidden" && Self.visibility(phone, "garden") == nil)
             // 3. The iPhone can still change Alerts.
-            let changed = try await live.send(.patch(fixture.at(fixture.customization, 1)).bearer(token).json(Self.patch(Self.hide("bell", "Sidebar", "visible"))))
+            let changed = try await live.send(
+                .patch(fixture.at(fixture.customization, 1)).bearer(token).json(Self.patch(Self.hide("bell", "Sidebar", "visible"))))
             #expect(changed.status == 200 && Self.visibility(changed, "bell") == "visible")
             let after = try await live.send(.get(fixture.at(fixture.customization, 2)).bearer(token))
             #expect(Self.visibility(after, "garden") == "hidden", "the iPad's choice survived the iPhone's write")
@@ -114,7 +115,9 @@ struct AppVersionsTests {
             }
             #expect(await api.send(.get("/v1/apps/com.myApp/stats?schemaVersion=abc").bearer(api.admin)).status == 400)
             #expect(await api.send(.get("/v1/apps/com.myApp/stats?schemaVersion=1").bearer(api.admin)).status == 200)
-            #expect(await api.send(.patch("/v1/apps/com.myApp?dryRun=true&limit=101").bearer(api.admin).json(#"{"minimumSchemaVersion": 2}"#)).status == 400)
+            #expect(
+                await api.send(.patch("/v1/apps/com.myApp?dryRun=true&limit=101").bearer(api.admin).json(#"{"minimumSchemaVersion": 2}"#)).status
+                    == 400)
             #expect(await api.send(.patch("/v1/apps/com.myApp").bearer(api.admin).json(#"{"minimumSchemaVersion": 2}"#)).status == 200)
             let paths = [fixture.customization, fixture.layout + "?sizeClass=compact", fixture.customization + "/history",
                          fixture.customization + "/events"]
@@ -146,7 +149,8 @@ struct AppVersionsTests {
             }
             // v2 orders the section (C first); v1 then orders the ids it knows (D is v1's only, so v1 must name it).
             _ = try await send(2, #"{"op": "setTabOrder", "section": "com.myApp.more", "tabOrder": ["com.myApp.b", "com.myApp.c", "com.myApp.a"]}"#)
-            let v1 = try await send(1, #"{"op": "setTabOrder", "section": "com.myApp.more", "tabOrder": ["com.myApp.d", "com.myApp.a", "com.myApp.b"]}"#)
+            let v1 = try await send(
+                1, #"{"op": "setTabOrder", "section": "com.myApp.more", "tabOrder": ["com.myApp.d", "com.myApp.a", "com.myApp.b"]}"#)
             #expect(Self.order(v1) == ["d", "a", "b"])
             // v2 sees v1's relative order of A and B, with C where it stood after B.
             let v2 = try await live.send(.get(fixture.at(fixture.customization, 2)).bearer(token))
@@ -154,11 +158,16 @@ struct AppVersionsTests {
             // v2 moves C first: D (v2 lacks it) keeps its place: first, where v1 put it (no id preceded it).
             _ = try await send(2, #"{"op": "moveTab", "section": "com.myApp.more", "tab": "com.myApp.c", "toIndex": 0}"#)
             let stored = try await live.send(.get(fixture.app.userPath("alice") + "/export").bearer(live.admin))
-            #expect(Self.order(TestResponse(status: 200, headers: stored.headers, body: Array(JSONWriter.string(stored.field("customization")!).utf8))) == ["d", "c", "a", "b"])
+            #expect(
+                Self.order(TestResponse(status: 200, headers: stored.headers, body: Array(JSONWriter.string(stored.field("customization")!).utf8)))
+                    == ["d", "c", "a", "b"])
             #expect(Self.order(try await live.send(.get(fixture.at(fixture.customization, 1)).bearer(token))) == ["d", "a", "b"])
             // A PUT under v2 replaces what v2 sees; v1's Alerts choice stays.
             _ = try await send(1, Self.hide("bell"))
-            #expect(try await live.send(.put(fixture.at(fixture.customization, 2)).bearer(token).json(#"{"tabs": {"com.myApp.garden": {"sidebarVisibility": "hidden"}}}"#)).status == 200)
+            #expect(
+                try await live.send(
+                    .put(fixture.at(fixture.customization, 2)).bearer(token).json(#"{"tabs": {"com.myApp.garden": {"sidebarVisibility": "hidden"}}}"#)
+                ).status == 200)
             let phone = try await live.send(.get(fixture.at(fixture.customization, 1)).bearer(token))
             #expect(Self.visibility(phone, "bell") == "hidden" && Self.order(phone) == nil)
             // A DELETE under v2 forgets what v2 sees, not Alerts.
@@ -182,7 +191,9 @@ struct AppVersionsTests {
             for version in [2, 1, 2, 1] {
                 let view = await api.send(.get(fixture.at(fixture.customization, version)).bearer(token))
                 #expect(await api.send(.put(fixture.at(fixture.customization, version)).bearer(token).json(bytes: view.body)).revision == 1)
-                #expect(await api.send(.patch(fixture.at(fixture.customization, version)).bearer(token).json(Self.patch(Self.hide("news")))).revision == 1)
+                #expect(
+                    await api.send(.patch(fixture.at(fixture.customization, version)).bearer(token).json(Self.patch(Self.hide("news")))).revision == 1
+                )
                 #expect(await api.send(.patch(fixture.at(fixture.customization, version)).bearer(token).json(#"{"operations": []}"#)).revision == 1)
             }
             let history = await api.send(.get(fixture.customization + "/history").bearer(token))
@@ -205,7 +216,9 @@ struct AppVersionsTests {
             func list(_ ids: [String]) -> String {
                 #"{"op": "setDynamicTabs", "section": "lists", "tabs": [\#(ids.map { #"{"id": "\#($0)", "title": "\#($0)"}"# }.joined(separator: ", "))]}"#
             }
-            let v1 = await api.send(.patch(path + "?schemaVersion=1").bearer(token).json(Self.patch(list(["d.1", "d.2"]) + #", {"op": "setSidebarVisibility", "tab": "d.1", "visibility": "hidden"}"#)))
+            let v1 = await api.send(
+                .patch(path + "?schemaVersion=1").bearer(token).json(
+                    Self.patch(list(["d.1", "d.2"]) + #", {"op": "setSidebarVisibility", "tab": "d.1", "visibility": "hidden"}"#)))
             #expect(v1.status == 200)
             let v2 = await api.send(.patch(path + "?schemaVersion=2").bearer(token).json(Self.patch(list(["e.1"]))))
             #expect(v2.status == 200 && v2.text.contains("e.1") && !v2.text.contains("d.1"))
@@ -219,20 +232,28 @@ struct AppVersionsTests {
         }
     }
 
-    @Test("choices whose kind no supported version has go at the next write: a section entry for what is only a tab, an order entry outside its section")
+    @Test(
+        "choices whose kind no supported version has go at the next write: a section entry for what is only a tab, an order entry outside its section"
+    )
     func kindOfIdMatters() async throws {
         try await withInProcessAPI { api in
             // v1: X is a section holding a and b; v2: X is a tab, and a is in section Y with c.
-            let v1 = #"{"items": [{"kind": "tab", "id": "home", "title": "Home", "systemImage": "house"}, {"kind": "section", "id": "X", "title": "X", "tabs": [{"kind": "tab", "id": "a", "title": "a", "systemImage": "a.circle"}, {"kind": "tab", "id": "b", "title": "b", "systemImage": "b.circle"}]}]}"#
-            let v2 = #"{"items": [{"kind": "tab", "id": "home", "title": "Home", "systemImage": "house"}, {"kind": "tab", "id": "X", "title": "X", "systemImage": "x.circle"}, {"kind": "section", "id": "Y", "title": "Y", "tabs": [{"kind": "tab", "id": "a", "title": "a", "systemImage": "a.circle"}, {"kind": "tab", "id": "c", "title": "c", "systemImage": "c.circle"}]}]}"#
+            let v1 =
+                #"{"items": [{"kind": "tab", "id": "home", "title": "Home", "systemImage": "house"}, {"kind": "section", "id": "X", "title": "X", "tabs": [{"kind": "tab", "id": "a", "title": "a", "systemImage": "a.circle"}, {"kind": "tab", "id": "b", "title": "b", "systemImage": "b.circle"}]}]}"#
+            let v2 =
+                #"{"items": [{"kind": "tab", "id": "home", "title": "Home", "systemImage": "house"}, {"kind": "tab", "id": "X", "title": "X", "systemImage": "x.circle"}, {"kind": "section", "id": "Y", "title": "Y", "tabs": [{"kind": "tab", "id": "a", "title": "a", "systemImage": "a.circle"}, {"kind": "tab", "id": "c", "title": "c", "systemImage": "c.circle"}]}]}"#
             let app = try await Credentials.App.register(on: api, id: "kind.app", schema: v1)
             #expect(await api.send(.put("/v1/apps/kind.app/schema").bearer(api.admin).json(v2)).status == 201)
             let token = app.token(for: "u")
             let path = app.userPath("u") + "/customization"
-            let ops = #"{"op": "setTabOrder", "section": "X", "tabOrder": ["b", "a"]}, {"op": "setSectionExpanded", "section": "X", "expanded": false}"#
+            let ops =
+                #"{"op": "setTabOrder", "section": "X", "tabOrder": ["b", "a"]}, {"op": "setSectionExpanded", "section": "X", "expanded": false}"#
             #expect(await api.send(.patch(path + "?schemaVersion=1").bearer(token).json(Self.patch(ops))).status == 200)
             #expect(await api.send(.patch("/v1/apps/kind.app").bearer(api.admin).json(#"{"minimumSchemaVersion": 2}"#)).status == 200)
-            #expect(await api.send(.patch(path + "?schemaVersion=2").bearer(token).json(Self.patch(Self.hide("c").replacingOccurrences(of: "com.myApp.", with: "")))).status == 200)
+            #expect(
+                await api.send(
+                    .patch(path + "?schemaVersion=2").bearer(token).json(Self.patch(Self.hide("c").replacingOccurrences(of: "com.myApp.", with: "")))
+                ).status == 200)
             let stored = await api.send(.get(app.userPath("u") + "/export").bearer(api.admin))
             guard case .object(let export)? = try? stored.json(), let document = export["customization"] else { Issue.record("export"); return }
             #expect(JSONWriter.string(document).contains(#""sections":{}"#), "X is only a tab now: its section entry is gone")
@@ -246,9 +267,12 @@ struct AppVersionsTests {
             let token = fixture.token
             let v1 = await api.send(.patch(fixture.at(fixture.customization, 1)).bearer(token).json(Self.patch(Self.hide("bell"))))
             #expect(v1.etag == "\"1.1\"")
-            let stale = await api.send(.patch(fixture.at(fixture.customization, 2)).bearer(token).ifMatch("\"1.1\"").json(Self.patch(Self.hide("garden"))))
+            let stale = await api.send(
+                .patch(fixture.at(fixture.customization, 2)).bearer(token).ifMatch("\"1.1\"").json(Self.patch(Self.hide("garden"))))
             #expect(stale.status == 412 && stale.etag == "\"1.2\"")
-            #expect(await api.send(.patch(fixture.at(fixture.customization, 2)).bearer(token).ifMatch("\"1.2\"").json(Self.patch(Self.hide("garden")))).status == 200)
+            #expect(
+                await api.send(.patch(fixture.at(fixture.customization, 2)).bearer(token).ifMatch("\"1.2\"").json(Self.patch(Self.hide("garden"))))
+                    .status == 200)
             #expect(await api.send(.get(fixture.at(fixture.customization, 1)).bearer(token).ifNoneMatch("\"2.1\"")).status == 304)
             #expect(await api.send(.get(fixture.at(fixture.customization, 1)).bearer(token).ifNoneMatch("\"2.2\"")).status == 200)
             let put = await api.send(.put(fixture.at(fixture.customization, 1)).bearer(token).json(#"{"schemaVersion": 2, "tabs": {}}"#))
@@ -262,11 +286,14 @@ struct AppVersionsTests {
         try await withInProcessAPI { api in
             let fixture = try await Fixture.make(on: api)
             let key = ("Idempotency-Key", "queued-1")
-            let v1 = await api.send(.patch(fixture.at(fixture.customization, 1)).bearer(fixture.token).headers([key]).json(Self.patch(Self.hide("news"))))
+            let v1 = await api.send(
+                .patch(fixture.at(fixture.customization, 1)).bearer(fixture.token).headers([key]).json(Self.patch(Self.hide("news"))))
             #expect(v1.status == 200 && v1.etag == "\"1.1\"")
-            let again = await api.send(.patch(fixture.at(fixture.customization, 1)).bearer(fixture.token).headers([key]).json(Self.patch(Self.hide("news"))))
+            let again = await api.send(
+                .patch(fixture.at(fixture.customization, 1)).bearer(fixture.token).headers([key]).json(Self.patch(Self.hide("news"))))
             #expect(again.status == 200 && again.header("Idempotent-Replayed") == "true" && again.body == v1.body)
-            let other = await api.send(.patch(fixture.at(fixture.customization, 2)).bearer(fixture.token).headers([key]).json(Self.patch(Self.hide("news"))))
+            let other = await api.send(
+                .patch(fixture.at(fixture.customization, 2)).bearer(fixture.token).headers([key]).json(Self.patch(Self.hide("news"))))
             #expect(other.status == 422 && other.problemType == "urn:tabstore:problem:idempotency-key-reused")
             let current = await api.send(.patch(fixture.customization).bearer(fixture.token).headers([key]).json(Self.patch(Self.hide("news"))))
             #expect(current.status == 422, "without the parameter it is another request too")

@@ -60,7 +60,9 @@ struct ConsoleTests {
     @Test("every asset: its media type, the same protections, 304 for its ETag (weak or in a list), HEAD without a body")
     func assets() async throws {
         let client = try InProcessClient { $0.console = true }
-        let types = ["html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml"]
+        let types = [
+            "html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml",
+        ]
         var tags = Set<String>()
         for name in try Self.files().keys.sorted() {
             let path = Self.served(name)
@@ -122,7 +124,9 @@ struct ConsoleTests {
         #expect(api.router.routes.filter { $0.pattern.hasPrefix("/console") }.allSatisfy { $0.access == .anyone && $0.body == .empty })
     }
 
-    @Test("nothing the policy would refuse: no inline script, style or handler in the page; no eval or HTML strings in the scripts; every reference is served")
+    @Test(
+        "nothing the policy would refuse: no inline script, style or handler in the page; no eval or HTML strings in the scripts; every reference is served"
+    )
     func policyFriendly() throws {
         let files = try Self.files()
         let page = String(decoding: try #require(files["index.html"]), as: UTF8.self)
@@ -136,7 +140,9 @@ struct ConsoleTests {
         }
         for (name, bytes) in files where name.hasSuffix(".js") {
             let script = String(decoding: bytes, as: UTF8.self)
-            for refused in ["innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setTimeout(\"", "localStorage"] {
+            for refused in [
+                "innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setTimeout(\"", "localStorage",
+            ] {
                 #expect(!script.contains(refused), "\(name) uses \(refused)")
             }
             for match in script.matches(of: /from "\.\/([a-z0-9-]+\.js)"/) {

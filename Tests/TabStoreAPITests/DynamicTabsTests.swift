@@ -48,12 +48,20 @@ struct DynamicTabsTests {
         Row(name: "hide a default dynamic tab", operations: #"{"op":"setSidebarVisibility","tab":"list.a","visibility":"hidden"}"#, code: nil),
         Row(name: "move a default dynamic tab", operations: #"{"op":"moveTab","section":"lists","tab":"list.a","toIndex":0}"#, code: "not-movable"),
         Row(name: "a default dynamic tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["list.a"]}"#, code: "not-movable"),
-        Row(name: "hide a reorderable dynamic tab", operations: #"{"op":"setTabBarVisibility","tab":"mix.a","visibility":"hidden"}"#, code: "not-hideable"),
+        Row(
+            name: "hide a reorderable dynamic tab", operations: #"{"op":"setTabBarVisibility","tab":"mix.a","visibility":"hidden"}"#,
+            code: "not-hideable"),
         Row(name: "move a reorderable dynamic tab", operations: #"{"op":"moveTab","section":"mixes","tab":"mix.a","toIndex":0}"#, code: nil),
         Row(name: "a reorderable dynamic tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["mix.a","home"]}"#, code: nil),
-        Row(name: "hide a disabled dynamic tab", operations: #"{"op":"setSidebarVisibility","tab":"frozen.a","visibility":"hidden"}"#, code: "not-hideable"),
-        Row(name: "move a disabled dynamic tab", operations: #"{"op":"moveTab","section":"frozen","tab":"frozen.a","toIndex":0}"#, code: "not-movable"),
-        Row(name: "move in a disabled section", operations: #"{"op":"moveTab","section":"locked","tab":"locked.a","toIndex":0}"#, code: "customization-disabled"),
+        Row(
+            name: "hide a disabled dynamic tab", operations: #"{"op":"setSidebarVisibility","tab":"frozen.a","visibility":"hidden"}"#,
+            code: "not-hideable"),
+        Row(
+            name: "move a disabled dynamic tab", operations: #"{"op":"moveTab","section":"frozen","tab":"frozen.a","toIndex":0}"#, code: "not-movable"
+        ),
+        Row(
+            name: "move in a disabled section", operations: #"{"op":"moveTab","section":"locked","tab":"locked.a","toIndex":0}"#,
+            code: "customization-disabled"),
         // Once a list is stored, the order holds exactly its tabs; immovable ones keep their place.
         Row(name: "a whole order of a reorderable list", operations: #"{"op":"setTabOrder","section":"mixes","tabOrder":["mix.b","mix.a"]}"#,
             afterLists: true, code: nil),
@@ -61,17 +69,23 @@ struct DynamicTabsTests {
             afterLists: true, code: "invalid-tab-order"),
         Row(name: "an order naming an unlisted tab", operations: #"{"op":"setTabOrder","section":"mixes","tabOrder":["mix.b","mix.a","mix.c"]}"#,
             afterLists: true, code: "unknown-tab", pointer: "/operations/0/tabOrder/2"),
-        Row(name: "the static tab moved past immovable listed ones", operations: #"{"op":"setTabOrder","section":"lists","tabOrder":["list.a","all","list.b"]}"#,
+        Row(
+            name: "the static tab moved past immovable listed ones",
+            operations: #"{"op":"setTabOrder","section":"lists","tabOrder":["list.a","all","list.b"]}"#,
             afterLists: true, code: "not-movable"),
         Row(name: "the default order of a ForEach list", operations: #"{"op":"setTabOrder","section":"lists","tabOrder":["all","list.a","list.b"]}"#,
             afterLists: true, code: nil),
         Row(name: "an unlisted id once a list is stored", operations: #"{"op":"setSidebarVisibility","tab":"list.z","visibility":"hidden"}"#,
             afterLists: true, code: "unknown-tab", pointer: "/operations/0/tab"),
-        Row(name: "any id of the prefix before a list is stored", operations: #"{"op":"setSidebarVisibility","tab":"list.z","visibility":"hidden"}"#, code: nil),
+        Row(
+            name: "any id of the prefix before a list is stored", operations: #"{"op":"setSidebarVisibility","tab":"list.z","visibility":"hidden"}"#,
+            code: nil),
         // The list itself.
         Row(name: "a list for a static section", operations: list("plain", ["plain.b"]), code: "not-dynamic-section", pointer: "/operations/0/tabs"),
         Row(name: "a list for an unknown section", operations: list("nope", ["nope.a"]), code: "unknown-section", pointer: "/operations/0/section"),
-        Row(name: "an id outside the prefix", operations: list("lists", ["list.a", "mix.a"]), code: "prefix-mismatch", pointer: "/operations/0/tabs/1/id"),
+        Row(
+            name: "an id outside the prefix", operations: list("lists", ["list.a", "mix.a"]), code: "prefix-mismatch",
+            pointer: "/operations/0/tabs/1/id"),
         Row(name: "the prefix alone", operations: list("lists", ["list."]), code: "prefix-mismatch", pointer: "/operations/0/tabs/0/id"),
         Row(name: "an id twice", operations: list("lists", ["list.a", "list.b", "list.a"]), code: "duplicate-id", pointer: "/operations/0/tabs/2/id"),
         Row(name: "a blank title", operations: #"{"op":"setDynamicTabs","section":"lists","tabs":[{"id":"list.a","title":" "}]}"#,
@@ -80,15 +94,20 @@ struct DynamicTabsTests {
             operations: #"{"op":"setDynamicTabs","section":"lists","tabs":[{"id":"list.a","title":"\#(String(repeating: "ї", count: 513))"}]}"#,
             code: "title-too-long", pointer: "/operations/0/tabs/0/title"),
         Row(name: "an image name over 1024 bytes",
-            operations: #"{"op":"setDynamicTabs","section":"lists","tabs":[{"id":"list.a","title":"A","image":"\#(String(repeating: "i", count: 1025))"}]}"#,
+            operations:
+                #"{"op":"setDynamicTabs","section":"lists","tabs":[{"id":"list.a","title":"A","image":"\#(String(repeating: "i", count: 1025))"}]}"#,
             code: "image-too-long", pointer: "/operations/0/tabs/0/image"),
-        Row(name: "both images", operations: #"{"op":"setDynamicTabs","section":"lists","tabs":[{"id":"list.a","title":"A","image":"a","systemImage":"b"}]}"#,
+        Row(
+            name: "both images",
+            operations: #"{"op":"setDynamicTabs","section":"lists","tabs":[{"id":"list.a","title":"A","image":"a","systemImage":"b"}]}"#,
             code: "conflicting-image", pointer: "/operations/0/tabs/0/image"),
         Row(name: "500 tabs", operations: list("lists", (0..<500).map { "list.\($0)" }), code: nil),
         Row(name: "an empty list", operations: list("lists", []), code: nil),
         // Malformed lists are 400s.
         Row(name: "501 tabs", operations: list("lists", (0...500).map { "list.\($0)" }), code: "too-many-entries", pointer: "/operations/0/tabs"),
-        Row(name: "an id with a control character", operations: #"{"op":"setDynamicTabs","section":"lists","tabs":[{"id":"list.\u0007","title":"A"}]}"#,
+        Row(
+            name: "an id with a control character",
+            operations: #"{"op":"setDynamicTabs","section":"lists","tabs":[{"id":"list.\u0007","title":"A"}]}"#,
             code: "invalid-id", pointer: "/operations/0/tabs/0/id"),
         Row(name: "an id over 256 bytes", operations: list("lists", ["list." + String(repeating: "\u{212A}", count: 84)]),
             code: "invalid-id", pointer: "/operations/0/tabs/0/id"),
@@ -169,9 +188,13 @@ struct DynamicTabsTests {
         let accepted = try CustomizationEditor.replace(with: document, index: index)
         #expect(accepted.sameChoices(as: document))
         let encoded = JSONWriter.string(accepted.json(appId: "a", userId: "u"))
-        #expect(encoded.hasSuffix(#""tabBarOrder":null,"dynamicTabs":{"lists":[{"id":"list.a","title":"A"},{"id":"list.b","title":"B","systemImage":"b"}],"mixes":[{"id":"mix.a","title":"MA"},{"id":"mix.b","title":"MB"}]}}"#))
+        #expect(
+            encoded.hasSuffix(
+                #""tabBarOrder":null,"dynamicTabs":{"lists":[{"id":"list.a","title":"A"},{"id":"list.b","title":"B","systemImage":"b"}],"mixes":[{"id":"mix.a","title":"MA"},{"id":"mix.b","title":"MB"}]}}"#
+            ))
         #expect(try Customization.decodeStored(Array(encoded.utf8)).sameChoices(as: accepted))
-        let (bad, _) = try Customization.decode(try json(#"{"dynamicTabs": {"lists": [{"id": "list.a", "title": "A"}, {"id": "mix.a", "title": "M"}]}}"#))
+        let (bad, _) = try Customization.decode(
+            try json(#"{"dynamicTabs": {"lists": [{"id": "list.a", "title": "A"}, {"id": "mix.a", "title": "M"}]}}"#))
         let refused = violations { _ = try CustomizationEditor.replace(with: bad, index: index) }
         #expect(refused.map(\.code) == [.prefixMismatch])
         #expect(refused.map(\.pointer) == ["/dynamicTabs/lists/1/id"])

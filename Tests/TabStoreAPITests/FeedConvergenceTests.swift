@@ -71,7 +71,9 @@ struct FeedConvergenceTests {
             let port = live.port
             let token = creds.userToken
             let followers = (0..<devices).map { device in
-                Task { try await offPool { try Self.follow(port: port, path: path, token: token, dropAfter: device % 2 == 1 ? 2 : nil, target: target) } }
+                Task {
+                    try await offPool { try Self.follow(port: port, path: path, token: token, dropAfter: device % 2 == 1 ? 2 : nil, target: target) }
+                }
             }
             try await waitUntil { live.service.api.followers.streams == devices }
             // Every device writes its own random toggles (Home is never hidden, so a tab always stays visible).

@@ -222,7 +222,8 @@ struct FeedTests {
             _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
             let stream = try await live.follow(.get(Self.events(creds)).bearer(creds.userToken))
             #expect(try await Self.next(stream)?.id == "1.1")
-            let withoutClimate = Seeds.behaviorAllAutomatic.replacing(#"{"kind": "tab", "id": "com.myApp.climate", "title": "Climate", "systemImage": "fan"},"#, with: "")
+            let withoutClimate = Seeds.behaviorAllAutomatic.replacing(
+                #"{"kind": "tab", "id": "com.myApp.climate", "title": "Climate", "systemImage": "fan"},"#, with: "")
             _ = try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(withoutClimate))
             let reconciled = try await Self.next(stream)
             #expect(reconciled?.id == "1.2" && reconciled?.data?.contains("com.myApp.climate") == false)

@@ -42,13 +42,16 @@ struct HistoryFairnessTests {
 
     static func key(_ app: String, _ user: String) -> UserKey { UserKey(appId: Identifier(app), userId: Identifier(user)) }
 
-    @Test("twelve reads of one user at once: one in the store, four wait their turn, seven get 429 with Retry-After; the waiting ones then answer from the cache")
+    @Test(
+        "twelve reads of one user at once: one in the store, four wait their turn, seven get 429 with Retry-After; the waiting ones then answer from the cache"
+    )
     func oneUserIsAdmittedOneAtATime() async throws {
         let gate = Gate()
         try await withInProcessAPI(configure: { $0.concurrentHistoryReads = 4; $0.historyReadPause = { await gate.pass() } }) { api in
             let creds = try await Credentials.register(on: api)
             for index in 0..<5 {
-                _ = await api.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
+                _ = await api.send(
+                    .patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
             }
             let reads = api.api.historyReads
             let user = Self.key(creds.app.id, Credentials.user)
@@ -93,7 +96,9 @@ struct HistoryFairnessTests {
             let reads = api.api.historyReads
             let statuses = await withTaskGroup(of: Int.self) { group in
                 for user in users {
-                    group.addTask { await api.send(.get(creds.app.userPath(user) + "/customization/history").bearer(creds.app.token(for: user))).status }
+                    group.addTask {
+                        await api.send(.get(creds.app.userPath(user) + "/customization/history").bearer(creds.app.token(for: user))).status
+                    }
                 }
                 await Self.eventually("one in its slot, two queued") { reads.running == 1 && reads.queued == 2 }
                 gate.open()
@@ -104,12 +109,15 @@ struct HistoryFairnessTests {
         }
     }
 
-    @Test("a cached page is the uncached page byte for byte; a write, an erase and another page each make a new one", arguments: PostgresTestCluster.backends)
+    @Test(
+        "a cached page is the uncached page byte for byte; a write, an erase and another page each make a new one",
+        arguments: PostgresTestCluster.backends)
     func cachedPagesFollowTheRevision(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             for index in 0..<3 {
-                _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
+                _ = try await live.send(
+                    .patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
             }
             let pages = live.service.api.historyPages
             let history = creds.customization + "/history?limit=2"
@@ -140,7 +148,8 @@ struct HistoryFairnessTests {
             let body = try await withInProcessAPI(configure: { $0.historyPageCacheBytes = cacheBytes }) { api in
                 let creds = try await Credentials.register(on: api)
                 for index in 0..<6 {
-                    _ = await api.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
+                    _ = await api.send(
+                        .patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
                 }
                 var found: [[UInt8]] = []
                 for query in ["", "?limit=2", "?limit=2&before=5", "?schemaVersion=1", "?limit=2"] {
@@ -203,20 +212,27 @@ struct HistoryFairnessTests {
         }
     }
 
-    @Test("pages of large revisions stop past 1 MiB, the store reading only what a page shows, and walking them lists every revision once", arguments: PostgresTestCluster.backends)
+    @Test(
+        "pages of large revisions stop past 1 MiB, the store reading only what a page shows, and walking them lists every revision once",
+        arguments: PostgresTestCluster.backends)
     func largePagesWalkEveryRevision(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live, schema: Seeds.apiExample)
             for revision in 1...25 {
-                let entries = (0..<(550 + revision)).map { #""com.myApp.playlist.\#(String(repeating: "x", count: 16))-\#($0)": {"sidebarVisibility": "hidden"}"# }
-                let put = try await live.send(.put(creds.customization).bearer(creds.userToken).json("{\"tabs\": {\(entries.joined(separator: ","))}}"))
+                let entries = (0..<(550 + revision)).map {
+                    #""com.myApp.playlist.\#(String(repeating: "x", count: 16))-\#($0)": {"sidebarVisibility": "hidden"}"#
+                }
+                let put = try await live.send(
+                    .put(creds.customization).bearer(creds.userToken).json("{\"tabs\": {\(entries.joined(separator: ","))}}"))
                 #expect(put.status == 200)
             }
             let rows = try await live.service.store.history(appId: creds.app.id, userId: Credentials.user, before: nil, limit: 26, keep: 100,
                                                             maxBytes: ApplicationServices.maxHistoryPageBytes)
             let sizes = rows.map { $0.document.count + ($0.operations?.count ?? 0) }
             #expect(rows.count > 2 && rows.count < 25, "the store stopped early")
-            #expect(sizes.dropLast().reduce(0, +) <= ApplicationServices.maxHistoryPageBytes && sizes.reduce(0, +) > ApplicationServices.maxHistoryPageBytes,
+            #expect(
+                sizes.dropLast().reduce(0, +) <= ApplicationServices.maxHistoryPageBytes
+                    && sizes.reduce(0, +) > ApplicationServices.maxHistoryPageBytes,
                     "every row a page shows, and the one after it")
             var listed: [Int] = []
             var query = "?limit=100"

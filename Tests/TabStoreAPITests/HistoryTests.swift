@@ -48,26 +48,35 @@ struct HistoryTests {
             #expect(items.map { $0["change"] } == [.string("revert"), .string("delete"), .string("patch"), .string("put")])
             #expect(items[2]["operations"] == (try json(#"[{"op":"setSidebarVisibility","tab":"com.myApp.climate","visibility":"hidden"}]"#)))
             #expect(items.allSatisfy { item in item["change"] == .string("patch") || item["operations"] == nil })
-            #expect(items.map { Sync.hidden($0["customization"]) } == [["com.myApp.bell", "com.myApp.climate"], [], ["com.myApp.bell", "com.myApp.climate"], ["com.myApp.bell"]])
+            #expect(
+                items.map { Sync.hidden($0["customization"]) } == [
+                    ["com.myApp.bell", "com.myApp.climate"], [], ["com.myApp.bell", "com.myApp.climate"], ["com.myApp.bell"],
+                ])
             #expect(items.allSatisfy { $0["customization"]?["revision"] == $0["revision"] && $0["updatedAt"] != nil })
             #expect(page.field("nextBefore") == .null)
         }
     }
 
-    @Test("a DELETE of what is already forgotten changes nothing: no revision, history row or stored customization", arguments: PostgresTestCluster.backends)
+    @Test(
+        "a DELETE of what is already forgotten changes nothing: no revision, history row or stored customization",
+        arguments: PostgresTestCluster.backends)
     func deleteTwice(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             let user = creds.userToken
             // Never written: nothing is stored, nothing is counted.
-            for request in [TestRequest.delete(creds.customization).bearer(user), .delete(creds.customization).bearer(user).header("Idempotency-Key", "first")] {
+            for request in [
+                TestRequest.delete(creds.customization).bearer(user), .delete(creds.customization).bearer(user).header("Idempotency-Key", "first"),
+            ] {
                 #expect(try await live.send(request).status == 204)
             }
             #expect(try await live.send(.get(creds.customization).bearer(user)).etag == "\"0.1\"")
             #expect(try await live.send(.get("/v1/apps/app.one/stats").bearer(live.admin)).field("storedCustomizations") == .integer(0))
             _ = try await live.send(.patch(creds.customization).bearer(user).json(Sync.hide("bell")))
             #expect(try await live.send(.delete(creds.customization).bearer(user)).status == 204)
-            for request in [TestRequest.delete(creds.customization).bearer(user), .delete(creds.customization).bearer(user).header("Idempotency-Key", "again")] {
+            for request in [
+                TestRequest.delete(creds.customization).bearer(user), .delete(creds.customization).bearer(user).header("Idempotency-Key", "again"),
+            ] {
                 #expect(try await live.send(request).status == 204)
             }
             let current = try await live.send(.get(creds.customization).bearer(user))
@@ -102,7 +111,8 @@ struct HistoryTests {
         try await withInProcessAPI { api in
             let creds = try await Credentials.register(on: api)
             for index in 0..<7 {
-                _ = await api.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
+                _ = await api.send(
+                    .patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
             }
             let history = creds.customization + "/history"
             let first = await api.send(.get(history + "?limit=3").bearer(creds.userToken))
@@ -123,7 +133,9 @@ struct HistoryTests {
             let creds = try await Credentials.register(on: api, schema: Seeds.apiExample)
             // ~57 KB documents: 550 dynamic playlist tabs hidden, one more each time so every PUT is a revision.
             for revision in 1...25 {
-                let entries = (0..<(550 + revision)).map { #""com.myApp.playlist.\#(String(repeating: "x", count: 16))-\#($0)": {"sidebarVisibility": "hidden"}"# }
+                let entries = (0..<(550 + revision)).map {
+                    #""com.myApp.playlist.\#(String(repeating: "x", count: 16))-\#($0)": {"sidebarVisibility": "hidden"}"#
+                }
                 let put = await api.send(.put(creds.customization).bearer(creds.userToken).json("{\"tabs\": {\(entries.joined(separator: ","))}}"))
                 #expect(put.status == 200 && put.revision == revision)
             }
@@ -136,7 +148,9 @@ struct HistoryTests {
         }
     }
 
-    @Test("bad limits and cursors are 400 invalid-parameter", arguments: ["limit=0", "limit=101", "limit=x", "before=0", "before=-1", "before=99999999999999999999", "limit="])
+    @Test(
+        "bad limits and cursors are 400 invalid-parameter",
+        arguments: ["limit=0", "limit=101", "limit=x", "before=0", "before=-1", "before=99999999999999999999", "limit="])
     func badParameters(_ query: String) async throws {
         try await withInProcessAPI { api in
             let creds = try await Credentials.register(on: api)
@@ -161,17 +175,22 @@ struct HistoryTests {
             #expect(named.field("detail") == .string("the query parameter \"limit\" is given more than once"))
             // Bytes: "limit" and "Limit" are two names (the second is not one the route reads); so are twenty distinct ones.
             #expect(await api.send(.get(creds.customization + "/history?limit=1&Limit=2").bearer(user)).status == 200)
-            #expect(await api.send(.get(creds.customization + "/history?" + (0..<20).map { "p\($0)=1" }.joined(separator: "&")).bearer(user)).status == 200)
+            #expect(
+                await api.send(.get(creds.customization + "/history?" + (0..<20).map { "p\($0)=1" }.joined(separator: "&")).bearer(user)).status
+                    == 200)
             #expect(await api.send(.get(layout + "?sizeClass=compact").bearer(user)).status == 200)
         }
     }
 
-    @Test("retention keeps the last N revisions; an older one is 404 revision-not-found; /metrics counts the rows stored", arguments: PostgresTestCluster.backends)
+    @Test(
+        "retention keeps the last N revisions; an older one is 404 revision-not-found; /metrics counts the rows stored",
+        arguments: PostgresTestCluster.backends)
     func retention(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend, adjust: { $0.historyRevisions = 3 }) { live in
             let creds = try await Credentials.register(on: live)
             for index in 0..<5 {
-                _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
+                _ = try await live.send(
+                    .patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
             }
             #expect(Self.revisions(try await live.send(.get(creds.customization + "/history").bearer(creds.userToken))) == [5, 4, 3])
             let gone = try await live.send(.post(creds.customization + "/revert").bearer(creds.userToken).json(#"{"toRevision": 2}"#))
@@ -181,7 +200,8 @@ struct HistoryTests {
             // next housekeeping (every 16th revision), and never lists them again, even if the retention is raised.
             #expect(try await live.send(.get("/metrics")).metric("tabstore_history_rows") == (backend == .postgres ? 3 : 5))
             for index in 5..<16 {
-                _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
+                _ = try await live.send(
+                    .patch(creds.customization).bearer(creds.userToken).json(Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")))
             }
             #expect(try await live.send(.get("/metrics")).metric("tabstore_history_rows") == 3)
             #expect(Self.revisions(try await live.send(.get(creds.customization + "/history").bearer(creds.userToken))) == [16, 15, 14])
@@ -226,9 +246,11 @@ struct HistoryTests {
             let creds = try await Credentials.register(on: api)
             let first = await api.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
             _ = await api.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell")))
-            let stale = await api.send(.post(creds.customization + "/revert").bearer(creds.userToken).ifMatch(first.etag!).json(#"{"toRevision": 1}"#))
+            let stale = await api.send(
+                .post(creds.customization + "/revert").bearer(creds.userToken).ifMatch(first.etag!).json(#"{"toRevision": 1}"#))
             #expect(stale.status == 412 && stale.etag == "\"2.1\"")
-            let current = await api.send(.post(creds.customization + "/revert").bearer(creds.userToken).ifMatch("\"2.1\"").json(#"{"toRevision": 1}"#))
+            let current = await api.send(
+                .post(creds.customization + "/revert").bearer(creds.userToken).ifMatch("\"2.1\"").json(#"{"toRevision": 1}"#))
             #expect(current.status == 200 && current.revision == 3)
         }
     }
@@ -239,7 +261,8 @@ struct HistoryTests {
             let creds = try await Credentials.register(on: live)
             _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("climate")))
             _ = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell")))
-            let withoutClimate = Seeds.behaviorAllAutomatic.replacing(#"{"kind": "tab", "id": "com.myApp.climate", "title": "Climate", "systemImage": "fan"},"#, with: "")
+            let withoutClimate = Seeds.behaviorAllAutomatic.replacing(
+                #"{"kind": "tab", "id": "com.myApp.climate", "title": "Climate", "systemImage": "fan"},"#, with: "")
             #expect(try await live.send(.put("/v1/apps/app.one/schema").bearer(live.admin).json(withoutClimate)).status == 201)
             let reverted = try await live.send(.post(creds.customization + "/revert").bearer(creds.userToken).json(#"{"toRevision": 1}"#))
             #expect(reverted.status == 200 && reverted.revision == 3 && reverted.etag == "\"3.2\"")
@@ -247,7 +270,9 @@ struct HistoryTests {
         }
     }
 
-    @Test("malformed revert bodies are 400", arguments: [#"{}"#, #"{"toRevision": -1}"#, #"{"toRevision": "1"}"#, #"{"toRevision": 1.5}"#, #"{"toRevision": 1, "x": 1}"#, #"[]"#])
+    @Test(
+        "malformed revert bodies are 400",
+        arguments: [#"{}"#, #"{"toRevision": -1}"#, #"{"toRevision": "1"}"#, #"{"toRevision": 1.5}"#, #"{"toRevision": 1, "x": 1}"#, #"[]"#])
     func malformedRevert(_ body: String) async throws {
         try await withInProcessAPI { api in
             let creds = try await Credentials.register(on: api)

@@ -10,11 +10,13 @@ import TabStoreTestSupport
 /// `Idempotency-Key` on PUT, PATCH, DELETE and revert (docs/devices.md "Write exactly once: Idempotency-Key").
 @Suite("Exactly-once writes with Idempotency-Key", .serialized)
 struct IdempotencyTests {
-    @Test("a sequential retry gets the first answer again with Idempotent-Replayed: true and changes nothing", arguments: PostgresTestCluster.backends)
+    @Test(
+        "a sequential retry gets the first answer again with Idempotent-Replayed: true and changes nothing", arguments: PostgresTestCluster.backends)
     func sequentialRetry(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
-            let patch = TestRequest.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "offline-1").json(Sync.hide("climate"))
+            let patch = TestRequest.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "offline-1").json(
+                Sync.hide("climate"))
             let first = try await live.send(patch)
             #expect(first.status == 200 && first.revision == 1 && first.header("Idempotent-Replayed") == nil)
             // Another device changes the customization meanwhile: the retry still gets the first answer, not a merge.
@@ -45,7 +47,8 @@ struct IdempotencyTests {
             let again = try await live.send(guarded)
             #expect(again.status == 200 && again.body == answer.body && again.header("Idempotent-Replayed") == "true")
             // Without the key the same request is refused: the replay is what the key bought.
-            let unkeyed = try await live.send(.patch(creds.customization).bearer(creds.userToken).ifMatch(try #require(first.etag)).json(Sync.hide("bell")))
+            let unkeyed = try await live.send(
+                .patch(creds.customization).bearer(creds.userToken).ifMatch(try #require(first.etag)).json(Sync.hide("bell")))
             #expect(unkeyed.status == 412)
             #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).revision == 2)
         }
@@ -76,7 +79,8 @@ struct IdempotencyTests {
         try await withInProcessAPI { api in
             let creds = try await Credentials.register(on: api)
             let key = ("Idempotency-Key", "encoded")
-            let first = await api.send(.patch("/v1/apps/app.one/users/al%69ce/customization").bearer(api.admin).headers([key]).json(Sync.hide("climate")))
+            let first = await api.send(
+                .patch("/v1/apps/app.one/users/al%69ce/customization").bearer(api.admin).headers([key]).json(Sync.hide("climate")))
             #expect(first.status == 200 && first.revision == 1)
             for path in [creds.customization, "/v1/apps/app%2Eone/users/%61lice/customization"] {
                 let again = await api.send(.patch(path).bearer(api.admin).headers([key]).json(Sync.hide("climate")))
@@ -199,7 +203,8 @@ struct IdempotencyTests {
             let user = creds.userToken
             _ = await api.send(.patch(creds.customization).bearer(user).json(Sync.hide("climate")))
             _ = await api.send(.patch(creds.customization).bearer(user).json(Sync.hide("bell")))
-            let revert = TestRequest.post(creds.customization + "/revert").bearer(user).header("Idempotency-Key", "undo-1").json(#"{"toRevision": 1}"#)
+            let revert = TestRequest.post(creds.customization + "/revert").bearer(user).header("Idempotency-Key", "undo-1").json(
+                #"{"toRevision": 1}"#)
             let first = await api.send(revert)
             #expect(first.status == 200 && first.revision == 3)
             for tab in ["lights", "climate", "bell"] { _ = await api.send(.patch(creds.customization).bearer(user).json(Sync.hide(tab))) }
@@ -207,7 +212,8 @@ struct IdempotencyTests {
             #expect(unkeyed.status == 404)
             let again = await api.send(revert)
             #expect(again.status == 200 && again.body == first.body && again.header("Idempotent-Replayed") == "true")
-            let reused = await api.send(.post(creds.customization + "/revert").bearer(user).header("Idempotency-Key", "undo-1").json(#"{"toRevision": 99}"#))
+            let reused = await api.send(
+                .post(creds.customization + "/revert").bearer(user).header("Idempotency-Key", "undo-1").json(#"{"toRevision": 99}"#))
             #expect(reused.status == 422 && reused.problemType == "urn:tabstore:problem:idempotency-key-reused")
         }
     }
@@ -261,14 +267,17 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("keyed writes past the retention: every row past it goes (an answer keeps its bytes), and every key still replays", arguments: PostgresTestCluster.backends)
+    @Test(
+        "keyed writes past the retention: every row past it goes (an answer keeps its bytes), and every key still replays",
+        arguments: PostgresTestCluster.backends)
     func keyedRowsPastTheRetentionGo(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend, adjust: { $0.historyRevisions = 2 }) { live in
             let creds = try await Credentials.register(on: live)
             var answers: [TestResponse] = []
             for index in 0..<40 {
                 let body = Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")
-                answers.append(try await live.send(.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "k-\(index)").json(body)))
+                answers.append(
+                    try await live.send(.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "k-\(index)").json(body)))
                 #expect(answers[index].revision == index + 1)
             }
             // PostgreSQL removes rows past the retention at every write, the embedded store at the 16th revision
@@ -278,7 +287,8 @@ struct IdempotencyTests {
             #expect(HistoryTests.revisions(try await live.send(.get(creds.customization + "/history").bearer(creds.userToken))) == [40, 39])
             for index in 0..<40 {
                 let body = Sync.visibility("bell", index % 2 == 0 ? "hidden" : "visible")
-                let retry = try await live.send(.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "k-\(index)").json(body))
+                let retry = try await live.send(
+                    .patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "k-\(index)").json(body))
                 #expect(retry.header("Idempotent-Replayed") == "true" && retry.body == answers[index].body && retry.etag == answers[index].etag)
             }
             #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).revision == 40)

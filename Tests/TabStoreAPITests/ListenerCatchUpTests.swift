@@ -35,7 +35,8 @@ struct ListenerCatchUpTests {
             let operatorStream = try await live.follow(.get(events).bearer(live.admin))
             for stream in [userStream, operatorStream] { #expect(try await FeedTests.next(stream)?.id == "0.1") }
             // A stored document as this version writes it: another user's, committed as the followed user's next revision.
-            #expect(try await live.send(.patch(creds.app.userPath("model") + "/customization").bearer(live.admin).json(Sync.hide("bell"))).status == 200)
+            #expect(
+                try await live.send(.patch(creds.app.userPath("model") + "/customization").bearer(live.admin).json(Sync.hide("bell"))).status == 200)
             let unheard = try Self.unheardStore(of: live, url: url)
             let model = try #require(try await unheard.customization(appId: creds.app.id, userId: "model"))
             let record = CustomizationRecord(appId: creds.app.id, userId: Credentials.user, revision: 1, schemaVersion: model.schemaVersion,

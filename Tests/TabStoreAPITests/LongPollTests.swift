@@ -81,7 +81,8 @@ struct LongPollTests {
     }
 
     /// The fixture schema without the climate tab (a user who hid it sees it gone under version 2).
-    static let withoutClimate = Seeds.behaviorAllAutomatic.replacing(#"{"kind": "tab", "id": "com.myApp.climate", "title": "Climate", "systemImage": "fan"},"#, with: "")
+    static let withoutClimate = Seeds.behaviorAllAutomatic.replacing(
+        #"{"kind": "tab", "id": "com.myApp.climate", "title": "Climate", "systemImage": "fan"},"#, with: "")
 
     @Test("with nothing committed it answers 304 with the current ETag after waitSeconds")
     func timesOut() async throws {
@@ -105,7 +106,8 @@ struct LongPollTests {
             let start = DispatchTime.now().uptimeNanoseconds
             for stale in ["\"0.1\"", "\"1.2\"", "\"1\""] {
                 let refused = await api.send(long.ifMatch(stale))
-                #expect(refused.status == 412 && refused.problemType == "urn:tabstore:problem:revision-mismatch" && refused.etag == "\"1.1\"", "\(stale)")
+                #expect(
+                    refused.status == 412 && refused.problemType == "urn:tabstore:problem:revision-mismatch" && refused.etag == "\"1.1\"", "\(stale)")
             }
             #expect(Self.seconds(since: start) < 50, "answered without waiting its 60 s")
             let poll = TestRequest.get(creds.customization + "?waitSeconds=1").bearer(api.admin).ifNoneMatch(has)

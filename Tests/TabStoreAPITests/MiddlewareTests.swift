@@ -59,7 +59,8 @@ struct MiddlewareTests {
         create.head.headers.add("Content-Type", "application/json")
         create.body = Array(#"{"id": "app", "name": "Middleware"}"#.utf8)
         let created = await api.respond(to: create, context: context)
-        guard created.status == 201, case .object(let body)? = try? JSONParser.parse(created.body), case .string(let secret)? = body["signingSecret"] else {
+        guard created.status == 201, case .object(let body)? = try? JSONParser.parse(created.body), case .string(let secret)? = body["signingSecret"]
+        else {
             throw APIError.badRequest(.invalidParameter, "could not create the app: \(created.status)")
         }
         let now = Int(Timestamp.unixNow())
@@ -104,9 +105,11 @@ struct MiddlewareTests {
         #expect(allowed.headers["Allow"]?.contains("PATCH") == true && allowed.headers["Access-Control-Max-Age"] == "600")
         #expect(allowed.headers.values("Cache-Control") == ["no-store"], "a preflight chose no caching: the default applies")
         // A browser on another origin can make safe retries and resume feeds, and read what says it did.
-        let requestable = Set((allowed.headers["Access-Control-Allow-Headers"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let requestable = Set(
+            (allowed.headers["Access-Control-Allow-Headers"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         #expect(requestable.isSuperset(of: ["Idempotency-Key", "Last-Event-ID", "If-Match", "If-None-Match"]))
-        let readable = Set((allowed.headers["Access-Control-Expose-Headers"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let readable = Set(
+            (allowed.headers["Access-Control-Expose-Headers"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         #expect(readable.isSuperset(of: ["Idempotent-Replayed", "Retry-After", "ETag"]), "\(readable)")
         await store.close()
     }
@@ -167,7 +170,8 @@ struct MiddlewareTests {
         #expect(line["durationMs"] != nil)
     }
 
-    @Test("a router built outside is served through the same chain: a handler's unexpected error is a 500 problem with CORS, counted under its pattern")
+    @Test(
+        "a router built outside is served through the same chain: a handler's unexpected error is a 500 problem with CORS, counted under its pattern")
     func givenRouter() async throws {
         struct Unexpected: Error {}
         let directory = TemporaryDirectory()
@@ -206,7 +210,9 @@ struct MiddlewareTests {
         }
     }
 
-    @Test("a pair runs outer around inner on both entries: inner amends first, both see the pattern routing set, nil passes through, a middleware that answers skips the rest")
+    @Test(
+        "a pair runs outer around inner on both entries: inner amends first, both see the pattern routing set, nil passes through, a middleware that answers skips the rest"
+    )
     func chainOrder() async {
         let chain = MiddlewarePair(Tracer(name: "outer"), MiddlewarePair(Tracer?.none, Tracer(name: "inner")))
         let calls = Locked(0)
@@ -226,7 +232,8 @@ struct MiddlewareTests {
         #expect(calls.withLock { $0 } == 3)
         let answering = MiddlewarePair(Tracer(name: "outer"), Tracer(name: "gate", answers: true))
         context = APIRequestContext(Self.context)
-        let gated = await answering.respond(to: Self.request("GET", "/routed/1"), context: &context) { request, context in handler(request, &context)! }
+        let gated = await answering.respond(to: Self.request("GET", "/routed/1"), context: &context) { request, context in handler(request, &context)!
+        }
         #expect(gated.status == 418 && gated.headers.values("Trace") == ["gate", "outer unmatched"])
         #expect(calls.withLock { $0 } == 3, "the handler never ran")
     }

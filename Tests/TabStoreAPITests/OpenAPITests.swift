@@ -77,7 +77,9 @@ struct OpenAPITests {
             if inPaths, !line.isEmpty, !line.hasPrefix(" ") { break }
             guard inPaths else { continue }
             if line.hasPrefix("  /"), line.hasSuffix(":") { path = String(line.dropFirst(2).dropLast()); operation = nil; continue }
-            for method in ["get", "put", "post", "patch", "delete"] where line == "    \(method):" { operation = "\(method.uppercased()) \(path ?? "?")" }
+            for method in ["get", "put", "post", "patch", "delete"] where line == "    \(method):" {
+                operation = "\(method.uppercased()) \(path ?? "?")"
+            }
             if line == "      requestBody:", let operation { found.insert(operation) }
         }
         return found

@@ -44,8 +44,12 @@ struct RandomizedTests {
         switch Int.random(in: 0..<(setup.dataIds.isEmpty ? 9 : 11), using: &rng) {
         case 0: return .setVisibility(.sidebar, tab: tabs.randomElement(using: &rng)!, visibility)
         case 1: return .setVisibility(.tabBar, tab: tabs.randomElement(using: &rng)!, visibility)
-        case 2: return .setTabOrder(section: sections.randomElement(using: &rng)!, tabOrder: Array(tabs.shuffled(using: &rng).prefix(Int.random(in: 0...4, using: &rng))))
-        case 3: return .moveTab(section: sections.randomElement(using: &rng)!, tab: tabs.randomElement(using: &rng)!, toIndex: Int.random(in: -1...4, using: &rng))
+        case 2:
+            return .setTabOrder(
+                section: sections.randomElement(using: &rng)!, tabOrder: Array(tabs.shuffled(using: &rng).prefix(Int.random(in: 0...4, using: &rng))))
+        case 3:
+            return .moveTab(
+                section: sections.randomElement(using: &rng)!, tab: tabs.randomElement(using: &rng)!, toIndex: Int.random(in: -1...4, using: &rng))
         case 4: return .setTabBarOrder(Array(tabs.shuffled(using: &rng).prefix(Int.random(in: 0...5, using: &rng))))
         case 5: return .setSectionExpanded(section: sections.randomElement(using: &rng)!, expanded: Bool.random(using: &rng))
         case 6: return .resetVisibility(Operation.ResetScope.allCases.randomElement(using: &rng)!)
@@ -96,7 +100,11 @@ struct RandomizedTests {
                     }
                 }
                 let again = Result { () throws(RuleRefusal) in try CustomizationEditor.apply(list, to: current, index: index) }
-                if case .failure(let refusal) = again { #expect(refusal.violations == error.violations) } else { Issue.record("refused once, accepted again") }
+                if case .failure(let refusal) = again {
+                    #expect(refusal.violations == error.violations)
+                } else {
+                    Issue.record("refused once, accepted again")
+                }
                 continue
             }
             accepted += 1

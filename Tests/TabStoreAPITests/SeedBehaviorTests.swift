@@ -283,8 +283,14 @@ struct SeedBehaviorTests {
         let encoded = JSONWriter.string(layout.json(appId: "com.myApp", userId: "alice", customization: custom))
         #expect(encoded.contains(#""tabBar":[{"kind":"tab","id":"com.myApp.home","title":"Home","systemImage":"house"}]"#))
         // v1.1: the search tab carries the key a client localizes.
-        #expect(encoded.contains(#""pinned":[{"kind":"tab","id":"com.myApp.search","title":"Search","titleKey":"Search","systemImage":"magnifyingglass","role":"search"}]"#))
+        #expect(
+            encoded.contains(
+                #""pinned":[{"kind":"tab","id":"com.myApp.search","title":"Search","titleKey":"Search","systemImage":"magnifyingglass","role":"search"}]"#
+            ))
         #expect(encoded.contains(#""hidden":["com.myApp.climate"]"#))
-        #expect(encoded.contains(#"{"kind":"section","id":"com.myApp.categories","title":"Categories","expanded":true,"tabs":[{"kind":"tab","id":"com.myApp.lights","title":"Lights","systemImage":"lightbulb"}]}"#))
+        #expect(
+            encoded.contains(
+                #"{"kind":"section","id":"com.myApp.categories","title":"Categories","expanded":true,"tabs":[{"kind":"tab","id":"com.myApp.lights","title":"Lights","systemImage":"lightbulb"}]}"#
+            ))
     }
 }

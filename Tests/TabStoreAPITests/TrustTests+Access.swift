@@ -19,7 +19,8 @@ extension TrustTests {
     static func oneDamagedRow(_ live: LiveService) async throws -> Credentials {
         let creds = try await Credentials.register(on: live)
         let bob = creds.app.token(for: "bob")
-        #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Trust.patch([Trust.hide("com.myApp.bell")]))).status == 200)
+        #expect(
+            try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Trust.patch([Trust.hide("com.myApp.bell")]))).status == 200)
         let bobPath = creds.app.userPath("bob") + "/customization"
         #expect(try await live.send(.patch(bobPath).bearer(bob).json(Trust.patch([Trust.hide("com.myApp.climate")]))).status == 200)
         let db = try SQLiteConnection(path: live.service.options.resolvedDatabasePath)
@@ -32,7 +33,8 @@ extension TrustTests {
     static func damageMore(_ live: LiveService) throws {
         let db = try SQLiteConnection(path: live.service.options.resolvedDatabasePath)
         try db.run("UPDATE customizations SET document = ? WHERE app_id = 'app.one' AND user_id = 'bob'", [.blob([0xFF, 0xFE, 0x7B])])
-        try db.run("INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at) VALUES ('app.one', 'shape', 3, 1, ?, 't')",
+        try db.run(
+            "INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at) VALUES ('app.one', 'shape', 3, 1, ?, 't')",
                    [.blob(Array(#"{"tabs": [1, 2]}"#.utf8))])
     }
 
@@ -89,7 +91,8 @@ extension TrustTests {
                 #expect(rotate.status == 404, "\(app)")
                 #expect(rotate.field("signingSecret") == nil, "\(app)")
                 #expect(try await live.send(.delete("/v1/apps/\(app)").bearer(live.admin)).status == 404, "\(app)")
-                #expect(try await live.send(.put("/v1/apps/\(app)/schema").bearer(live.admin).json(Seeds.behaviorHomeDisabled)).status == 404, "\(app)")
+                #expect(
+                    try await live.send(.put("/v1/apps/\(app)/schema").bearer(live.admin).json(Seeds.behaviorHomeDisabled)).status == 404, "\(app)")
                 #expect(try await live.send(.get("/v1/apps/\(app)/stats").bearer(live.admin)).status == 404, "\(app)")
                 // The token signed before still verifies: the real app's secret did not rotate, nor was it deleted.
                 #expect(try await live.send(.get(creds.customization).bearer(creds.userToken)).status == 200, "after \(app)")
@@ -102,11 +105,14 @@ extension TrustTests {
     func nulInUserIds() async throws {
         try await withLiveService { live in
             let creds = try await Credentials.register(on: live)
-            #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Trust.patch([Trust.hide("com.myApp.bell")]))).status == 200)
+            #expect(
+                try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Trust.patch([Trust.hide("com.myApp.bell")]))).status
+                    == 200)
             for user in ["alice%00x", "alice%00", "%00alice", "alice%0D%0Ax", "alice%7F", "alice%C2%85"] {
                 for method in ["GET", "PATCH", "PUT", "DELETE"] {
                     let body: String? = method == "PATCH" ? Trust.patch([Trust.hide("com.myApp.climate")]) : method == "PUT" ? #"{"tabs": {}}"# : nil
-                    let response = try await live.send(.method(method, creds.app.userPath(user) + "/customization").bearer(live.admin).json(ifAny: body))
+                    let response = try await live.send(
+                        .method(method, creds.app.userPath(user) + "/customization").bearer(live.admin).json(ifAny: body))
                     #expect(response.status == 400, "\(method) \(user)")
                     #expect(response.problemType == "urn:tabstore:problem:invalid-user-id", "\(method) \(user)")
                 }
@@ -154,7 +160,10 @@ extension TrustTests {
                 ("impossible app id", Trust.jwt(payload: #"{"sub":"alice","aud":"no such app!","exp":\#(exp)}"#, secret: secret)),
                 ("two audiences with the path's app, another app's secret",
                  Trust.jwt(payload: #"{"sub":"alice","aud":["app.two","app.one"],"exp":\#(exp)}"#, secret: otherSecret)),
-                ("two audiences without the path's app", Trust.jwt(payload: #"{"sub":"alice","aud":["app.two","com.nothere"],"exp":\#(exp)}"#, secret: otherSecret)),
+                (
+                    "two audiences without the path's app",
+                    Trust.jwt(payload: #"{"sub":"alice","aud":["app.two","com.nothere"],"exp":\#(exp)}"#, secret: otherSecret)
+                ),
             ]
             var first: TestResponse?
             for (name, token) in tokens {

@@ -70,7 +70,9 @@ extension TrustTests {
                     #expect(api.admit(upload.contentType(type)) == nil, "\(label) \(type)")
                 }
                 // Who may call comes first: a stranger learns nothing from a 415.
-                #expect(api.admit(TestRequest(route.method, Self.samplePath(route)).contentType("text/plain").announcing(contentLength: 10))?.status == 401, "\(label)")
+                #expect(
+                    api.admit(TestRequest(route.method, Self.samplePath(route)).contentType("text/plain").announcing(contentLength: 10))?.status
+                        == 401, "\(label)")
             }
         }
     }

@@ -35,7 +35,8 @@ extension TrustTests {
            "tabs": [{"kind": "tab", "id": "fixed", "title": "Fixed"}]}]}
         """
     static let hideableDynamicSchemaNext = hideableDynamicSchema.replacingOccurrences(
-        of: #"{"kind": "tab", "id": "more", "title": "More"},"#, with: #"{"kind": "tab", "id": "more", "title": "More"}, {"kind": "tab", "id": "extra", "title": "Extra"},"#)
+        of: #"{"kind": "tab", "id": "more", "title": "More"},"#,
+        with: #"{"kind": "tab", "id": "more", "title": "More"}, {"kind": "tab", "id": "extra", "title": "Extra"},"#)
 
     // MARK: 5. Stored size cap and limits after normalizing
 
@@ -116,7 +117,8 @@ extension TrustTests {
             ])))
             #expect(tooLong.status == 400 && tooLong.codes == ["too-many-entries"])
             for toIndex in [0, 1_000, max] {
-                let move = try await live.send(patch.json(Trust.patch([["op": "moveTab", "section": "p", "tab": "p.new", "toIndex": .integer(toIndex)]])))
+                let move = try await live.send(
+                    patch.json(Trust.patch([["op": "moveTab", "section": "p", "tab": "p.new", "toIndex": .integer(toIndex)]])))
                 #expect(move.status == 422, "toIndex \(toIndex)")
                 #expect(move.codes == ["too-many-entries"], "toIndex \(toIndex)")
             }

@@ -39,13 +39,16 @@ struct TrustTests {
                     let secondPath = "/v1/apps/\(app)/users/\(Trust.pct(second))"
                     let firstToken = registered.token(for: first)
                     let secondToken = registered.token(for: second)
-                    let created = try await live.send(.patch(firstPath + "/customization").bearer(firstToken).json(Trust.patch([Trust.hide("com.myApp.bell")])))
+                    let created = try await live.send(
+                        .patch(firstPath + "/customization").bearer(firstToken).json(Trust.patch([Trust.hide("com.myApp.bell")])))
                     #expect(created.status == 200, "\(first.debugDescription)")
 
                     let label = "\(second.debugDescription) on \(first.debugDescription)'s path"
                     let customization = firstPath + "/customization"
                     #expect(try await live.send(.get(customization).bearer(secondToken)).status == 403, "\(label)")
-                    #expect(try await live.send(.patch(customization).bearer(secondToken).json(Trust.patch([Trust.hide("com.myApp.lights")]))).status == 403, "\(label)")
+                    #expect(
+                        try await live.send(.patch(customization).bearer(secondToken).json(Trust.patch([Trust.hide("com.myApp.lights")]))).status
+                            == 403, "\(label)")
                     #expect(try await live.send(.put(customization).bearer(secondToken).json(#"{"tabs": {}}"#)).status == 403, "\(label)")
                     #expect(try await live.send(.delete(customization).bearer(secondToken)).status == 403, "\(label)")
                     for sizeClass in ["compact", "regular"] {
@@ -117,7 +120,9 @@ struct TrustTests {
         try await withLiveService { live in
             for (app, declared, other) in [("app.nfc", "caf\u{E9}", "cafe\u{301}"), ("app.nfd", "cafe\u{301}", "caf\u{E9}"),
                                            ("app.kelvin", "Kelvin", "\u{212A}elvin")] {
-                let schema = Trust.text(["items": [["kind": "tab", "id": "home", "title": "Home"], ["kind": "tab", "id": .string(declared), "title": "Caf\u{E9}"]]])
+                let schema = Trust.text([
+                    "items": [["kind": "tab", "id": "home", "title": "Home"], ["kind": "tab", "id": .string(declared), "title": "Caf\u{E9}"]]
+                ])
                 let registered = try await Credentials.App.register(on: live, id: app, schema: schema)
                 let token = registered.token(for: "u")
                 let path = registered.userPath("u") + "/customization"
@@ -129,7 +134,8 @@ struct TrustTests {
                     #expect(refused.codes == ["unknown-tab"], "\(app)")
                 }
                 #expect(try await live.send(.get(path).bearer(token)).field("revision") == .integer(0), "nothing stored")
-                let accepted = try await live.send(.put(path).bearer(token).json(.object(JSONObject([("tabs", .object(JSONObject([(declared, hidden)])))]))))
+                let accepted = try await live.send(
+                    .put(path).bearer(token).json(.object(JSONObject([("tabs", .object(JSONObject([(declared, hidden)])))]))))
                 #expect(accepted.status == 200)
                 #expect(accepted.identifierKeys("tabs") == [Identifier(declared)])
                 // PATCH is held to the same rule.
@@ -155,7 +161,9 @@ struct TrustTests {
                 let label = "round \(round): \(a.debugDescription) → \(b.debugDescription)"
                 let other = app.userPath(Trust.pct(b))
                 #expect(await api.send(.get(other + "/customization").bearer(token)).status == 403, "\(label)")
-                #expect(await api.send(.patch(other + "/customization").bearer(token).json(Trust.patch([Trust.hide("com.myApp.bell")]))).status == 403, "\(label)")
+                #expect(
+                    await api.send(.patch(other + "/customization").bearer(token).json(Trust.patch([Trust.hide("com.myApp.bell")]))).status == 403,
+                    "\(label)")
                 #expect(await api.send(.get(other + "/layout?sizeClass=regular").bearer(token)).status == 403, "\(label)")
                 let own = await api.send(.get(app.userPath(Trust.pct(a)) + "/customization").bearer(token))
                 #expect(own.status == 200, "\(label)")
@@ -178,7 +186,8 @@ struct TrustTests {
             let (secret, path) = (creds.app.secret, creds.customization)
             let valid = creds.issuedAt + 600
             // The hand-built token is accepted when its claims are sane, so every 401 below is the claim's.
-            let sane = Trust.jwt(payload: #"{"sub":"alice","aud":"app.one","exp":\#(valid),"nbf":\#(valid - 900),"iat":\#(valid - 900)}"#, secret: secret)
+            let sane = Trust.jwt(
+                payload: #"{"sub":"alice","aud":"app.one","exp":\#(valid),"nbf":\#(valid - 900),"iat":\#(valid - 900)}"#, secret: secret)
             #expect(try await live.send(.get(path).bearer(sane)).status == 200)
             for number in Self.hostileNumbers {
                 let payloads = [
@@ -237,7 +246,9 @@ struct TrustTests {
 
     /// A tab id of exactly 256 bytes in 86 characters.
     static let wideTab = "t" + String(repeating: "\u{212A}", count: 85)
-    static let wideSchema = Trust.text(["items": [["kind": "tab", "id": "home", "title": "Home"], ["kind": "tab", "id": .string(wideTab), "title": "Wide"]]])
+    static let wideSchema = Trust.text([
+        "items": [["kind": "tab", "id": "home", "title": "Home"], ["kind": "tab", "id": .string(wideTab), "title": "Wide"]]
+    ])
 
     @Test("a user id over 256 bytes in few characters is refused: 400 in a path, 401 in a token")
     func longUserIdsRefused() async throws {
@@ -258,7 +269,8 @@ struct TrustTests {
                 #expect(response.status == 400, "\(id.utf8.count) bytes, \(id.count) characters")
                 #expect(response.problemType == "urn:tabstore:problem:invalid-user-id")
                 // Nor can a token name such a user.
-                let token = Trust.jwt(payload: Trust.text(["sub": .string(id), "aud": "app.one", "exp": .integer(creds.issuedAt + 600)]), secret: creds.app.secret)
+                let token = Trust.jwt(
+                    payload: Trust.text(["sub": .string(id), "aud": "app.one", "exp": .integer(creds.issuedAt + 600)]), secret: creds.app.secret)
                 #expect(try await live.send(.get(path).bearer(token)).status == 401)
             }
         }
@@ -292,7 +304,9 @@ struct TrustTests {
         #expect(Self.wideTab.utf8.count == 256)
         try await withLiveService { live in
             let creds = try await Credentials.register(on: live, schema: Self.wideSchema)
-            for id in ["ab" + String(repeating: "\u{301}", count: 127), String(repeating: "\u{212A}", count: 85) + "a", String(repeating: "x", count: 256)] {
+            for id in [
+                "ab" + String(repeating: "\u{301}", count: 127), String(repeating: "\u{212A}", count: 85) + "a", String(repeating: "x", count: 256),
+            ] {
                 #expect(id.utf8.count == 256)
                 let own = creds.app.userPath(Trust.pct(id)) + "/customization"
                 let patched = try await live.send(.patch(own).bearer(creds.app.token(for: id)).json(Trust.patch([Trust.hide(Self.wideTab)])))

@@ -60,7 +60,9 @@ struct UserDataTests {
         }
     }
 
-    @Test("erasing in one app removes customization, history and keys there only; revisions continue above the old ones", arguments: PostgresTestCluster.backends)
+    @Test(
+        "erasing in one app removes customization, history and keys there only; revisions continue above the old ones",
+        arguments: PostgresTestCluster.backends)
     func eraseOneApp(_ backend: TestBackend) async throws {
         try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
@@ -70,7 +72,8 @@ struct UserDataTests {
             #expect(after.revision == 0 && Sync.hidden(after) == [] && after.etag == "\"0.1\"")
             #expect(try await live.send(.get(creds.customization + "/history").bearer(creds.userToken)).field("items")?.items.isEmpty == true)
             // The key is gone with the rest: the same request is applied again, as revision 3 (never 1 again).
-            let again = try await live.send(.patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "k").json(Sync.hide("climate")))
+            let again = try await live.send(
+                .patch(creds.customization).bearer(creds.userToken).header("Idempotency-Key", "k").json(Sync.hide("climate")))
             #expect(again.status == 200 && again.revision == 3 && again.header("Idempotent-Replayed") == nil)
             let untouched = try await live.send(.get(creds.otherApp.userPath(Credentials.user) + "/customization").bearer(creds.otherAppToken))
             #expect(untouched.revision == 2)
@@ -84,7 +87,8 @@ struct UserDataTests {
         try await withLiveService(backend: backend) { live in
             let creds = try await Credentials.register(on: live)
             try await Self.aliceEverywhere(live, creds)
-            _ = try await live.send(.patch(creds.app.userPath(Credentials.otherUser) + "/customization").bearer(creds.otherUserToken).json(Sync.hide("bell")))
+            _ = try await live.send(
+                .patch(creds.app.userPath(Credentials.otherUser) + "/customization").bearer(creds.otherUserToken).json(Sync.hide("bell")))
             let export = try await live.send(.get("/v1/users/alice/export").bearer(live.admin))
             #expect(export.status == 200 && export.field("userId") == "alice")
             let apps = export.field("apps")?.items ?? []
@@ -99,7 +103,8 @@ struct UserDataTests {
                 #expect(try await live.send(.patch(path).bearer(token).json(Sync.hide("lights"))).revision == 3)
             }
             // Another user of the same app keeps everything.
-            #expect(try await live.send(.get(creds.app.userPath(Credentials.otherUser) + "/customization").bearer(creds.otherUserToken)).revision == 1)
+            #expect(
+                try await live.send(.get(creds.app.userPath(Credentials.otherUser) + "/customization").bearer(creds.otherUserToken)).revision == 1)
         }
     }
 

@@ -26,7 +26,9 @@ struct CustomizationWritesTests {
 
         var schema: SchemaIndex { entry.schema! }
 
-        func request(_ preconditions: WritePreconditions = WritePreconditions(), idempotency: IdempotentWrite? = nil) -> CustomizationWrites.WriteRequest {
+        func request(
+            _ preconditions: WritePreconditions = WritePreconditions(), idempotency: IdempotentWrite? = nil
+        ) -> CustomizationWrites.WriteRequest {
             CustomizationWrites.WriteRequest(key: key, entry: entry, served: schema, preconditions: preconditions, idempotency: idempotency)
         }
 

@@ -30,11 +30,15 @@ struct JSONAndJWTTests {
                 let text = "{" + (names + ["\"m\(repeated)\": 0"]).joined(separator: ", ") + "}"
                 #expect(throws: JSONParser.Failure.self, "\(count) members, m\(repeated) again") { try JSONParser.parse(Array(text.utf8)) }
             }
-            guard case .object(let distinct) = try JSONParser.parse(Array(("{" + names.joined(separator: ", ") + "}").utf8)) else { Issue.record("not an object"); return }
+            guard case .object(let distinct) = try JSONParser.parse(Array(("{" + names.joined(separator: ", ") + "}").utf8)) else {
+                Issue.record("not an object"); return
+            }
             #expect(distinct.members.count == count)
         }
         // "K" and KELVIN SIGN are canonically equivalent but two names; so are precomposed and decomposed é.
-        guard case .object(let equivalent) = try JSONParser.parse(Array("{\"K\": 1, \"\u{212A}\": 2, \"\u{E9}\": 3, \"e\u{301}\": 4}".utf8)) else { Issue.record("not an object"); return }
+        guard case .object(let equivalent) = try JSONParser.parse(Array("{\"K\": 1, \"\u{212A}\": 2, \"\u{E9}\": 3, \"e\u{301}\": 4}".utf8)) else {
+            Issue.record("not an object"); return
+        }
         #expect(equivalent.members.count == 4)
         // Built from members: a repeated key keeps its first position and its last value, below and past 8 members.
         for count in [3, 12] {

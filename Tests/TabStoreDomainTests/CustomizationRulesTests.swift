@@ -58,7 +58,9 @@ struct CustomizationRulesTests {
         .init(tab: "dock", placement: .sidebar, behavior: .automatic, byDefault: true, visible: true),
         .init(tab: "inbox", placement: .sidebar, entry: .init(sidebarVisibility: .hidden), behavior: .automatic, byDefault: true, visible: false),
         // Apple's coupling: hidden in the sidebar is hidden in the bar; not the other way round.
-        .init(tab: "inbox", placement: .tabBar, entry: .init(sidebarVisibility: .hidden, tabBarVisibility: .visible), behavior: .automatic, byDefault: true, visible: false),
+        .init(
+            tab: "inbox", placement: .tabBar, entry: .init(sidebarVisibility: .hidden, tabBarVisibility: .visible), behavior: .automatic,
+            byDefault: true, visible: false),
         .init(tab: "inbox", placement: .sidebar, entry: .init(tabBarVisibility: .hidden), behavior: .automatic, byDefault: true, visible: true),
         .init(tab: "extra", placement: .tabBar, behavior: .reorderable, byDefault: false, visible: false),
         .init(tab: "extra", placement: .tabBar, entry: .init(tabBarVisibility: .visible), behavior: .reorderable, byDefault: false, visible: true),
@@ -149,9 +151,12 @@ struct CustomizationRulesTests {
         let places = try Self.section("places", rules)
         #expect(rules.fixedPositionRefusal(of: ["places.c", "places.b", "places.a"], in: places, customization: .empty) == nil)
         #expect(rules.fixedPositionRefusal(of: ["places.b", "places.a", "places.c"], in: places, customization: .empty)
-            == .init(code: .notMovable, detail: "tab \"places.b\" has customization behavior \"disabled\" in the sidebar and keeps its builder position 1"))
+                == .init(
+                    code: .notMovable,
+                    detail: "tab \"places.b\" has customization behavior \"disabled\" in the sidebar and keeps its builder position 1"))
         let locked = try Self.section("locked", rules)
-        #expect(rules.fixedPositionRefusal(of: ["locked.b", "locked.a"], in: locked, customization: .empty)?.detail.hasPrefix("tab \"locked.a\"") == true)
+        #expect(
+            rules.fixedPositionRefusal(of: ["locked.b", "locked.a"], in: locked, customization: .empty)?.detail.hasPrefix("tab \"locked.a\"") == true)
         #expect(rules.order(of: places, in: .empty) == ["places.a", "places.b", "places.c"])
         let custom = Customization(sections: ["places": .init(tabOrder: ["places.c", "places.b", "places.a"])])
         #expect(rules.order(of: places, in: custom) == ["places.c", "places.b", "places.a"])
@@ -174,7 +179,10 @@ struct CustomizationRulesTests {
         let rules = try Self.rules()
         let custom = Customization(tabBarOrder: ["places.b", "inbox", "feed"])
         let layout = Layout(customization: custom, index: rules.index, sizeClass: .regular)
-        #expect(layout.tabBar.map(\.id) == ["home", "places.b", "inbox", "dock", "feed", "places.a", "places.c", "locked.a", "locked.b", "quiet.b", "reord.a"])
+        #expect(
+            layout.tabBar.map(\.id) == [
+                "home", "places.b", "inbox", "dock", "feed", "places.a", "places.c", "locked.a", "locked.b", "quiet.b", "reord.a",
+            ])
         #expect(layout.pinned.map(\.id) == ["search"])
     }
 

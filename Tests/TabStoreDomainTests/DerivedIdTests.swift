@@ -3,7 +3,8 @@ import Testing
 @testable import TabStoreSupport
 import TabStoreTestSupport
 
-/// Apple's `customizationBehavior(_:for:)` example 2 (docs/domain.md "Tabs without an id"): a tab `disabled` in both placements needs no customization ID; the service derives one.
+/// Apple's `customizationBehavior(_:for:)` example 2 (docs/domain.md "Tabs without an id"): a tab `disabled` in both placements needs no
+/// customization ID; the service derives one.
 @Suite("Derived ids of tabs without a customization ID")
 struct DerivedIdTests {
     /// The derived ids of a schema's tabs, in builder order.
@@ -38,9 +39,13 @@ struct DerivedIdTests {
         .init(name: "the same schema again", after: before, same: true),
         .init(name: "a tab added before it", after: #"{"items": [{"id": "new", "title": "New"}, \#(home), {"id": "a", "title": "A"}]}"#, same: true),
         .init(name: "another tab renamed and removed", after: #"{"items": [\#(home)]}"#, same: true),
-        .init(name: "its own image changed", after: #"{"items": [\#(home.replacingOccurrences(of: "house", with: "house.fill")), {"id": "a", "title": "A"}]}"#, same: true),
+        .init(
+            name: "its own image changed",
+            after: #"{"items": [\#(home.replacingOccurrences(of: "house", with: "house.fill")), {"id": "a", "title": "A"}]}"#, same: true),
         .init(name: "moved after another tab", after: #"{"items": [{"id": "a", "title": "A"}, \#(home)]}"#, same: true),
-        .init(name: "retitled", after: #"{"items": [\#(home.replacingOccurrences(of: "Home", with: "Start")), {"id": "a", "title": "A"}]}"#, same: false),
+        .init(
+            name: "retitled", after: #"{"items": [\#(home.replacingOccurrences(of: "Home", with: "Start")), {"id": "a", "title": "A"}]}"#, same: false
+        ),
         .init(name: "moved into a section",
               after: #"{"items": [{"kind": "section", "id": "s", "title": "S", "tabs": [\#(home)]}, {"id": "a", "title": "A"}]}"#, same: false),
     ]
@@ -55,7 +60,8 @@ struct DerivedIdTests {
 
     @Test("id-less tabs of the same title and place count their occurrence; the served schema registers as the same")
     func occurrencesAndRoundTrip() throws {
-        let text = #"{"items": [\#(Self.home), \#(Self.home), {"kind": "section", "id": "s", "title": "S", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}, "tabs": [{"title": "Home"}, {"id": "b", "title": "B"}]}]}"#
+        let text =
+            #"{"items": [\#(Self.home), \#(Self.home), {"kind": "section", "id": "s", "title": "S", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}, "tabs": [{"title": "Home"}, {"id": "b", "title": "B"}]}]}"#
         let index = try Seeds.index(text)
         let ids = index.allTabs.map(\.tab.id)
         #expect(ids == [DerivedId.make(section: nil, title: "Home", occurrence: 1), DerivedId.make(section: nil, title: "Home", occurrence: 2),
@@ -74,17 +80,29 @@ struct DerivedIdTests {
         (#"{"items": [{"title": "A"}]}"#, ["empty-id"]),
         (#"{"items": [{"title": "A", "customizationBehavior": {"sidebar": "disabled"}}]}"#, ["empty-id"]),
         (#"{"items": [{"title": "A", "customizationBehavior": {"sidebar": "disabled", "tabBar": "reorderable"}}]}"#, ["empty-id"]),
-        (#"{"items": [{"kind": "section", "id": "s", "title": "S", "customizationBehavior": {"sidebar": "disabled"}, "tabs": [{"title": "A"}]}]}"#, ["empty-id"]),
+        (
+            #"{"items": [{"kind": "section", "id": "s", "title": "S", "customizationBehavior": {"sidebar": "disabled"}, "tabs": [{"title": "A"}]}]}"#,
+            ["empty-id"]
+        ),
         // An empty id is no id at all.
         (#"{"items": [{"id": "", "title": "A", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}}]}"#, ["empty-id"]),
         // The ~derived. space is the service's: a tab may repeat its own derived id, nothing else may use it.
-        (#"{"items": [{"id": "~derived.6b51f61e9603dc73", "title": "Home", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}}]}"#, []),
-        (#"{"items": [{"id": "~derived.0000000000000000", "title": "Home", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}}]}"#, ["invalid-id"]),
+        (
+            #"{"items": [{"id": "~derived.6b51f61e9603dc73", "title": "Home", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}}]}"#,
+            []
+        ),
+        (
+            #"{"items": [{"id": "~derived.0000000000000000", "title": "Home", "customizationBehavior": {"sidebar": "disabled", "tabBar": "disabled"}}]}"#,
+            ["invalid-id"]
+        ),
         (#"{"items": [{"id": "~derived.6b51f61e9603dc73", "title": "Home"}]}"#, ["empty-id"]),
         (#"{"items": [{"kind": "section", "id": "~derived.s", "title": "S", "tabs": []}]}"#, ["invalid-id"]),
         (#"{"items": [{"kind": "section", "id": "s", "title": "S", "dynamicTabs": {"idPrefix": "~derived.x"}, "tabs": []}]}"#, ["invalid-id"]),
         // A dynamic prefix may not claim a derived id either.
-        (#"{"items": [\#(home), {"kind": "section", "id": "s", "title": "S", "dynamicTabs": {"idPrefix": "~"}, "tabs": []}]}"#, ["dynamic-prefix-conflict"]),
+        (
+            #"{"items": [\#(home), {"kind": "section", "id": "s", "title": "S", "dynamicTabs": {"idPrefix": "~"}, "tabs": []}]}"#,
+            ["dynamic-prefix-conflict"]
+        ),
     ]
 
     @Test("schema rules about ids without a customization ID", arguments: schemaRows)
@@ -110,11 +128,13 @@ struct DerivedIdTests {
             #expect(refusalCodes { _ = try CustomizationEditor.apply(try ops(#"{"operations": [\#(operation)]}"#), to: .empty, index: index) }
                 == ["customization-disabled"], "\(operation)")
         }
-        let reordered = try CustomizationEditor.apply(try ops(#"{"operations": [{"op": "setTabOrder", "section": "s", "tabOrder": ["s.b", "s.a"]}]}"#),
+        let reordered = try CustomizationEditor.apply(
+            try ops(#"{"operations": [{"op": "setTabOrder", "section": "s", "tabOrder": ["s.b", "s.a"]}]}"#),
                                                       to: .empty, index: index)
         #expect(reordered.sections["s"]?.tabOrder == ["s.b", "s.a"])
         #expect(refusalCodes {
-            _ = try CustomizationEditor.apply(try ops(#"{"operations": [{"op": "setTabOrder", "section": "s", "tabOrder": ["s.b"]}]}"#), to: .empty, index: index)
+                _ = try CustomizationEditor.apply(
+                    try ops(#"{"operations": [{"op": "setTabOrder", "section": "s", "tabOrder": ["s.b"]}]}"#), to: .empty, index: index)
         } == ["invalid-tab-order"])
         // The layout shows it at its builder position, between the tabs the user reordered.
         let layout = Layout(customization: reordered, index: index, sizeClass: .regular)

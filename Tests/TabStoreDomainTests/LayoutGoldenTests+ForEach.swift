@@ -4,7 +4,8 @@ import Testing
 import TabStoreTestSupport
 
 extension LayoutGoldenTests {
-    /// A music app's ForEach directly in the TabView (docs/domain.md "A top-level ForEach"): playlists between Library and Settings, reorderable in both
+    /// A music app's ForEach directly in the TabView (docs/domain.md "A top-level ForEach"): playlists between Library and Settings, reorderable in
+    /// both
     /// placements; radio stations as ForEach makes them (hide, not move), only in compact, Library standing in for
     /// them; a data-driven section to show that More keeps sections' tabs after the bar's overflow; the app opts macOS in.
     static let forEachSchema = """

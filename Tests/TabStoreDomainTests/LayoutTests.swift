@@ -26,7 +26,9 @@ struct LayoutTests {
         var hiddenInBar: [Identifier] = []
         let bar: [Identifier]
         let more: [Identifier]
-        var description: String { "\(top) top-level, \(inSection) in a section\(search ? ", search" : "")\(hiddenInBar.isEmpty ? "" : ", \(hiddenInBar) hidden")" }
+        var description: String {
+            "\(top) top-level, \(inSection) in a section\(search ? ", search" : "")\(hiddenInBar.isEmpty ? "" : ", \(hiddenInBar) hidden")"
+        }
     }
 
     /// The iPhone (docs/domain.md "Layout: what the TabView shows"): a TabSection collapses, all its tabs appear in a
@@ -119,7 +121,8 @@ struct LayoutTests {
             """), to: custom, index: index)
         let after = Layout(customization: hidden, index: index, sizeClass: .regular)
         #expect(after.selectionFallback == [
-            .init(hidden: "listenNow", select: "radio"), .init(hidden: "browse", select: "radio"), .init(hidden: "library.recentlyAdded", select: "radio"),
+                .init(hidden: "listenNow", select: "radio"), .init(hidden: "browse", select: "radio"),
+                .init(hidden: "library.recentlyAdded", select: "radio"),
         ])
         #expect(after.hidden == ["listenNow", "library.recentlyAdded"])
         let encoded = JSONWriter.string(after.json(appId: "a", userId: "u", customization: hidden))
@@ -130,14 +133,29 @@ struct LayoutTests {
         (#"{"items": [{"id": "a", "title": "A", "standIn": "b"}, {"id": "b", "title": "B"}]}"#, ["invalid-stand-in"]),
         (#"{"items": [{"id": "a", "title": "A", "hiddenIn": ["compact"], "standIn": "nope"}, {"id": "b", "title": "B"}]}"#, ["invalid-stand-in"]),
         (#"{"items": [{"id": "a", "title": "A", "hiddenIn": ["compact"], "standIn": "a"}]}"#, ["invalid-stand-in"]),
-        (#"{"items": [{"id": "a", "title": "A", "hiddenIn": ["compact"], "standIn": "b"}, {"id": "b", "title": "B", "hiddenIn": ["compact"]}]}"#, ["invalid-stand-in"]),
-        (#"{"items": [{"id": "a", "title": "A"}, {"kind": "section", "id": "s", "title": "S", "hiddenIn": ["regular"], "standIn": "s.a", "tabs": [{"id": "s.a", "title": "SA"}]}]}"#, ["invalid-stand-in"]),
-        (#"{"items": [{"id": "a", "title": "A"}, {"kind": "section", "id": "s", "title": "S", "hiddenIn": ["regular"], "standIn": "s", "tabs": []}]}"#, ["invalid-stand-in"]),
-        (#"{"items": [{"id": "a", "title": "A", "hiddenIn": ["regular"]}, {"kind": "section", "id": "s", "title": "S", "hiddenIn": ["compact"], "standIn": "a", "tabs": []}]}"#, []),
+            (
+                #"{"items": [{"id": "a", "title": "A", "hiddenIn": ["compact"], "standIn": "b"}, {"id": "b", "title": "B", "hiddenIn": ["compact"]}]}"#,
+                ["invalid-stand-in"]
+            ),
+            (
+                #"{"items": [{"id": "a", "title": "A"}, {"kind": "section", "id": "s", "title": "S", "hiddenIn": ["regular"], "standIn": "s.a", "tabs": [{"id": "s.a", "title": "SA"}]}]}"#,
+                ["invalid-stand-in"]
+            ),
+            (
+                #"{"items": [{"id": "a", "title": "A"}, {"kind": "section", "id": "s", "title": "S", "hiddenIn": ["regular"], "standIn": "s", "tabs": []}]}"#,
+                ["invalid-stand-in"]
+            ),
+            (
+                #"{"items": [{"id": "a", "title": "A", "hiddenIn": ["regular"]}, {"kind": "section", "id": "s", "title": "S", "hiddenIn": ["compact"], "standIn": "a", "tabs": []}]}"#,
+                []
+            ),
         (#"{"items": [{"id": "a", "title": "A", "standIn": 3}]}"#, ["invalid-type"]),
         (#"{"items": [{"id": "a", "title": "A"}], "customizablePlatforms": ["iOS", "watchOS"]}"#, ["invalid-value"]),
         (#"{"items": [{"kind": "section", "id": "s", "title": "S", "expanded": "no", "tabs": []}]}"#, ["invalid-type"]),
-        (#"{"items": [{"kind": "section", "id": "s", "title": "S", "dynamicTabs": {"idPrefix": "p.", "customizationBehavior": {"sidebar": "fixed"}}, "tabs": []}]}"#, ["invalid-value"]),
+            (
+                #"{"items": [{"kind": "section", "id": "s", "title": "S", "dynamicTabs": {"idPrefix": "p.", "customizationBehavior": {"sidebar": "fixed"}}, "tabs": []}]}"#,
+                ["invalid-value"]
+            ),
         (#"{"items": [{"kind": "section", "id": "s", "title": "S", "dynamicTabs": {"idPrefix": "p.", "order": 1}, "tabs": []}]}"#, ["unknown-field"]),
     ] as [(String, [String])])
     func schemaRules(text: String, codes: [String]) {
@@ -156,7 +174,9 @@ struct LayoutTests {
             #expect(layout.pinned.map(\.systemImage) == ["magnifyingglass"])
             #expect(!layout.shownTabs.dropLast().contains { $0.id == "search" }, "only in pinned")
             let encoded = JSONWriter.string(layout.json(appId: "a", userId: "u", customization: .empty))
-            #expect(encoded.contains(#""pinned":[{"kind":"tab","id":"search","title":"Search","titleKey":"Search","systemImage":"magnifyingglass","role":"search"}]"#))
+            #expect(
+                encoded.contains(
+                    #""pinned":[{"kind":"tab","id":"search","title":"Search","titleKey":"Search","systemImage":"magnifyingglass","role":"search"}]"#))
         }
         // 002's collections example gives the search tab no label at all.
         let unlabelled = Layout(customization: .empty, index: try Seeds.index(Seeds.articleCollections), sizeClass: .regular)

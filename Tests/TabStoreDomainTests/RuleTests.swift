@@ -20,47 +20,92 @@ struct RuleTests {
         Row(name: "unknown section in move", operations: #"{"op":"moveTab","section":"nope","tab":"places.a","toIndex":0}"#, code: "unknown-section"),
         Row(name: "hide a disabled tab", operations: #"{"op":"setSidebarVisibility","tab":"home","visibility":"hidden"}"#, code: "not-hideable"),
         Row(name: "hide a reorderable tab", operations: #"{"op":"setTabBarVisibility","tab":"feed","visibility":"hidden"}"#, code: "not-hideable"),
-        Row(name: "move a disabled tab in its section", operations: #"{"op":"moveTab","section":"places","tab":"places.b","toIndex":0}"#, code: "not-movable"),
-        Row(name: "tab order moving a disabled tab", operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.b","places.a","places.c"]}"#, code: "not-movable"),
-        Row(name: "tab order keeping a disabled tab", operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.c","places.b","places.a"]}"#, code: nil),
-        Row(name: "move into another section", operations: #"{"op":"moveTab","section":"places","tab":"locked.a","toIndex":0}"#, code: "cross-section-move"),
-        Row(name: "tab order naming another section's tab", operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.a","places.b","places.c","inbox"]}"#, code: "cross-section-move"),
-        Row(name: "tab order missing a tab", operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.a","places.b"]}"#, code: "invalid-tab-order"),
-        Row(name: "tab order with a duplicate", operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.a","places.b","places.c","places.a"]}"#, code: "invalid-tab-order"),
+        Row(
+            name: "move a disabled tab in its section", operations: #"{"op":"moveTab","section":"places","tab":"places.b","toIndex":0}"#,
+            code: "not-movable"),
+        Row(
+            name: "tab order moving a disabled tab",
+            operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.b","places.a","places.c"]}"#, code: "not-movable"),
+        Row(
+            name: "tab order keeping a disabled tab",
+            operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.c","places.b","places.a"]}"#, code: nil),
+        Row(
+            name: "move into another section", operations: #"{"op":"moveTab","section":"places","tab":"locked.a","toIndex":0}"#,
+            code: "cross-section-move"),
+        Row(
+            name: "tab order naming another section's tab",
+            operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.a","places.b","places.c","inbox"]}"#, code: "cross-section-move"),
+        Row(
+            name: "tab order missing a tab", operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.a","places.b"]}"#,
+            code: "invalid-tab-order"),
+        Row(
+            name: "tab order with a duplicate",
+            operations: #"{"op":"setTabOrder","section":"places","tabOrder":["places.a","places.b","places.c","places.a"]}"#,
+            code: "invalid-tab-order"),
         Row(name: "move out of range", operations: #"{"op":"moveTab","section":"places","tab":"places.a","toIndex":9}"#, code: "invalid-tab-order"),
-        Row(name: "reorder a disabled section", operations: #"{"op":"setTabOrder","section":"locked","tabOrder":["locked.b","locked.a"]}"#, code: "customization-disabled"),
-        Row(name: "hide a tab of a disabled section", operations: #"{"op":"setSidebarVisibility","tab":"locked.a","visibility":"hidden"}"#, code: "not-hideable"),
-        Row(name: "add a default-hidden tab that is not fully customizable", operations: #"{"op":"setTabBarVisibility","tab":"extra","visibility":"visible"}"#, code: "customization-disabled"),
-        Row(name: "show a sidebarOnly tab in the bar", operations: #"{"op":"setTabBarVisibility","tab":"settings","visibility":"visible"}"#, code: "sidebar-only"),
+        Row(
+            name: "reorder a disabled section", operations: #"{"op":"setTabOrder","section":"locked","tabOrder":["locked.b","locked.a"]}"#,
+            code: "customization-disabled"),
+        Row(
+            name: "hide a tab of a disabled section", operations: #"{"op":"setSidebarVisibility","tab":"locked.a","visibility":"hidden"}"#,
+            code: "not-hideable"),
+        Row(
+            name: "add a default-hidden tab that is not fully customizable",
+            operations: #"{"op":"setTabBarVisibility","tab":"extra","visibility":"visible"}"#, code: "customization-disabled"),
+        Row(
+            name: "show a sidebarOnly tab in the bar", operations: #"{"op":"setTabBarVisibility","tab":"settings","visibility":"visible"}"#,
+            code: "sidebar-only"),
         Row(name: "sidebarOnly tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["settings"]}"#, code: "sidebar-only"),
         Row(name: "pinned tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","search"]}"#, code: "pinned-tab"),
         Row(name: "disabled tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["home"]}"#, code: "not-movable"),
         Row(name: "reorderable tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","feed"]}"#, code: nil),
         // v1.1: tabs built with ForEach cannot be dragged by default; `reorderable` turns dragging on.
-        Row(name: "dynamic tab in its section", operations: #"{"op":"moveTab","section":"lists","tab":"list.groceries","toIndex":0}"#, code: "not-movable"),
+        Row(
+            name: "dynamic tab in its section", operations: #"{"op":"moveTab","section":"lists","tab":"list.groceries","toIndex":0}"#,
+            code: "not-movable"),
         Row(name: "reorderable dynamic tab in its section", operations: #"{"op":"moveTab","section":"mixes","tab":"mix.a","toIndex":0}"#, code: nil),
-        Row(name: "dynamic tab in another section", operations: #"{"op":"moveTab","section":"places","tab":"list.groceries","toIndex":0}"#, code: "cross-section-move"),
+        Row(
+            name: "dynamic tab in another section", operations: #"{"op":"moveTab","section":"places","tab":"list.groceries","toIndex":0}"#,
+            code: "cross-section-move"),
         // A ForEach directly in the TabView (docs/domain.md "A top-level ForEach"): its tabs are top-level tabs; the group reorders only its own.
         Row(name: "hide a top-level ForEach tab", operations: #"{"op":"setTabBarVisibility","tab":"pick.a","visibility":"hidden"}"#, code: nil),
         Row(name: "move a top-level ForEach tab", operations: #"{"op":"moveTab","section":"picks","tab":"pick.a","toIndex":0}"#, code: "not-movable"),
-        Row(name: "a top-level ForEach tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","pick.a"]}"#, code: "not-movable"),
-        Row(name: "hide a reorderable top-level ForEach tab", operations: #"{"op":"setSidebarVisibility","tab":"top.a","visibility":"hidden"}"#, code: "not-hideable"),
+        Row(
+            name: "a top-level ForEach tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["inbox","pick.a"]}"#,
+            code: "not-movable"),
+        Row(
+            name: "hide a reorderable top-level ForEach tab", operations: #"{"op":"setSidebarVisibility","tab":"top.a","visibility":"hidden"}"#,
+            code: "not-hideable"),
         Row(name: "move a reorderable top-level ForEach tab", operations: #"{"op":"moveTab","section":"tops","tab":"top.a","toIndex":0}"#, code: nil),
-        Row(name: "a reorderable top-level ForEach tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["top.a","inbox"]}"#, code: nil),
-        Row(name: "a ForEach tab into a section", operations: #"{"op":"moveTab","section":"places","tab":"top.a","toIndex":0}"#, code: "cross-section-move"),
-        Row(name: "a section's tab into a ForEach", operations: #"{"op":"moveTab","section":"tops","tab":"places.a","toIndex":0}"#, code: "cross-section-move"),
-        Row(name: "a top-level tab into a ForEach", operations: #"{"op":"setTabOrder","section":"tops","tabOrder":["top.a","inbox"]}"#, code: "cross-section-move"),
-        Row(name: "collapse a ForEach", operations: #"{"op":"setSectionExpanded","section":"tops","expanded":false}"#, code: "customization-disabled"),
-        Row(name: "another prefix's tab in a ForEach's list", operations: #"{"op":"setDynamicTabs","section":"picks","tabs":[{"id":"top.a","title":"A"}]}"#,
+        Row(
+            name: "a reorderable top-level ForEach tab in the bar order", operations: #"{"op":"setTabBarOrder","tabBarOrder":["top.a","inbox"]}"#,
+            code: nil),
+        Row(
+            name: "a ForEach tab into a section", operations: #"{"op":"moveTab","section":"places","tab":"top.a","toIndex":0}"#,
+            code: "cross-section-move"),
+        Row(
+            name: "a section's tab into a ForEach", operations: #"{"op":"moveTab","section":"tops","tab":"places.a","toIndex":0}"#,
+            code: "cross-section-move"),
+        Row(
+            name: "a top-level tab into a ForEach", operations: #"{"op":"setTabOrder","section":"tops","tabOrder":["top.a","inbox"]}"#,
+            code: "cross-section-move"),
+        Row(
+            name: "collapse a ForEach", operations: #"{"op":"setSectionExpanded","section":"tops","expanded":false}"#, code: "customization-disabled"),
+        Row(
+            name: "another prefix's tab in a ForEach's list",
+            operations: #"{"op":"setDynamicTabs","section":"picks","tabs":[{"id":"top.a","title":"A"}]}"#,
             code: "prefix-mismatch"),
         Row(name: "reset a ForEach's order", operations: #"{"op":"resetSectionOrder","section":"tops"}"#, code: nil),
-        Row(name: "expand an unknown section", operations: #"{"op":"setSectionExpanded","section":"nope","expanded":false}"#, code: "unknown-section"),
+        Row(
+            name: "expand an unknown section", operations: #"{"op":"setSectionExpanded","section":"nope","expanded":false}"#, code: "unknown-section"),
         Row(name: "collapse a section", operations: #"{"op":"setSectionExpanded","section":"places","expanded":false}"#, code: nil),
         Row(name: "hide every hideable sidebar tab",
             operations: ["inbox", "places.a", "places.c", "search", "settings"].map {
                 #"{"op":"setSidebarVisibility","tab":"\#($0)","visibility":"hidden"}"#
             }.joined(separator: ","), code: nil),
-        Row(name: "reset everything", operations: #"{"op":"resetVisibility","placement":"all"},{"op":"resetSectionOrder"},{"op":"resetTabBarOrder"}"#, code: nil),
+        Row(
+            name: "reset everything", operations: #"{"op":"resetVisibility","placement":"all"},{"op":"resetSectionOrder"},{"op":"resetTabBarOrder"}"#,
+            code: nil),
     ]
 
     @Test("rule codes", arguments: rows)
@@ -179,9 +224,15 @@ struct SchemaValidationTests {
         (#"{"items": [{"id": "a", "title": "A"}, {"kind": "section", "id": "a", "title": "S", "tabs": []}]}"#, ["duplicate-id"]),
         (#"{"items": [{"id": "", "title": "A"}]}"#, ["empty-id"]),
         (#"{"items": [{"id": "a", "title": " "}]}"#, ["empty-title"]),
-        (#"{"items": [{"kind": "section", "id": "s", "title": "S", "tabs": [{"kind": "section", "id": "n", "title": "N", "tabs": []}]}]}"#, ["nested-section"]),
+            (
+                #"{"items": [{"kind": "section", "id": "s", "title": "S", "tabs": [{"kind": "section", "id": "n", "title": "N", "tabs": []}]}]}"#,
+                ["nested-section"]
+            ),
         (#"{"items": [{"id": "a", "role": "search"}, {"id": "b", "role": "search"}]}"#, ["multiple-search-tabs"]),
-        (#"{"items": [{"id": "a", "title": "A", "placement": "sidebarOnly", "defaultVisibility": {"tabBar": "visible"}}]}"#, ["sidebar-only-in-tab-bar"]),
+            (
+                #"{"items": [{"id": "a", "title": "A", "placement": "sidebarOnly", "defaultVisibility": {"tabBar": "visible"}}]}"#,
+                ["sidebar-only-in-tab-bar"]
+            ),
         (#"{"items": [{"id": "a", "title": "A", "placement": "floating"}]}"#, ["invalid-value"]),
         (#"{"items": [{"id": "a", "title": "A", "customizationBehavior": {"sidebar": "locked"}}]}"#, ["invalid-value"]),
         (#"{"items": [{"id": "a", "title": "A", "hiddenIn": ["tiny"]}]}"#, ["invalid-value"]),
@@ -193,17 +244,27 @@ struct SchemaValidationTests {
         (#"{"items": [{"id": "a", "title": "A\#(String(repeating: "\u{301}", count: 600))"}]}"#, ["title-too-long"]),
         (#"{"items": [{"id": "a\u0001", "title": "A"}]}"#, ["invalid-id"]),
         (#"{"items": [{"id": "a", "title": "A", "systemImage": "x", "image": "y"}]}"#, ["conflicting-image"]),
-        (#"{"items": [{"id": "list.a", "title": "A"}, {"kind": "section", "id": "s", "title": "S", "dynamicTabs": {"idPrefix": "list."}, "tabs": []}]}"#, ["dynamic-prefix-conflict"]),
+            (
+                #"{"items": [{"id": "list.a", "title": "A"}, {"kind": "section", "id": "s", "title": "S", "dynamicTabs": {"idPrefix": "list."}, "tabs": []}]}"#,
+                ["dynamic-prefix-conflict"]
+            ),
         // A top-level ForEach: an id like a section's, a prefix like a dynamic section's; never inside a section.
         (#"{"items": [{"kind": "forEach", "id": "", "dynamicTabs": {"idPrefix": "p."}}]}"#, ["empty-id"]),
         (#"{"items": [{"kind": "forEach", "id": "~derived.x", "dynamicTabs": {"idPrefix": "p."}}]}"#, ["invalid-id"]),
         (#"{"items": [{"id": "p", "title": "P"}, {"kind": "forEach", "id": "p", "dynamicTabs": {"idPrefix": "p."}}]}"#, ["duplicate-id"]),
-        (#"{"items": [{"id": "p.a", "title": "A"}, {"kind": "forEach", "id": "f", "dynamicTabs": {"idPrefix": "p."}}]}"#, ["dynamic-prefix-conflict"]),
-        (#"{"items": [{"kind": "forEach", "id": "f", "dynamicTabs": {"idPrefix": "p."}}, {"kind": "forEach", "id": "g", "dynamicTabs": {"idPrefix": "p.x"}}]}"#,
+            (
+                #"{"items": [{"id": "p.a", "title": "A"}, {"kind": "forEach", "id": "f", "dynamicTabs": {"idPrefix": "p."}}]}"#,
+                ["dynamic-prefix-conflict"]
+            ),
+            (
+                #"{"items": [{"kind": "forEach", "id": "f", "dynamicTabs": {"idPrefix": "p."}}, {"kind": "forEach", "id": "g", "dynamicTabs": {"idPrefix": "p.x"}}]}"#,
          ["dynamic-prefix-conflict"]),
         (#"{"items": [{"kind": "section", "id": "s", "title": "S", "tabs": [{"kind": "forEach", "id": "f", "dynamicTabs": {"idPrefix": "p."}}]}]}"#,
          ["nested-section"]),
-        (#"{"items": [{"kind": "forEach", "id": "f", "hiddenIn": ["compact"], "standIn": "f", "dynamicTabs": {"idPrefix": "p."}}]}"#, ["invalid-stand-in"]),
+            (
+                #"{"items": [{"kind": "forEach", "id": "f", "hiddenIn": ["compact"], "standIn": "f", "dynamicTabs": {"idPrefix": "p."}}]}"#,
+                ["invalid-stand-in"]
+            ),
         (#"{"items": [{"id": "", "title": ""}, {"id": "b", "title": "B", "placement": "nowhere"}]}"#, ["invalid-value", "empty-id", "empty-title"]),
     ])
     func rule(text: String, codes: [String]) {

@@ -80,7 +80,10 @@ struct HTTPParserTests {
         Case(name: "chunk without CRLF", raw: "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n0\r\n\r\n", status: 400),
         Case(name: "unknown expectation", raw: "POST / HTTP/1.1\r\nHost: x\r\nExpect: magic\r\nContent-Length: 1\r\n\r\na", status: 417),
         Case(name: "long request line", raw: "GET /\(String(repeating: "a", count: 9000)) HTTP/1.1\r\nHost: x\r\n\r\n", status: 414),
-        Case(name: "huge header block", raw: "GET / HTTP/1.1\r\nHost: x\r\n" + String(repeating: "X-Filler: \(String(repeating: "b", count: 1000))\r\n", count: 70) + "\r\n", status: 431),
+        Case(
+            name: "huge header block",
+            raw: "GET / HTTP/1.1\r\nHost: x\r\n" + String(repeating: "X-Filler: \(String(repeating: "b", count: 1000))\r\n", count: 70) + "\r\n",
+            status: 431),
         // RFC 9112 §3.2: a Host that is not `host[:port]` (RFC 3986 reg-name, IPv4 or IP-literal) is 400.
         Case(name: "Host with a space", raw: "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", status: 400),
         Case(name: "Host with userinfo", raw: "GET / HTTP/1.1\r\nHost: a@b\r\n\r\n", status: 400),

@@ -93,7 +93,8 @@ enum Outcome: Equatable, Sendable {
     /// Body bytes this action hands back to the shared budget.
     var released: Int {
         switch self {
-        case .respond(_, _, _, let releasing, _), .fail(_, _, _, let releasing), .startStream(_, _, _, let releasing), .close(let releasing): releasing
+        case .respond(_, _, _, let releasing, _), .fail(_, _, _, let releasing), .startStream(_, _, _, let releasing), .close(let releasing):
+            releasing
         default: 0
         }
     }

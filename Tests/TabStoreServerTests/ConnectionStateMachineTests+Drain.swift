@@ -30,7 +30,9 @@ extension ConnectionStateMachineTests {
             on(.bytes("GET /a HTTP/1.1\r\n"), .wait(.read)),
             on(.bytes("Host: x\r\n\r\n"), .refuseDraining("/a")),
         ]),
-        MachineCase("one that sends nothing closes at the header timeout from accept, unanswered; drainStarted changes nothing", acceptedWhileDraining: true, [
+        MachineCase(
+            "one that sends nothing closes at the header timeout from accept, unanswered; drainStarted changes nothing", acceptedWhileDraining: true,
+            [
             on(.drain, .wait(.read)),
             on(.tick, at: ms(1100), .wait(.read)),
             on(.tick, at: ms(1100) + 1, .close()),

@@ -135,7 +135,8 @@ extension HTTPServerTests {
         await server.shutdown(grace: 1)
     }
 
-    @Test("body bytes in flight are bounded over all connections, counted as they arrive: an upload that does not fit gets 503 while the first goes on")
+    @Test(
+        "body bytes in flight are bounded over all connections, counted as they arrive: an upload that does not fit gets 503 while the first goes on")
     func bodyBudget() async throws {
         let observer = RecordingObserver()
         let server = try startServer(observer: observer) { $0.maxBodyBytesInFlight = 1500 }

@@ -34,7 +34,8 @@ struct TestResponder: HTTPResponder {
         case "/echo":
             return HTTPResponse(status: 200, body: request.body)
         default:
-            return HTTPResponse(status: 200, headers: HTTPHeaders([("X-Test", "a\r\nInjected: yes")]), body: Array("hello \(request.head.target)".utf8))
+            return HTTPResponse(
+                status: 200, headers: HTTPHeaders([("X-Test", "a\r\nInjected: yes")]), body: Array("hello \(request.head.target)".utf8))
         }
     }
 }
@@ -145,7 +146,9 @@ struct HTTPServerTests {
         let server = try startServer()
         try await offPool {
             let client = try RawClient(port: server.port)
-            client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+            client.send(
+                "GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+            )
             #expect(client.readResponse()?.text == "slow done")
             #expect(client.readResponse()?.text == "hello /2")
             #expect(client.readResponse()?.text == "abc")
@@ -267,7 +270,9 @@ struct HTTPServerTests {
         let client = RawClient(connected: fds[1])
         try await offPool {
             #expect(client.request(.get("/one"))?.text == "hello /one")
-            let pipelined = Array("GET /a HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nokHEAD /b HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+            let pipelined = Array(
+                "GET /a HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nokHEAD /b HTTP/1.1\r\nHost: x\r\n\r\n"
+                    .utf8)
             for byte in pipelined { client.send([byte]) }
             #expect(client.readResponse()?.text == "hello /a")
             #expect(client.readResponse()?.text == "ok")

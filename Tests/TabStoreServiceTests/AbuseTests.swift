@@ -97,12 +97,29 @@ struct AbuseTests {
             let cases: [(String, String, Int)] = [
                 ("deeply nested", #"{"operations": \#(deep)}"#, 400),
                 ("number out of range", #"{"operations": [{"op": "moveTab", "section": "s", "tab": "t", "toIndex": 1e999}]}"#, 400),
-                ("huge integer", #"{"operations": [{"op": "moveTab", "section": "com.myApp.categories", "tab": "com.myApp.lights", "toIndex": 99999999999999999999}]}"#, 400),
-                ("float index", #"{"operations": [{"op": "moveTab", "section": "com.myApp.categories", "tab": "com.myApp.lights", "toIndex": 1.5}]}"#, 400),
-                ("negative index", #"{"operations": [{"op": "moveTab", "section": "com.myApp.categories", "tab": "com.myApp.lights", "toIndex": -1}]}"#, 422),
-                ("too many operations", #"{"operations": [\#(Array(repeating: #"{"op": "resetTabBarOrder"}"#, count: 1001).joined(separator: ","))]}"#, 400),
+                (
+                    "huge integer",
+                    #"{"operations": [{"op": "moveTab", "section": "com.myApp.categories", "tab": "com.myApp.lights", "toIndex": 99999999999999999999}]}"#,
+                    400
+                ),
+                (
+                    "float index",
+                    #"{"operations": [{"op": "moveTab", "section": "com.myApp.categories", "tab": "com.myApp.lights", "toIndex": 1.5}]}"#, 400
+                ),
+                (
+                    "negative index",
+                    #"{"operations": [{"op": "moveTab", "section": "com.myApp.categories", "tab": "com.myApp.lights", "toIndex": -1}]}"#, 422
+                ),
+                (
+                    "too many operations",
+                    #"{"operations": [\#(Array(repeating: #"{"op": "resetTabBarOrder"}"#, count: 1001).joined(separator: ","))]}"#, 400
+                ),
                 ("control character id", #"{"operations": [{"op": "setSidebarVisibility", "tab": "a\u0000b", "visibility": "hidden"}]}"#, 400),
-                ("id over 256 bytes in 2 characters", #"{"operations": [{"op": "setSidebarVisibility", "tab": "a\#(String(repeating: "\u{301}", count: 300))", "visibility": "hidden"}]}"#, 400),
+                (
+                    "id over 256 bytes in 2 characters",
+                    #"{"operations": [{"op": "setSidebarVisibility", "tab": "a\#(String(repeating: "\u{301}", count: 300))", "visibility": "hidden"}]}"#,
+                    400
+                ),
             ]
             for (name, body, status) in cases {
                 let response = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(body))
@@ -125,7 +142,8 @@ struct AbuseTests {
     func bodyOverLimit() async throws {
         try await withLiveService { live in
             let creds = try await Credentials.register(on: live)
-            let big = try await live.send(.put(creds.customization).bearer(creds.userToken).json("\"" + String(repeating: "a", count: 1_100_000) + "\""))
+            let big = try await live.send(
+                .put(creds.customization).bearer(creds.userToken).json("\"" + String(repeating: "a", count: 1_100_000) + "\""))
             #expect(big.status == 413)
         }
     }
@@ -199,7 +217,8 @@ struct AbuseTests {
         try await withLiveService(adjust: Self.adjustForAbuse) { live in
             let port = live.port
             try await offPool {
-                for attempt in ["POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /admin HTTP/1.1\r\n\r\n",
+                for attempt in [
+                    "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /admin HTTP/1.1\r\n\r\n",
                                 "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Length: 40\r\n\r\nabcd",
                                 "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n0\r\n\r\n"] {
                     let client = try RawClient(port: port)

@@ -178,7 +178,9 @@ extension BinaryTests {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    @Test("under a low open-file limit: the connection cap is lowered to fit, a flood past it neither spins nor floods the log, the server serves after")
+    @Test(
+        "under a low open-file limit: the connection cap is lowered to fit, a flood past it neither spins nor floods the log, the server serves after"
+    )
     func descriptorExhaustion() async throws {
         let directory = TemporaryDirectory()
         let process = Process()
@@ -186,7 +188,8 @@ extension BinaryTests {
         // `ulimit -n` sets the soft and hard limit: the server cannot raise it; 128 descriptors, 26 used at rest.
         process.arguments = ["-c", "ulimit -n 128 && exec \"$0\" serve --port 0 --data-dir \"$1\" --threads 1 --access-log false",
                              TabServerProcess.binary.path, directory.path]
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }.merging(TabServerProcess.loadedMachine) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }.merging(TabServerProcess.loadedMachine)
+        { $1 }
         let err = Pipe()
         process.standardError = err
         process.standardOutput = Pipe()
@@ -205,7 +208,9 @@ extension BinaryTests {
             var port: Int?
             _ = eventually(10) {
                 for line in log.withLock({ $0 }).split(separator: "\n") where line.contains("\"event\":\"listening\"") {
-                    if case .object(let object)? = try? JSONParser.parse(Array(line.utf8)), case .integer(let found)? = object["port"] { port = found }
+                    if case .object(let object)? = try? JSONParser.parse(Array(line.utf8)), case .integer(let found)? = object["port"] {
+                        port = found
+                    }
                 }
                 return port != nil
             }

@@ -31,7 +31,8 @@ final class ServingProcess: @unchecked Sendable {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", prefix + #" exec "$0" serve "$@""#, TabServerProcess.binary.path] + arguments
         }
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }.merging(TabServerProcess.loadedMachine) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }.merging(TabServerProcess.loadedMachine)
+        { $1 }
         let err = Pipe()
         process.standardError = err
         process.standardOutput = Pipe()
@@ -252,7 +253,8 @@ struct HardeningBinaryTests {
             process.executableURL = TabServerProcess.binary
             process.arguments = arguments
         }
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }.merging(TabServerProcess.loadedMachine) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAB_SERVER_") }.merging(TabServerProcess.loadedMachine)
+        { $1 }
         let err = Pipe()
         process.standardError = err
         process.standardOutput = Pipe()
@@ -277,8 +279,14 @@ struct HardeningBinaryTests {
             (["--data-dir", file], "tab-server: --data-dir \(file) is a file, not a folder\n"),
             (["--data-dir", file + "/sub"], "tab-server: --data-dir \(file)/sub cannot be created: \(file) is a file, not a folder\n"),
             (["--database", file + "/db.sqlite"], "tab-server: the folder of --database \(file) is a file, not a folder\n"),
-            (["--host", "999.1.2.3"], "tab-server: --host must be an IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, or localhost, got \"999.1.2.3\"\n"),
-            (["--host", "example.com"], "tab-server: --host must be an IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, or localhost, got \"example.com\"\n"),
+            (
+                ["--host", "999.1.2.3"],
+                "tab-server: --host must be an IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, or localhost, got \"999.1.2.3\"\n"
+            ),
+            (
+                ["--host", "example.com"],
+                "tab-server: --host must be an IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, or localhost, got \"example.com\"\n"
+            ),
         ]
         for (arguments, message) in cases {
             for command in ["serve", "demo", "backup"] {
@@ -310,11 +318,17 @@ struct HardeningBinaryTests {
         let serve = ["serve", "--port", "0", "--threads", "1", "--admin-token", "an-operator-token-0123456789"]
         let (status, errors, uid) = try await Self.runUnprivileged(serve + ["--data-dir", data])
         #expect(status == 2)
-        #expect(errors == "tab-server: --data-dir \(data) is not writable: permission denied; make \(data) writable by uid \(uid) (the user tab-server runs as)\n")
+        #expect(
+            errors
+                == "tab-server: --data-dir \(data) is not writable: permission denied; make \(data) writable by uid \(uid) (the user tab-server runs as)\n"
+        )
         // A data folder to create inside it: the parent is the folder to fix.
         let (nestedStatus, nested, _) = try await Self.runUnprivileged(serve + ["--data-dir", data + "/sub"])
         #expect(nestedStatus == 2)
-        #expect(nested == "tab-server: cannot create --data-dir \(data)/sub: permission denied; make \(data) writable by uid \(uid) (the user tab-server runs as)\n")
+        #expect(
+            nested
+                == "tab-server: cannot create --data-dir \(data)/sub: permission denied; make \(data) writable by uid \(uid) (the user tab-server runs as)\n"
+        )
         // demo creates the database too, so it says the same.
         let (demoStatus, demo, _) = try await Self.runUnprivileged(["demo", "--data-dir", data])
         #expect(demoStatus == 2)

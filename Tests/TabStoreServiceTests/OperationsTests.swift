@@ -151,8 +151,12 @@ struct OperationsTests {
             let store = try SQLiteStore(configuration: SQLiteStore.Configuration(path: path))
             _ = try await store.createApp(id: "a", name: "A", signingSecret: "s", createdAt: "t")
             _ = try await store.createApp(id: "b", name: "B", signingSecret: "s", createdAt: "t")
-            for user in 0..<5 { _ = try await store.updateCustomization(appId: "a", userId: "u\(user)", expectedRevision: nil) { _ in record("a", "u\(user)", 1) } }
-            for user in 0..<3 { _ = try await store.updateCustomization(appId: "b", userId: "u\(user)", expectedRevision: nil) { _ in record("b", "u\(user)", 1) } }
+            for user in 0..<5 {
+                _ = try await store.updateCustomization(appId: "a", userId: "u\(user)", expectedRevision: nil) { _ in record("a", "u\(user)", 1) }
+            }
+            for user in 0..<3 {
+                _ = try await store.updateCustomization(appId: "b", userId: "u\(user)", expectedRevision: nil) { _ in record("b", "u\(user)", 1) }
+            }
             #expect(try await store.customizationCount() == 8)
             _ = try await store.updateCustomization(appId: "a", userId: "u0", expectedRevision: 1) { _ in record("a", "u0", 2) }  // an update
             _ = try await store.updateCustomization(appId: "a", userId: "u1", expectedRevision: nil) { _ in nil }  // no change
@@ -172,7 +176,8 @@ struct OperationsTests {
             // A row written behind the store's back (another connection) does not move the gauge: /metrics
             // reads memory, not the table. It is counted at the next start.
             let other = try SQLiteConnection(path: path)
-            try other.run("INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at) VALUES ('b', 'x', 1, 1, x'7b7d', 't')")
+            try other.run(
+                "INSERT INTO customizations (app_id, user_id, revision, schema_version, document, updated_at) VALUES ('b', 'x', 1, 1, x'7b7d', 't')")
             #expect(try await store.customizationCount() == 3)
             await store.close()
         }

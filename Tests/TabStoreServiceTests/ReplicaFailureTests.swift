@@ -27,7 +27,8 @@ struct PortClient: TestClient {
 @Suite("Replicas under failures", .serialized, .enabled(if: PostgresTestCluster.shared != nil, "no PostgreSQL binaries"))
 struct ReplicaFailureTests {
     static let tabs = 60
-    static let schema = #"{"items": [{"id": "keep", "title": "Keep"}, "# + (0..<tabs).map { #"{"id": "t\#($0)", "title": "T\#($0)"}"# }.joined(separator: ",") + "]}"
+    static let schema =
+        #"{"items": [{"id": "keep", "title": "Keep"}, "# + (0..<tabs).map { #"{"id": "t\#($0)", "title": "T\#($0)"}"# }.joined(separator: ",") + "]}"
 
     static func hide(_ tab: Int) -> String { #"{"operations": [{"op": "setSidebarVisibility", "tab": "t\#(tab)", "visibility": "hidden"}]}"# }
 
@@ -151,7 +152,8 @@ struct ReplicaFailureTests {
             #expect(Set(statuses.keys).isSubset(of: [200, 503]), "\(statuses)")
             for replica in replicas {
                 #expect(try await replica.send(.get("/readyz")).status == 200)
-                let after = try await replica.send(.patch(creds.userPath("late") + "/customization").bearer(creds.token(for: "late")).json(Self.hide(0)))
+                let after = try await replica.send(
+                    .patch(creds.userPath("late") + "/customization").bearer(creds.token(for: "late")).json(Self.hide(0)))
                 #expect(after.status == 200, "\(after.status) \(after.text)")
             }
             try await Self.verify(replicas[1], creds, acknowledged)

@@ -8,7 +8,8 @@ import TabStoreTestSupport
 struct ServiceOptionsTests {
     @Test("configuration: flags win over the environment, bad values are refused with the name")
     func options() throws {
-        let (options, rest) = try ServiceOptions.parse(["--port=9000", "token", "--app", "x"], environment: ["TAB_SERVER_PORT": "8000", "TAB_SERVER_THREADS": "3"])
+        let (options, rest) = try ServiceOptions.parse(
+            ["--port=9000", "token", "--app", "x"], environment: ["TAB_SERVER_PORT": "8000", "TAB_SERVER_THREADS": "3"])
         #expect(options.port == 9000)
         #expect(options.threads == 3)
         #expect(rest == ["token", "--app", "x"])
@@ -31,11 +32,14 @@ struct ServiceOptionsTests {
     @Test("configuration: the body bytes in flight, 64 MiB by default, never below the body limit")
     func bodyBytesInFlightOption() throws {
         #expect(try ServiceOptions.parse([], environment: [:]).0.maxBodyBytesInFlight == 67_108_864)
-        let (options, _) = try ServiceOptions.parse(["--max-body-bytes-in-flight", "2097152"], environment: ["TAB_SERVER_MAX_BODY_BYTES_IN_FLIGHT": "1048576"])
+        let (options, _) = try ServiceOptions.parse(
+            ["--max-body-bytes-in-flight", "2097152"], environment: ["TAB_SERVER_MAX_BODY_BYTES_IN_FLIGHT": "1048576"])
         #expect(options.maxBodyBytesInFlight == 2_097_152)
         #expect(try ServiceOptions.parse([], environment: ["TAB_SERVER_MAX_BODY_BYTES_IN_FLIGHT": "1048576"]).0.maxBodyBytesInFlight == 1_048_576)
         #expect(throws: ServiceOptions.Invalid.self) { try ServiceOptions.parse(["--max-body-bytes-in-flight", "1048575"], environment: [:]) }
-        #expect(throws: ServiceOptions.Invalid.self) { try ServiceOptions.parse(["--max-body-bytes", "4096", "--max-body-bytes-in-flight", "2048"], environment: [:]) }
+        #expect(throws: ServiceOptions.Invalid.self) {
+            try ServiceOptions.parse(["--max-body-bytes", "4096", "--max-body-bytes-in-flight", "2048"], environment: [:])
+        }
         #expect(ServiceOptions.helpText.contains("TAB_SERVER_MAX_BODY_BYTES_IN_FLIGHT"))
     }
 }

@@ -23,7 +23,8 @@ package struct Credentials: Sendable {
 
         /// An HS256 token naming `user` of this app, issued at `issuedAt` and valid for `expiresIn` seconds.
         package func token(for user: String, expiresIn: Int = 3600, issuedAt: Int = Credentials.now(), signedWith other: String? = nil) -> String {
-            JWT.sign(subject: Identifier(user), audience: Identifier(id), expiresAt: issuedAt + expiresIn, issuedAt: issuedAt, secret: other ?? secret)
+            JWT.sign(
+                subject: Identifier(user), audience: Identifier(id), expiresAt: issuedAt + expiresIn, issuedAt: issuedAt, secret: other ?? secret)
         }
 
         /// The path of `user`'s resources (`user` percent-encoded by the caller where needed).

@@ -25,7 +25,10 @@ package final class PostgresTestCluster: Sendable {
                 fatalError("TABSTORE_REQUIRE_POSTGRES=1 but no PostgreSQL binaries (initdb, pg_ctl) were found: install postgresql")
             }
             let banner = String(repeating: "!", count: 100)
-            FileHandle.standardError.write(Data("\n\(banner)\n!!! SKIPPING every PostgreSQL test: no initdb/pg_ctl found (apt-get install postgresql). Only SQLite was tested.\n\(banner)\n\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "\n\(banner)\n!!! SKIPPING every PostgreSQL test: no initdb/pg_ctl found (apt-get install postgresql). Only SQLite was tested.\n\(banner)\n\n"
+                        .utf8))
             return nil
         }
         do {
@@ -81,7 +84,10 @@ package final class PostgresTestCluster: Sendable {
             let port = Self.freePort()
             // fsync off: the tests check TabStore's transactions, not the disk; many connections for parallel tests.
             let settings = "-p \(port) -k \(root) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 -c shared_buffers=32MB"
-            if (try? Self.run(binaries + "/pg_ctl", ["-D", root + "/data", "-l", root + "/server.log", "-o", settings, "-w", "-t", "30", "start"], asRoot: asRoot)) != nil {
+            if (try? Self.run(
+                binaries + "/pg_ctl", ["-D", root + "/data", "-l", root + "/server.log", "-o", settings, "-w", "-t", "30", "start"], asRoot: asRoot))
+                != nil
+            {
                 started = port
                 break
             }

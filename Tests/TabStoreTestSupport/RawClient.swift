@@ -142,7 +142,8 @@ package final class RawClient: @unchecked Sendable {
 
     private func findHeadEnd() -> Int? {
         guard buffer.count >= 4 else { return nil }
-        for index in 0...(buffer.count - 4) where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+        for index in 0...(buffer.count - 4) where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10
+        {
             return index
         }
         return nil

@@ -85,7 +85,9 @@ package final class InProcessClient: TestClient {
 }
 
 /// Runs `body` with an in-process API over a fresh database and always closes the database, also when `body` throws.
-package func withInProcessAPI<T>(configure: (inout APIConfiguration) -> Void = { _ in }, _ body: (InProcessClient) async throws -> T) async throws -> T {
+package func withInProcessAPI<T>(
+    configure: (inout APIConfiguration) -> Void = { _ in }, _ body: (InProcessClient) async throws -> T
+) async throws -> T {
     let client = try InProcessClient(configure: configure)
     let result: T
     do {

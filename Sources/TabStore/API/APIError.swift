@@ -171,7 +171,9 @@ extension APIError {
     package static func registration(_ error: SchemaRegistrationError) -> APIError {
         switch error {
         case .concurrentRegistration:
-            APIError(status: 409, slug: .concurrentRegistration, title: "Conflict", detail: "another schema version was registered meanwhile; read it and retry")
+            APIError(
+                status: 409, slug: .concurrentRegistration, title: "Conflict",
+                detail: "another schema version was registered meanwhile; read it and retry")
         case .appNotFound(let appId):
             .notFound(.appNotFound, "no app \"\(appId)\"")
         }

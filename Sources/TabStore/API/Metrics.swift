@@ -118,7 +118,8 @@ package final class Metrics: Sendable, ServerObserver {
         out += "# HELP tabstore_http_requests_total HTTP requests answered, by route pattern, method and status.\n"
         out += "# TYPE tabstore_http_requests_total counter\n"
         for key in snapshot.requests.keys.sorted() {
-            out += "tabstore_http_requests_total{route=\"\(escape(key.route))\",method=\"\(escape(key.method))\",status=\"\(key.status)\"} \(snapshot.requests[key]!)\n"
+            out +=
+                "tabstore_http_requests_total{route=\"\(escape(key.route))\",method=\"\(escape(key.method))\",status=\"\(key.status)\"} \(snapshot.requests[key]!)\n"
         }
         out += "# HELP tabstore_http_request_duration_seconds Time from a complete request to its response, by route pattern.\n"
         out += "# TYPE tabstore_http_request_duration_seconds histogram\n"

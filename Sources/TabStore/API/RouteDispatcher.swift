@@ -158,7 +158,8 @@ struct RouteDispatcher: Sendable {
             // A stored document that does not parse: our bug or the disk's, logged without its content.
             logger.error("stored_document_unreadable", [("requestId", .string(requestId)), ("offset", .integer(error.offset))])
             return APIError.internalError(requestId: requestId).response()
-        case StoreConflict.alreadyExists: return APIError(status: 409, slug: .alreadyExists, title: "Conflict", detail: "it already exists").response()
+        case StoreConflict.alreadyExists:
+            return APIError(status: 409, slug: .alreadyExists, title: "Conflict", detail: "it already exists").response()
         case let error as StorageError where error.isUnavailable:
             // Not our bug: the disk is full or read-only. 503 + Retry-After; /readyz reports it until a write succeeds.
             logger.error("storage_unavailable", [("requestId", .string(requestId)), ("code", .integer(Int(error.engineCode))),

@@ -68,7 +68,9 @@ extension ApplicationServices {
     /// does not parse (damaged) shows as null and is logged, so one bad row never fails a page.
     /// - Parameter schema: the version to show the customization under; nil: as stored.
     package func historyItem(_ row: HistoryRecord, under schema: SchemaIndex? = nil, _ key: UserKey? = nil) -> JSONValue {
-        var members: [(String, JSONValue)] = [("revision", .integer(row.revision)), ("updatedAt", .string(row.updatedAt)), ("change", .string(row.change))]
+        var members: [(String, JSONValue)] = [
+            ("revision", .integer(row.revision)), ("updatedAt", .string(row.updatedAt)), ("change", .string(row.change)),
+        ]
         if row.change == ChangeKind.patch.rawValue {
             members.append(("operations", row.operations.map { Self.operationList(parsedOrNull($0, revision: row.revision)) } ?? .null))
         }

@@ -120,7 +120,8 @@ package final class ChangeHub: Sendable {
             if kind == .longPoll, registry.longPolls >= maxLongPolls { return .serverLimit }
             let current = registry.followers[key]?.count ?? 0
             if current >= maxPerUser { return .userLimit }
-            registry.followers[key, default: [:]][ObjectIdentifier(follower)] = Entry(follower: follower, kind: kind, verifiedBy: verifiedBy.map { Array($0.utf8) })
+            registry.followers[key, default: [:]][ObjectIdentifier(follower)] = Entry(
+                follower: follower, kind: kind, verifiedBy: verifiedBy.map { Array($0.utf8) })
             switch kind {
             case .longPoll: registry.longPolls += 1
             case .stream: registry.streams += 1

@@ -50,7 +50,8 @@ extension CustomizationWrites {
                 let view = Self.view(stored, of: record, under: schema)
                 var empty = Customization.empty
                 empty.schemaVersion = schema.version
-                return try Self.candidate(VersionMerge.merge(stored: stored, view: view, edited: empty), view: empty, stored: stored, base, versions, key, documents)
+                return try Self.candidate(
+                    VersionMerge.merge(stored: stored, view: view, edited: empty), view: empty, stored: stored, base, versions, key, documents)
             }
             if record.servedAsStoredUnder == schema.version, record.document.count <= Self.maxEmptyDocumentBytes,
                let stored = try? Customization.decodeStored(record.document), stored.sameChoices(as: .empty)

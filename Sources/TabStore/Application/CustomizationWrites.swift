@@ -124,7 +124,9 @@ package struct CustomizationWrites: Sendable {
         }
         if let candidate, candidate.record.document.count > limits.maxCustomizationBytes {
             throw RuleRefusal([Violation(pointer: "", code: .customizationTooLarge,
-                                         detail: "the customization would take \(candidate.record.document.count) bytes; at most \(limits.maxCustomizationBytes) are stored")])
+                    detail:
+                        "the customization would take \(candidate.record.document.count) bytes; at most \(limits.maxCustomizationBytes) are stored")
+            ])
         }
         let document = try answerDocument(kind, stored: candidate?.record ?? record, schema: schema, key: key)
         let written = WrittenCustomization(revision: (candidate?.record ?? record)?.revision ?? 0, schemaVersion: schema.version, document: document)
@@ -170,7 +172,8 @@ package struct CustomizationWrites: Sendable {
     /// - Throws: `WriteError.idempotencyKeyReused` when the key was used for another request.
     package func replay(_ idempotency: IdempotentWrite, _ key: UserKey) async throws -> IdempotentAnswer? {
         let notBefore = limits.clock() - limits.idempotencySeconds
-        guard let stored = try await store.idempotentAnswer(appId: key.appId.text, userId: key.userId.text, key: idempotency.key, notBefore: notBefore)
+        guard
+            let stored = try await store.idempotentAnswer(appId: key.appId.text, userId: key.userId.text, key: idempotency.key, notBefore: notBefore)
         else { return nil }
         guard Crypto.constantTimeEqual(stored.requestDigest, idempotency.digest) else { throw WriteError.idempotencyKeyReused }
         return stored

@@ -22,7 +22,8 @@ package enum FeedEvent {
 
     /// `token-expired` too (the change feed has one event for an authorization that ended, docs/devices.md): the token no longer verifies.
     package static let credentialsRevoked = Array(
-        "event: token-expired\ndata: {\"detail\":\"the token is no longer valid (the app's signing secret was rotated); reconnect with a fresh one\"}\n\n".utf8)
+        "event: token-expired\ndata: {\"detail\":\"the token is no longer valid (the app's signing secret was rotated); reconnect with a fresh one\"}\n\n"
+            .utf8)
 
     /// The stream's schema version was retired (the operator raised the app's minimum): the app must be updated.
     package static let schemaVersionRetired = Array(

@@ -42,7 +42,8 @@ extension ApplicationServices {
         let appId = Identifier(entry.app.id)
         let current = entry.schema
         if let current, current.schema.isIdentical(to: schema) {
-            return .current(document: current.schema.storedDocument(version: current.version, createdAt: try await schemaCreatedAt(appId.text, current.version)))
+            return .current(
+                document: current.schema.storedDocument(version: current.version, createdAt: try await schemaCreatedAt(appId.text, current.version)))
         }
         let record: SchemaVersionRecord
         do {
@@ -55,7 +56,8 @@ extension ApplicationServices {
             // Another registration won: when it registered this very schema (the same PUT sent twice at once),
             // this one is answered as a repeat is, with that version; another schema is a conflict.
             if let now = try await apps.entry(appId)?.schema, now.schema.isIdentical(to: schema) {
-                return .current(document: now.schema.storedDocument(version: now.version, createdAt: try await schemaCreatedAt(appId.text, now.version)))
+                return .current(
+                    document: now.schema.storedDocument(version: now.version, createdAt: try await schemaCreatedAt(appId.text, now.version)))
             }
             throw SchemaRegistrationError.concurrentRegistration
         } catch StoreConflict.notFound {

@@ -63,7 +63,8 @@ package struct CustomizationEditor {
         for id in document.tabs.keys.sorted() {
             let entry = document.tabs[id]!
             for placement in Placement.allCases where entry[placement] != .automatic {
-                steps.append(Step(operation: .setVisibility(placement, tab: id, entry[placement]), source: .entry(.tabVisibility(tab: id, placement))))
+                steps.append(
+                    Step(operation: .setVisibility(placement, tab: id, entry[placement]), source: .entry(.tabVisibility(tab: id, placement))))
             }
         }
         for id in document.sections.keys.sorted() {
@@ -149,7 +150,9 @@ package struct CustomizationEditor {
     }
 
     private func resolveSection(_ id: Identifier, at location: ViolationLocation) throws(RuleRefusal) -> SchemaSection {
-        guard let section = index.section(id) else { throw refuse(location, .unknownSection, "no section \"\(id)\" in schema version \(index.version)") }
+        guard let section = index.section(id) else {
+            throw refuse(location, .unknownSection, "no section \"\(id)\" in schema version \(index.version)")
+        }
         return section
     }
 

@@ -63,10 +63,13 @@ extension CustomizationRules {
             if tab.title.utf8.count > TabSchema.maxTitleBytes {
                 return refuse(position, .title, .titleTooLong, "a title has at most \(TabSchema.maxTitleBytes) UTF-8 bytes")
             }
-            for (member, name) in [(DynamicTabMember.systemImage, tab.systemImage), (.image, tab.image)] where (name?.utf8.count ?? 0) > TabSchema.maxTitleBytes {
+            for (member, name) in [(DynamicTabMember.systemImage, tab.systemImage), (.image, tab.image)]
+            where (name?.utf8.count ?? 0) > TabSchema.maxTitleBytes {
                 return refuse(position, member, .imageTooLong, "an image name has at most \(TabSchema.maxTitleBytes) UTF-8 bytes")
             }
-            if tab.systemImage != nil, tab.image != nil { return refuse(position, .image, .conflictingImage, "give either systemImage or image, not both") }
+            if tab.systemImage != nil, tab.image != nil {
+                return refuse(position, .image, .conflictingImage, "give either systemImage or image, not both")
+            }
         }
         return nil
     }

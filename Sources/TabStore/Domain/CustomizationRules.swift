@@ -1,5 +1,6 @@
 import TabStoreSupport
-/// Every customization rule of one schema version (docs/domain.md "Customization: what a person chose" and "Layout: what the TabView shows"), in one place: what a tab shows
+/// Every customization rule of one schema version (docs/domain.md "Customization: what a person chose" and "Layout: what the TabView shows"), in one
+/// place: what a tab shows
 /// in each placement, which positions are fixed, which tabs a customization can name, and whether a choice may
 /// stand. The editor asks before it accepts a change, the reconciler before it keeps a stored choice under a
 /// new schema, and the layout when it resolves what a device shows, so no rule has a second copy that could drift.
@@ -27,7 +28,8 @@ package struct CustomizationRules: Sendable {
     /// The behavior that governs a tab in a placement, given the section holding it (nil at the top level). A
     /// section's behavior governs its children (docs/domain.md "Choices TabStore made"): `disabled` on the section fixes them (no hiding, no
     /// moving); `reorderable` lets them move and leaves hiding to each tab's own behavior (docs/devices.md's
-    /// Idempotency-Key example hides Climate, a tab of a reorderable section). A data-driven tab's own behavior is its section's `dynamicTabs.customizationBehavior`.
+    /// Idempotency-Key example hides Climate, a tab of a reorderable section). A data-driven tab's own behavior is its section's
+    /// `dynamicTabs.customizationBehavior`.
     package static func behavior(of tab: SchemaTab, in section: SchemaSection?, _ placement: Placement) -> CustomizationBehavior {
         if let section, section.customizationBehavior[placement] == .disabled { return .disabled }
         return tab.customizationBehavior[placement]
@@ -115,7 +117,8 @@ package struct CustomizationRules: Sendable {
     /// docs/domain.md "Tabs without an id") may not, as SwiftUI cannot customize it.
     package func namingRefusal(of info: SchemaIndex.TabInfo) -> Refusal? {
         info.tab.hasDerivedId
-            ? Refusal(code: .customizationDisabled, detail: "tab \"\(info.tab.id)\" has no customization ID (its id is derived) and cannot be customized")
+            ? Refusal(
+                code: .customizationDisabled, detail: "tab \"\(info.tab.id)\" has no customization ID (its id is derived) and cannot be customized")
             : nil
     }
 
@@ -129,10 +132,14 @@ package struct CustomizationRules: Sendable {
             return Refusal(code: .sidebarOnly, detail: "tab \"\(id)\" is sidebarOnly and can never be shown in the tab bar")
         }
         if visibility == .hidden, !canHide(info, in: placement) {
-            return Refusal(code: .notHideable, detail: "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be hidden")
+            return Refusal(
+                code: .notHideable,
+                detail: "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be hidden")
         }
         if visibility == .visible, !canHide(info, in: placement), !isVisibleByDefault(info, in: placement) {
-            return Refusal(code: .customizationDisabled, detail: "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be added")
+            return Refusal(
+                code: .customizationDisabled,
+                detail: "tab \"\(id)\" has customization behavior \"\(behavior.rawValue)\" in the \(placement.rawValue) and cannot be added")
         }
         return nil
     }
@@ -140,13 +147,17 @@ package struct CustomizationRules: Sendable {
     /// Whether a section may have a `tabOrder` of the user's.
     package func reorderRefusal(of section: SchemaSection) -> Refusal? {
         canReorder(section) ? nil
-            : Refusal(code: .customizationDisabled, detail: "section \"\(section.id)\" has customization behavior \"disabled\" in the sidebar and cannot be reordered")
+            : Refusal(
+                code: .customizationDisabled,
+                detail: "section \"\(section.id)\" has customization behavior \"disabled\" in the sidebar and cannot be reordered")
     }
 
     /// Whether a section may have an expansion of the user's: a top-level ForEach has no header to open or close.
     package func expansionRefusal(of section: SchemaSection) -> Refusal? {
         section.isForEach
-            ? Refusal(code: .customizationDisabled, detail: "\(section.named) has no header (its tabs are top-level tabs) and cannot be expanded or collapsed")
+            ? Refusal(
+                code: .customizationDisabled,
+                detail: "\(section.named) has no header (its tabs are top-level tabs) and cannot be expanded or collapsed")
             : nil
     }
 
@@ -154,7 +165,9 @@ package struct CustomizationRules: Sendable {
     /// top-level ForEach's tabs only among themselves).
     package func membershipRefusal(of info: SchemaIndex.TabInfo, in section: SchemaSection) -> Refusal? {
         info.sectionId == section.id ? nil
-            : Refusal(code: .crossSectionMove, detail: "tab \"\(info.tab.id)\" is not in \(section.named); in the sidebar tabs reorder only within their section")
+            : Refusal(
+                code: .crossSectionMove,
+                detail: "tab \"\(info.tab.id)\" is not in \(section.named); in the sidebar tabs reorder only within their section")
     }
 
     /// Whether a tab of a section may be moved in the sidebar.
@@ -167,7 +180,9 @@ package struct CustomizationRules: Sendable {
     package func tabBarOrderRefusal(of info: SchemaIndex.TabInfo) -> Refusal? {
         let id = info.tab.id
         if info.tab.isPinned { return Refusal(code: .pinnedTab, detail: "tab \"\(id)\" is pinned and is never reordered") }
-        if info.tab.placement == .sidebarOnly { return Refusal(code: .sidebarOnly, detail: "tab \"\(id)\" is sidebarOnly and is never in the tab bar") }
+        if info.tab.placement == .sidebarOnly {
+            return Refusal(code: .sidebarOnly, detail: "tab \"\(id)\" is sidebarOnly and is never in the tab bar")
+        }
         if !canMove(info, in: .tabBar) {
             return Refusal(code: .notMovable, detail: immovable(info, in: .tabBar) + " and keeps its default position")
         }

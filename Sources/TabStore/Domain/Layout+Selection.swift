@@ -1,7 +1,8 @@
 import TabStoreSupport
 extension Layout {
     /// Every tab the layout does not show, with the tab a client selects instead (when an app hides a tab,
-    /// it must update the TabView's selection; docs/domain.md "Layout: what the TabView shows"): the tab's `standIn`, else its section's, when that one is
+    /// it must update the TabView's selection; docs/domain.md "Layout: what the TabView shows"): the tab's `standIn`, else its section's, when that
+    /// one is
     /// shown; else the first tab the layout shows (the sidebar's first where there is a sidebar, else the bar's,
     /// More's, then the pinned ones). Not shown means left out in this size class (`hiddenIn`), hidden by the
     /// user, or kept out by the schema's default visibility. In builder order; empty when nothing is shown.

@@ -132,7 +132,8 @@ package struct Layout: Sendable, Equatable {
         return sidebarTabs + tabBar + more + pinned
     }
 
-    /// The iPhone (docs/domain.md "Layout: what the TabView shows", compact): the bar holds the top-level tabs (a top-level ForEach's too, counting toward the five);
+    /// The iPhone (docs/domain.md "Layout: what the TabView shows", compact): the bar holds the top-level tabs (a top-level ForEach's too, counting
+    /// toward the five);
     /// every visible tab of a section goes to More, without headers, in the section's order. When the bar's tabs and
     /// a More item (if More is not empty) would be more than five, the bar shows the first four and More starts with
     /// the bar's overflow.

@@ -53,7 +53,8 @@ package enum Reconciler {
             customizationsChecked += 1
             let reconciled = reconcile(customization, with: newIndex)
             if !reconciled.sameChoices(as: customization) { customizationsAffected += 1 }
-            dynamicTabsDropped += customization.dynamicTabs.values.reduce(0) { $0 + $1.count } - reconciled.dynamicTabs.values.reduce(0) { $0 + $1.count }
+            dynamicTabsDropped +=
+                customization.dynamicTabs.values.reduce(0) { $0 + $1.count } - reconciled.dynamicTabs.values.reduce(0) { $0 + $1.count }
             let rules = CustomizationRules(newIndex)
             for id in customization.referencedIds where rules.tab(id, in: reconciled) == nil && newIndex.section(id) == nil {
                 droppedIds.insert(id)

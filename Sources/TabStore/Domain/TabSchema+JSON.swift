@@ -66,7 +66,9 @@ extension TabSchema {
         }
     }
 
-    private static func decodeItem(_ json: JSONValue, at pointer: String, nested: Bool, problems: inout [Violation]) throws(MalformedDocument) -> SchemaItem {
+    private static func decodeItem(
+        _ json: JSONValue, at pointer: String, nested: Bool, problems: inout [Violation]
+    ) throws(MalformedDocument) -> SchemaItem {
         let reader = try ObjectReader(json, at: pointer)
         let kind = try reader.string("kind") ?? "tab"
         switch kind {
@@ -90,7 +92,9 @@ extension TabSchema {
         }
     }
 
-    private static func decodeBehavior(_ reader: ObjectReader, problems: inout [Violation]) throws(MalformedDocument) -> PerPlacement<CustomizationBehavior> {
+    private static func decodeBehavior(
+        _ reader: ObjectReader, problems: inout [Violation]
+    ) throws(MalformedDocument) -> PerPlacement<CustomizationBehavior> {
         guard let nested = try reader.nested("customizationBehavior") else { return .init(sidebar: .automatic, tabBar: .automatic) }
         try nested.rejectUnknown(["sidebar", "tabBar"])
         return .init(

@@ -21,10 +21,13 @@ extension TabSchema {
                 problems.append(Violation(pointer: idPointer, code: .invalidId, detail: "an id must not contain control characters"))
             }
             if isSection, DerivedId.isReserved(id) {
-                problems.append(Violation(pointer: idPointer, code: .invalidId, detail: "ids starting with \"\(DerivedId.prefix)\" are reserved for derived tab ids"))
+                problems.append(
+                    Violation(
+                        pointer: idPointer, code: .invalidId, detail: "ids starting with \"\(DerivedId.prefix)\" are reserved for derived tab ids"))
             }
             if let first = seen[id] {
-                problems.append(Violation(pointer: idPointer, code: .duplicateId, detail: "id \(ClientText.quoted(id.text)) is already used at \(first)"))
+                problems.append(
+                    Violation(pointer: idPointer, code: .duplicateId, detail: "id \(ClientText.quoted(id.text)) is already used at \(first)"))
             } else {
                 seen[id] = pointer
             }
@@ -34,7 +37,8 @@ extension TabSchema {
             if title.allSatisfy(\.isWhitespace) {
                 problems.append(Violation(pointer: pointer + "/title", code: .emptyTitle, detail: "a title must not be empty"))
             } else if title.utf8.count > Self.maxTitleBytes {
-                problems.append(Violation(pointer: pointer + "/title", code: .titleTooLong, detail: "a title has at most \(Self.maxTitleBytes) UTF-8 bytes"))
+                problems.append(
+                    Violation(pointer: pointer + "/title", code: .titleTooLong, detail: "a title has at most \(Self.maxTitleBytes) UTF-8 bytes"))
             }
         }
 
@@ -48,7 +52,9 @@ extension TabSchema {
             checkId(tab.id, at: pointer)
             checkTitle(tab.title, at: pointer)
             for (field, name) in [("systemImage", tab.systemImage), ("image", tab.image)] where (name?.utf8.count ?? 0) > Self.maxTitleBytes {
-                problems.append(Violation(pointer: pointer + "/" + field, code: .imageTooLong, detail: "an image name has at most \(Self.maxTitleBytes) UTF-8 bytes"))
+                problems.append(
+                    Violation(
+                        pointer: pointer + "/" + field, code: .imageTooLong, detail: "an image name has at most \(Self.maxTitleBytes) UTF-8 bytes"))
             }
             if tab.systemImage != nil, tab.image != nil {
                 problems.append(Violation(pointer: pointer + "/image", code: .conflictingImage, detail: "give either systemImage or image, not both"))
@@ -80,14 +86,22 @@ extension TabSchema {
                 for (tabIndex, tab) in section.tabs.enumerated() {
                     checkTab(tab, in: section, at: pointer + "/tabs/\(tabIndex)", inheritedTabBar: section.defaultVisibility.tabBar)
                     if tab.role == .search {
-                        problems.append(Violation(pointer: pointer + "/tabs/\(tabIndex)/role", code: .searchInSection, detail: "the search tab is a top-level tab"))
+                        problems.append(
+                            Violation(
+                                pointer: pointer + "/tabs/\(tabIndex)/role", code: .searchInSection, detail: "the search tab is a top-level tab"))
                     }
                 }
                 if let prefix = section.dynamicIdPrefix {
                     if !prefix.isValidId {
-                        problems.append(Violation(pointer: pointer + "/dynamicTabs/idPrefix", code: .invalidId, detail: "idPrefix must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters"))
+                        problems.append(
+                            Violation(
+                                pointer: pointer + "/dynamicTabs/idPrefix", code: .invalidId,
+                                detail: "idPrefix must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters"))
                     } else if DerivedId.isReserved(prefix) {
-                        problems.append(Violation(pointer: pointer + "/dynamicTabs/idPrefix", code: .invalidId, detail: "ids starting with \"\(DerivedId.prefix)\" are reserved for derived tab ids"))
+                        problems.append(
+                            Violation(
+                                pointer: pointer + "/dynamicTabs/idPrefix", code: .invalidId,
+                                detail: "ids starting with \"\(DerivedId.prefix)\" are reserved for derived tab ids"))
                     } else {
                         prefixes.append((prefix, pointer + "/dynamicTabs/idPrefix"))
                     }
@@ -100,16 +114,22 @@ extension TabSchema {
             }
         }
         if itemCount > Self.maxItems {
-            problems.append(Violation(pointer: "/items", code: .tooManyItems, detail: "a schema has at most \(Self.maxItems) tabs, sections and forEach items"))
+            problems.append(
+                Violation(pointer: "/items", code: .tooManyItems, detail: "a schema has at most \(Self.maxItems) tabs, sections and forEach items"))
         }
         // A dynamic prefix must not claim another item's id, and prefixes must not overlap,
         // or one id would belong to two places.
         for (offset, entry) in prefixes.enumerated() {
             for (id, pointer) in seen where id.hasBytePrefix(entry.prefix) {
-                problems.append(Violation(pointer: entry.pointer, code: .dynamicPrefixConflict, detail: "idPrefix \"\(entry.prefix)\" also matches the id at \(pointer)"))
+                problems.append(
+                    Violation(
+                        pointer: entry.pointer, code: .dynamicPrefixConflict, detail: "idPrefix \"\(entry.prefix)\" also matches the id at \(pointer)"
+                    ))
             }
             for other in prefixes[(offset + 1)...] where other.prefix.hasBytePrefix(entry.prefix) || entry.prefix.hasBytePrefix(other.prefix) {
-                problems.append(Violation(pointer: other.pointer, code: .dynamicPrefixConflict, detail: "idPrefix \"\(other.prefix)\" overlaps \"\(entry.prefix)\""))
+                problems.append(
+                    Violation(
+                        pointer: other.pointer, code: .dynamicPrefixConflict, detail: "idPrefix \"\(other.prefix)\" overlaps \"\(entry.prefix)\""))
             }
         }
         problems += standInProblems()
@@ -131,11 +151,14 @@ extension TabSchema {
             guard let standIn else { return }
             let here = pointer + "/standIn"
             guard !hiddenIn.isEmpty else {
-                problems.append(Violation(pointer: here, code: .invalidStandIn, detail: "standIn needs hiddenIn: it names the tab to select where this item is hidden"))
+                problems.append(
+                    Violation(
+                        pointer: here, code: .invalidStandIn, detail: "standIn needs hiddenIn: it names the tab to select where this item is hidden"))
                 return
             }
             guard let target = tabs[standIn] else {
-                problems.append(Violation(pointer: here, code: .invalidStandIn, detail: "standIn \(ClientText.quoted(standIn.text)) is not a tab of this schema"))
+                problems.append(
+                    Violation(pointer: here, code: .invalidStandIn, detail: "standIn \(ClientText.quoted(standIn.text)) is not a tab of this schema"))
                 return
             }
             if standIn == id || (section != nil && target.section?.id == section) {

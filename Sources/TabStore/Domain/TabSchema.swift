@@ -132,7 +132,8 @@ package struct DynamicTabs: Sendable, Equatable {
 
 /// A group of tabs with an id that operations name: a `TabSection` (tabs only, never nested sections), or a
 /// `ForEach` of tabs placed directly in the `TabView` (docs/domain.md "A top-level ForEach":
-/// for a dynamic set of tabs TabView accepts ForEach directly inside). The rules treat both alike (a stored list of data-driven tabs, an order of its own); the
+/// for a dynamic set of tabs TabView accepts ForEach directly inside). The rules treat both alike (a stored list of data-driven tabs, an order of its
+/// own); the
 /// layout does not: a ForEach has no header, and its tabs are top-level tabs at its position (`Layout`).
 package struct SchemaSection: Sendable, Equatable {
     /// What the group is in the app's builder (the schema item's `kind`).

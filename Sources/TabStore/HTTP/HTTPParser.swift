@@ -64,7 +64,9 @@ package struct HTTPParser: Sendable {
                     state = .trailers
                     trailerBytes = 0
                 } else {
-                    guard body.count + size <= limits.maxBodyBytes else { throw HTTPParseError(413, "request body larger than \(limits.maxBodyBytes) bytes") }
+                    guard body.count + size <= limits.maxBodyBytes else {
+                        throw HTTPParseError(413, "request body larger than \(limits.maxBodyBytes) bytes")
+                    }
                     state = .chunkData(remaining: size)
                 }
             case .chunkData(let remaining):
@@ -178,10 +180,14 @@ package struct HTTPParser: Sendable {
         guard let end else {
             scanned = index - offset
             if scanned > limits.maxHeaderBytes { throw HTTPParseError(431, "header section larger than \(limits.maxHeaderBytes) bytes") }
-            if !sawLineEnd, scanned > limits.maxRequestLine + 2 { throw HTTPParseError(414, "request line longer than \(limits.maxRequestLine) bytes") }
+            if !sawLineEnd, scanned > limits.maxRequestLine + 2 {
+                throw HTTPParseError(414, "request line longer than \(limits.maxRequestLine) bytes")
+            }
             return nil
         }
-        guard end - offset <= limits.maxHeaderBytes + 4 else { throw HTTPParseError(431, "header section larger than \(limits.maxHeaderBytes) bytes") }
+        guard end - offset <= limits.maxHeaderBytes + 4 else {
+            throw HTTPParseError(431, "header section larger than \(limits.maxHeaderBytes) bytes")
+        }
         let head = try buildHead(buffer[offset..<(end - 4)])
         offset = end
         scanned = 0
@@ -230,7 +236,8 @@ package struct HTTPParser: Sendable {
         switch String(decoding: parts[2], as: UTF8.self) {
         case "HTTP/1.1": version = .http11
         case "HTTP/1.0": version = .http10
-        case let other where other.hasPrefix("HTTP/") && other.count == 8: throw HTTPParseError(505, "HTTP version \(other.dropFirst(5)) is not supported")
+        case let other where other.hasPrefix("HTTP/") && other.count == 8:
+            throw HTTPParseError(505, "HTTP version \(other.dropFirst(5)) is not supported")
         default: throw .bad("invalid HTTP version")
         }
         return (method, target, version)

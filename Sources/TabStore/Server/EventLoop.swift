@@ -152,7 +152,8 @@ final class EventLoop: @unchecked Sendable {
             }
             perform(connection.machine.timerFired(now: now), on: connection, now: now)
         }
-        for connection in connections.values.filter({ $0.streamDeadline != 0 && $0.streamDeadline <= now }) where connections[connection.token] != nil {
+        for connection in connections.values.filter({ $0.streamDeadline != 0 && $0.streamDeadline <= now }) where connections[connection.token] != nil
+        {
             pollStream(connection, now: now)
         }
     }

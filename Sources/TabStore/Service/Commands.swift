@@ -44,7 +44,10 @@ public enum Commands {
     /// - Throws: `ConfigurationError` when there is no database, `StorageError`.
     public static func backup(_ options: ServiceOptions, to path: String) async throws {
         if options.databaseURL != nil {
-            throw ConfigurationError(description: "the database is PostgreSQL (TAB_SERVER_DATABASE_URL): back it up with pg_dump, e.g. pg_dump --format=custom --file=tabstore.dump \"$TAB_SERVER_DATABASE_URL\" (or your provider's point-in-time recovery); tab-server backup copies only the embedded SQLite database")
+            throw ConfigurationError(
+                description:
+                    "the database is PostgreSQL (TAB_SERVER_DATABASE_URL): back it up with pg_dump, e.g. pg_dump --format=custom --file=tabstore.dump \"$TAB_SERVER_DATABASE_URL\" (or your provider's point-in-time recovery); tab-server backup copies only the embedded SQLite database"
+            )
         }
         try await withStore(options, create: false) { try await $0.backup(to: path) }
     }
@@ -91,10 +94,20 @@ public enum Commands {
             ("host", .string(options.host)), ("port", .integer(service.port)), ("database", .string(options.databaseDescription)),
             ("threads", .integer(options.threads)), ("durability", .string(options.durabilityFull ? "full" : "normal")),
             ("groupCommit", .bool(options.groupCommit)), ("historyRevisions", .integer(options.historyRevisions)),
-            ("cacheBytes", .integer(options.cacheBytes)), ("sqliteCacheBytes", .integer(options.sqliteCacheBytes)), ("version", .string(TabStoreVersion.current)),
+                ("cacheBytes", .integer(options.cacheBytes)), ("sqliteCacheBytes", .integer(options.sqliteCacheBytes)),
+                ("version", .string(TabStoreVersion.current)),
         ])
         if !PageCache.installed {
-            logger.warning("sqlite_page_cache_default", [("detail", .string("SQLite was initialized before tab-server could install its page cache layer; commits after B-tree splits walk the whole page cache"))])
+            logger.warning(
+                "sqlite_page_cache_default",
+                [
+                    (
+                        "detail",
+                        .string(
+                            "SQLite was initialized before tab-server could install its page cache layer; commits after B-tree splits walk the whole page cache"
+                        )
+                    )
+                ])
         }
         let signalNumber = await waitForSignal()
         logger.info("shutdown_started", [("signal", .integer(Int(signalNumber))), ("graceSeconds", .number(options.shutdownGrace))])

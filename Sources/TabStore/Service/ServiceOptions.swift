@@ -122,7 +122,10 @@ public struct ServiceOptions: Sendable {
         Setting(flag: "port", help: "TCP port (default 8080; 0 picks a free one)") { $0.port = try integer("port", 0...65535, $1) },
         Setting(flag: "data-dir", help: "folder for the database and the generated admin token (default ./data)") { $0.dataDirectory = $1 },
         Setting(flag: "database", help: "SQLite file (default <data-dir>/tabstore.sqlite)") { $0.databasePath = $1 },
-        Setting(flag: "database-url", help: "PostgreSQL instead of the SQLite file: postgres://user:password@host:port/database (libpq syntax and parameters)") { options, value in
+        Setting(
+            flag: "database-url",
+            help: "PostgreSQL instead of the SQLite file: postgres://user:password@host:port/database (libpq syntax and parameters)"
+        ) { options, value in
             guard !value.isEmpty else { return }
             guard value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") else {
                 throw Invalid(description: "--database-url must be a postgres:// or postgresql:// URL")
@@ -132,7 +135,10 @@ public struct ServiceOptions: Sendable {
         Setting(flag: "database-connections", help: "PostgreSQL connections per server at most (default 10)") {
             $0.databaseConnections = try integer("database-connections", 1...1000, $1)
         },
-        Setting(flag: "database-timeout", help: "seconds a request's database work may take before it gets 503: PostgreSQL, or SQLite's writer (default 5)") {
+        Setting(
+            flag: "database-timeout",
+            help: "seconds a request's database work may take before it gets 503: PostgreSQL, or SQLite's writer (default 5)"
+        ) {
             $0.databaseTimeout = try seconds("database-timeout", $1)
         },
         Setting(flag: "admin-token", help: "the operator's bearer token") { $0.adminToken = $1 },
@@ -146,42 +152,70 @@ public struct ServiceOptions: Sendable {
             }
         },
         Setting(flag: "group-commit", help: "commit concurrent writes together (default true)") { $0.groupCommit = try boolean("group-commit", $1) },
-        Setting(flag: "max-body-bytes", help: "largest request body (default 1048576)") { $0.maxBodyBytes = try integer("max-body-bytes", 1024...(64 << 20), $1) },
-        Setting(flag: "max-body-bytes-in-flight", help: "request body bytes received or handled at once, over all connections, counted as they arrive; more gets 503 (default 67108864, at least max-body-bytes)") {
+        Setting(flag: "max-body-bytes", help: "largest request body (default 1048576)") {
+            $0.maxBodyBytes = try integer("max-body-bytes", 1024...(64 << 20), $1)
+        },
+        Setting(
+            flag: "max-body-bytes-in-flight",
+            help:
+                "request body bytes received or handled at once, over all connections, counted as they arrive; more gets 503 (default 67108864, at least max-body-bytes)"
+        ) {
             $0.maxBodyBytesInFlight = try integer("max-body-bytes-in-flight", 1024...(1 << 40), $1)
         },
-        Setting(flag: "max-header-bytes", help: "largest request header section (default 65536)") { $0.maxHeaderBytes = try integer("max-header-bytes", 1024...(1 << 20), $1) },
+        Setting(flag: "max-header-bytes", help: "largest request header section (default 65536)") {
+            $0.maxHeaderBytes = try integer("max-header-bytes", 1024...(1 << 20), $1)
+        },
         Setting(flag: "max-customization-bytes", help: "largest stored customization document (default 65536)") {
             $0.maxCustomizationBytes = try integer("max-customization-bytes", 4096...(8 << 20), $1)
         },
-        Setting(flag: "max-connections", help: "open connections before new ones get 503 (default 16384)") { $0.maxConnections = try integer("max-connections", 1...1_000_000, $1) },
-        Setting(flag: "header-timeout", help: "seconds to receive a request head, from accept for a connection's first (default 10)") { $0.headerTimeout = try seconds("header-timeout", $1) },
+        Setting(flag: "max-connections", help: "open connections before new ones get 503 (default 16384)") {
+            $0.maxConnections = try integer("max-connections", 1...1_000_000, $1)
+        },
+        Setting(flag: "header-timeout", help: "seconds to receive a request head, from accept for a connection's first (default 10)") {
+            $0.headerTimeout = try seconds("header-timeout", $1)
+        },
         Setting(flag: "body-timeout", help: "seconds to receive a request body (default 30)") { $0.bodyTimeout = try seconds("body-timeout", $1) },
-        Setting(flag: "idle-timeout", help: "seconds an idle keep-alive connection stays open (default 60)") { $0.idleTimeout = try seconds("idle-timeout", $1) },
-        Setting(flag: "shutdown-grace", help: "seconds in-flight requests get on SIGTERM (default 10)") { $0.shutdownGrace = try seconds("shutdown-grace", $1) },
+        Setting(flag: "idle-timeout", help: "seconds an idle keep-alive connection stays open (default 60)") {
+            $0.idleTimeout = try seconds("idle-timeout", $1)
+        },
+        Setting(flag: "shutdown-grace", help: "seconds in-flight requests get on SIGTERM (default 10)") {
+            $0.shutdownGrace = try seconds("shutdown-grace", $1)
+        },
         Setting(flag: "cors-origins", help: "comma-separated origins allowed from browsers, or * (default none)") { options, value in
             options.corsOrigins = value.split(separator: ",").map { $0.trimmingOWS() }.map(String.init).filter { !$0.isEmpty }
         },
-        Setting(flag: "metrics-auth", help: "require the operator token for /metrics (default false)") { $0.metricsRequireAuth = try boolean("metrics-auth", $1) },
+        Setting(flag: "metrics-auth", help: "require the operator token for /metrics (default false)") {
+            $0.metricsRequireAuth = try boolean("metrics-auth", $1)
+        },
         Setting(flag: "access-log", help: "one JSON log line per request (default true)") { $0.accessLog = try boolean("access-log", $1) },
         Setting(flag: "console", help: "serve the operator console at /console (default true)") { $0.console = try boolean("console", $1) },
         Setting(flag: "history-revisions", help: "revisions kept per user for history and revert (default 100; 0 keeps none)") {
             $0.historyRevisions = try integer("history-revisions", 0...10_000, $1)
         },
-        Setting(flag: "history-reads", help: "history pages and exports read at once, over all users; one per user at a time (default: half the cores, at least 1)") {
+        Setting(
+            flag: "history-reads",
+            help: "history pages and exports read at once, over all users; one per user at a time (default: half the cores, at least 1)"
+        ) {
             $0.historyReads = try integer("history-reads", 1...256, $1)
         },
         Setting(flag: "history-cache-bytes", help: "memory for rendered history pages, in bytes (default 16777216; 0 turns it off)") {
             $0.historyCacheBytes = try integer("history-cache-bytes", 0...(1 << 40), $1)
         },
-        Setting(flag: "cache-bytes", help: "memory for the caches of customizations, layouts and verified tokens, in bytes (default 12582912; 0 turns them off)") {
+        Setting(
+            flag: "cache-bytes",
+            help: "memory for the caches of customizations, layouts and verified tokens, in bytes (default 12582912; 0 turns them off)"
+        ) {
             $0.cacheBytes = try integer("cache-bytes", 0...(1 << 40), $1)
         },
-        Setting(flag: "sqlite-cache-bytes", help: "SQLite page cache of the embedded store's writer, in bytes (default 16777216; readers keep 1 MiB each)") {
+        Setting(
+            flag: "sqlite-cache-bytes", help: "SQLite page cache of the embedded store's writer, in bytes (default 16777216; readers keep 1 MiB each)"
+        ) {
             $0.sqliteCacheBytes = try integer("sqlite-cache-bytes", 0...(1 << 40), $1)
         },
         Setting(flag: "log-level", help: "debug, info, warning or error (default info)") { options, value in
-            guard let level = Logger.Level(name: value) else { throw Invalid(description: "--log-level must be debug, info, warning or error, got \"\(value)\"") }
+            guard let level = Logger.Level(name: value) else {
+                throw Invalid(description: "--log-level must be debug, info, warning or error, got \"\(value)\"")
+            }
             options.logLevel = level
         },
     ]

@@ -77,7 +77,8 @@ public final class TabStoreService: Sendable {
             apiConfiguration.maxFollowersPerUser = options.maxFollowersPerUser
             let api = APIResponder(store: opened, configuration: apiConfiguration, serverState: state, metrics: metrics, logger: logger)
             ownsListener = false  // from here HTTPServer.start owns it (and closes it when it throws)
-            let http = try HTTPServer.start(configuration: server, listener: listener, responder: api, state: state, observer: metrics, logger: logger)
+            let http = try HTTPServer.start(
+                configuration: server, listener: listener, responder: api, state: state, observer: metrics, logger: logger)
             return TabStoreService(options: options, store: opened, lock: lock, api: api, server: http, adminToken: adminToken)
         } catch {
             if ownsListener { listener.close() }
@@ -87,7 +88,8 @@ public final class TabStoreService: Sendable {
         }
     }
 
-    private init(options: ServiceOptions, store: any TabStoreBackend, lock: DatabaseLock?, api: APIResponder, server: HTTPServer, adminToken: String) {
+    private init(options: ServiceOptions, store: any TabStoreBackend, lock: DatabaseLock?, api: APIResponder, server: HTTPServer, adminToken: String)
+    {
         self.options = options
         self.store = store
         self.lock = lock
@@ -128,7 +130,9 @@ public final class TabStoreService: Sendable {
     }
 
     /// Opens the configured database: PostgreSQL when `databaseURL` is set, else the SQLite file.
-    package static func openStore(_ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)? = nil) throws -> any TabStoreBackend {
+    package static func openStore(
+        _ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)? = nil
+    ) throws -> any TabStoreBackend {
         if let url = options.databaseURL {
             var configuration = PostgresStore.Configuration(url: url)
             configuration.maxConnections = options.databaseConnections
@@ -143,7 +147,9 @@ public final class TabStoreService: Sendable {
     /// Opens the SQLite database; with `create` (serve, demo) it creates the database and its folder
     /// when missing, without it (token, backup) a missing database is refused instead of created empty.
     /// - Throws: `ServiceOptions.Invalid` for a missing database or an unusable folder, `StorageError`.
-    package static func openSQLite(_ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)? = nil) throws -> SQLiteStore {
+    package static func openSQLite(
+        _ options: ServiceOptions, create: Bool = true, onBatch: (@Sendable (Int, Double) -> Void)? = nil
+    ) throws -> SQLiteStore {
         let path = options.resolvedDatabasePath
         if create {
             try prepareFolder(of: options)

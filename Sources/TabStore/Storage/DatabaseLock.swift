@@ -35,7 +35,10 @@ package final class DatabaseLock: Sendable {
             let code = errno
             Glibc.close(fd)
             if code == EWOULDBLOCK {
-                throw ConfigurationError(description: "another tab-server is already serving \(databasePath) (it holds a lock on the database file, also through links); stop it first or use another --data-dir/--database")
+                throw ConfigurationError(
+                    description:
+                        "another tab-server is already serving \(databasePath) (it holds a lock on the database file, also through links); stop it first or use another --data-dir/--database"
+                )
             }
             throw ConfigurationError(description: "cannot lock \(path): \(String(cString: strerror(code)))")
         }

@@ -217,7 +217,11 @@ package enum Migrations {
         do {
             try MigrationRunner.migrate(all, on: Target(db: db), now: now, upTo: target)
         } catch let newer as MigrationRunner.NewerDatabase {
-            throw StorageError(extendedCode: SQLITE_ERROR, message: "the database at \(db.path) is at schema version \(newer.current), newer than this tab-server understands (\(newer.latest)); upgrade tab-server or restore a backup")
+            throw StorageError(
+                extendedCode: SQLITE_ERROR,
+                message:
+                    "the database at \(db.path) is at schema version \(newer.current), newer than this tab-server understands (\(newer.latest)); upgrade tab-server or restore a backup"
+            )
         }
     }
 

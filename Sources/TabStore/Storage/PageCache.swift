@@ -62,7 +62,9 @@ package enum PageCache {
                     // Debug builds (the tests) check every skip: SQLite's cache, truncated anyway, drops nothing.
                     let held = PageCache.inner.pointee.xPagecount?(layer.pointee.inner)
                     PageCache.inner.pointee.xTruncate?(layer.pointee.inner, limit)
-                    precondition(PageCache.inner.pointee.xPagecount?(layer.pointee.inner) == held, "page cache layer skipped a truncation at \(limit) that drops pages")
+                            precondition(
+                                PageCache.inner.pointee.xPagecount?(layer.pointee.inner) == held,
+                                "page cache layer skipped a truncation at \(limit) that drops pages")
                     #endif
                     return
                 }

@@ -43,7 +43,9 @@ package final class SQLiteConnection: @unchecked Sendable {
             try execute("SELECT count(*) FROM sqlite_schema")
         } catch where error.code == SQLITE_CANTOPEN || error.code == SQLITE_READONLY || error.code == SQLITE_IOERR {
             // Not the file's content: e.g. the folder does not let SQLite create the -wal/-shm files.
-            throw StorageError(extendedCode: error.extendedCode, message: "cannot use \(path): \(error.message); check that the file and its folder are readable and writable")
+            throw StorageError(
+                extendedCode: error.extendedCode,
+                message: "cannot use \(path): \(error.message); check that the file and its folder are readable and writable")
         } catch {
             throw StorageError(extendedCode: error.extendedCode, message: "\(path) is not a usable SQLite database: \(error.message)")
         }
@@ -189,7 +191,9 @@ package final class SQLiteConnection: @unchecked Sendable {
         let step = sqlite3_backup_step(backup, -1)
         let finish = sqlite3_backup_finish(backup)
         guard step == SQLITE_DONE, finish == SQLITE_OK else {
-            throw StorageError(extendedCode: step == SQLITE_DONE ? finish : step, message: "backup to \(path) failed: \(String(cString: sqlite3_errmsg(destination)))")
+            throw StorageError(
+                extendedCode: step == SQLITE_DONE ? finish : step,
+                message: "backup to \(path) failed: \(String(cString: sqlite3_errmsg(destination)))")
         }
     }
 }

@@ -57,7 +57,9 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         let db = try SQLiteConnection(path: configuration.path, options: options)
         let check = try db.scalarText("PRAGMA quick_check")
         guard check == "ok" else {
-            throw StorageError(extendedCode: SQLITE_CORRUPT, message: "\(configuration.path) failed PRAGMA quick_check (\(check)); refusing to start: restore a backup")
+            throw StorageError(
+                extendedCode: SQLITE_CORRUPT,
+                message: "\(configuration.path) failed PRAGMA quick_check (\(check)); refusing to start: restore a backup")
         }
         try Migrations.migrate(db, now: Timestamp.now())
         try Self.checkWritable(db)
@@ -101,7 +103,11 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         do {
             try db.transaction { try rewriteUserVersion(db) }  // rolls back itself when the write fails
         } catch let error as StorageError {
-            throw StorageError(extendedCode: error.extendedCode, message: "cannot write to the database \(db.path) (\(error.message)); refusing to start: check that the file and its folder are writable (SQLite creates -wal and -shm files beside it) and the file system is not read-only or full")
+            throw StorageError(
+                extendedCode: error.extendedCode,
+                message:
+                    "cannot write to the database \(db.path) (\(error.message)); refusing to start: check that the file and its folder are writable (SQLite creates -wal and -shm files beside it) and the file system is not read-only or full"
+            )
         }
     }
 
@@ -142,7 +148,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
 
     // MARK: - Apps
 
-    private static let appColumns = "id, name, signing_secret, created_at, schema_version, schema_version_floor, minimum_schema_version, minimum_applied"
+    private static let appColumns =
+        "id, name, signing_secret, created_at, schema_version, schema_version_floor, minimum_schema_version, minimum_applied"
 
     private static func appRow(_ statement: SQLiteStatement) -> AppRecord {
         AppRecord(id: statement.text(0), name: statement.text(1), signingSecret: statement.text(2),
@@ -243,37 +250,6 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
         }
     }
 
-    // MARK: - Schemas
-
-    package func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord {
-        try await writer.write { db in
-            let statement = try db.statement("SELECT schema_version, schema_version_floor FROM apps WHERE id = ?").bind([.text(appId)])
-            guard try statement.step() else {
-                statement.reset()
-                throw StoreConflict.notFound
-            }
-            let (current, floor) = (statement.int(0), statement.int(1))
-            statement.reset()
-            guard current == expectedCurrent else { throw StoreConflict.revisionMismatch(current: current) }
-            let version = max(current, floor) + 1
-            let document = makeDocument(version)
-            try db.run("INSERT INTO schema_versions (app_id, version, document, created_at) VALUES (?, ?, ?, ?)",
-                       [.text(appId), .integer(version), .blob(document), .text(createdAt)])
-            try db.run("UPDATE apps SET schema_version = ? WHERE id = ?", [.integer(version), .text(appId)])
-            return SchemaVersionRecord(appId: appId, version: version, document: document, createdAt: createdAt)
-        }
-    }
-
-    package func schemaVersion(appId: String, version: Int) async throws -> SchemaVersionRecord? {
-        try await readers.read { db in
-            let statement = try db.statement("SELECT document, created_at FROM schema_versions WHERE app_id = ? AND version = ?")
-                .bind([.text(appId), .integer(version)])
-            defer { statement.reset() }
-            guard try statement.step() else { return nil }
-            return SchemaVersionRecord(appId: appId, version: version, document: statement.bytes(0), createdAt: statement.text(1))
-        }
-    }
-
     // MARK: - Customizations
 
     private static func customizationRow(_ statement: SQLiteStatement, appId: String, userId: String) -> CustomizationRecord {
@@ -337,7 +313,8 @@ package final class SQLiteStore: TabStoreBackend, SynchronousPointReads {
     package func deleteCustomization(appId: String, userId: String, expectedRevision: Int?) async throws -> Bool {
         let (deleted, historyRows) = try await writer.write { db -> (Bool, Int) in
             if let expectedRevision {
-                let current = try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)]) ?? 0
+                let current =
+                    try db.scalarInt("SELECT revision FROM customizations WHERE app_id = ? AND user_id = ?", [.text(appId), .text(userId)]) ?? 0
                 if current != expectedRevision { throw StoreConflict.revisionMismatch(current: current) }
             }
             // The history hangs from the row: it goes with it (the API's DELETE stores the empty customization instead).

@@ -137,7 +137,7 @@ final class WriteQueue: Sendable {
         }
         let error = StorageError(unavailable: "the database did not answer within \(bound) s",
                                  message: dropped ? "the write waited \(bound) s for the writer and was not written"
-                                                  : "the writer ran the write for longer than \(bound) s (a disk that stopped answering?); it may still commit")
+                : "the writer ran the write for longer than \(bound) s (a disk that stopped answering?); it may still commit")
         if answer(error) { health.record(error) }
     }
 

@@ -94,7 +94,8 @@ package struct UserData: Sendable, Equatable {
     /// The idempotency keys kept (key and when; the answers are copies of revisions), newest first.
     package let answers: [(key: String, status: Int, createdAt: Int)]
 
-    package init(appId: String, customization: CustomizationRecord?, history: [HistoryRecord], answers: [(key: String, status: Int, createdAt: Int)]) {
+    package init(appId: String, customization: CustomizationRecord?, history: [HistoryRecord], answers: [(key: String, status: Int, createdAt: Int)])
+    {
         self.appId = appId
         self.customization = customization
         self.history = history

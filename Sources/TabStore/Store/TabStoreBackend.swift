@@ -101,7 +101,9 @@ package protocol TabStoreBackend: Sendable {
     func noteMinimumApplied(appId: String, minimum: Int) async throws -> Bool
     /// Adds the next schema version when the current one is still `expectedCurrent`.
     /// - Throws: `StoreConflict.notFound`, `StoreConflict.revisionMismatch` (someone registered meanwhile).
-    func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (_ version: Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord
+    func addSchemaVersion(
+        appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (_ version: Int) -> [UInt8], createdAt: String
+    ) async throws -> SchemaVersionRecord
     func schemaVersion(appId: String, version: Int) async throws -> SchemaVersionRecord?
     func customization(appId: String, userId: String) async throws -> CustomizationRecord?
     /// Reads the current row inside the write transaction, lets `change` compute the new row, stores it.

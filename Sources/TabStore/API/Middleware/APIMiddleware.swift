@@ -105,7 +105,9 @@ extension Optional: APIMiddleware where Wrapped: APIMiddleware {
 /// answers, problems, refusals from `admit`, OPTIONS), under its route pattern; CORS headers go on every one
 /// of them; the `Cache-Control` default goes on first, where no route chose one.
 enum APIMiddlewareStack {
-    typealias Standard = MiddlewarePair<AccessLogMiddleware?, MiddlewarePair<MetricsMiddleware, MiddlewarePair<CORSMiddleware?, CacheControlMiddleware>>>
+    typealias Standard = MiddlewarePair<
+        AccessLogMiddleware?, MiddlewarePair<MetricsMiddleware, MiddlewarePair<CORSMiddleware?, CacheControlMiddleware>>
+    >
 
     static func standard(_ services: APIServices) -> Standard {
         MiddlewarePair(

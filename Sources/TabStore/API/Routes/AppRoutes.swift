@@ -37,7 +37,9 @@ struct AppRoutes: RouteGroup {
             problems.append(Violation(pointer: "/id", code: .invalidId, detail: "an app id is 1-128 bytes of A-Z a-z 0-9 . _ -"))
         }
         if name.isEmpty || name.utf8.count > TabSchema.maxTitleBytes || !Identifier.isPrintable(name) {
-            problems.append(Violation(pointer: "/name", code: .invalidName, detail: "a name is 1-\(TabSchema.maxTitleBytes) UTF-8 bytes without control characters"))
+            problems.append(
+                Violation(
+                    pointer: "/name", code: .invalidName, detail: "a name is 1-\(TabSchema.maxTitleBytes) UTF-8 bytes without control characters"))
         }
         if !problems.isEmpty { throw RuleRefusal(problems) }
         let secret = Crypto.newSecret()
@@ -246,7 +248,11 @@ struct AppRoutes: RouteGroup {
             ("customizationsUnreadable", .integer(unreadable)),
             ("droppedIds", .array(droppedIds.sorted().prefix(SchemaRoutes.maxListedIds).map { .string($0.text) })),
             ("affectedUsers", .array(listed.map { user, ids in
-                .object(JSONObject([("userId", .string(user.text)), ("droppedIds", .array(ids.prefix(SchemaRoutes.maxListedIds).map { .string($0.text) }))]))
+                            .object(
+                                JSONObject([
+                                    ("userId", .string(user.text)),
+                                    ("droppedIds", .array(ids.prefix(SchemaRoutes.maxListedIds).map { .string($0.text) })),
+                                ]))
             })),
             ("affectedUsersNext", next),
         ]))

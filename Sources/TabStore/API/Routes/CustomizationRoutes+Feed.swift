@@ -37,7 +37,8 @@ extension CustomizationRoutes {
             case .followed: break
             case .userLimit: throw Self.tooManyFollowers(services.configuration.maxFollowersPerUser)
             case .draining, .serverLimit:
-                throw APIError(status: 503, slug: .draining, title: "Service unavailable", detail: "the server is shutting down; reconnect in a moment")
+                throw APIError(
+                    status: 503, slug: .draining, title: "Service unavailable", detail: "the server is shutting down; reconnect in a moment")
             }
             do {
                 try await services.requireCredentialsCurrent(context, key.appId)

@@ -50,7 +50,8 @@ extension CustomizationRoutes {
     /// - Throws: `APIError` 400 `invalid-parameter`.
     static func integerParameter(_ request: HTTPRequest, _ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = request.queryParameter(name) else { return nil }
-        guard (1...18).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(text), range.contains(value) else {
+        guard (1...18).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(text), range.contains(value)
+        else {
             let upper = range.upperBound == Int.max ? "" : " to \(range.upperBound)"
             throw APIError.badRequest(.invalidParameter, "\(name) must be an integer from \(range.lowerBound)\(upper)")
         }

@@ -63,7 +63,8 @@ extension CustomizationRoutes {
             case .followed, .draining: break  // draining: answered at once below
             case .userLimit: throw Self.tooManyFollowers(services.configuration.maxFollowersPerUser)
             case .serverLimit:
-                var error = APIError(status: 503, slug: .tooManyWaiting, title: "Service unavailable", detail: "too many long polls wait; retry in a second")
+                var error = APIError(
+                    status: 503, slug: .tooManyWaiting, title: "Service unavailable", detail: "too many long polls wait; retry in a second")
                 error.headers.add("Retry-After", "1")
                 throw error
             }
@@ -71,7 +72,9 @@ extension CustomizationRoutes {
                 if admission == .followed { try await services.requireCredentialsCurrent(context, key.appId) }
                 let (entry, record) = try await read(key)
                 let schema = try pinned ?? entry.requireSchema()
-                if let pinned, pinned.version < entry.app.minimumSchemaVersion { throw APIServices.retired(pinned.version, minimum: entry.app.minimumSchemaVersion, current: entry.app.schemaVersion) }
+                if let pinned, pinned.version < entry.app.minimumSchemaVersion {
+                    throw APIServices.retired(pinned.version, minimum: entry.app.minimumSchemaVersion, current: entry.app.schemaVersion)
+                }
                 let schemaVersion = schema.version
                 let etag = Self.customizationTag(revision: record?.revision ?? 0, schemaVersion: schemaVersion)
                 // A stale If-Match is 412 before anything waits, as a plain GET answers it.

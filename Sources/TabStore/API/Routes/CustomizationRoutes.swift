@@ -50,7 +50,9 @@ struct CustomizationRoutes: RouteGroup {
         let entry = try await services.requireApp(context)
         let schema = try await services.servedSchema(request, entry)
         let key = try userKey(context)
-        if let longPoll { return try await self.longPoll(longPoll, request, context, key, pinned: request.queryParameter("schemaVersion") == nil ? nil : schema) }
+        if let longPoll {
+            return try await self.longPoll(longPoll, request, context, key, pinned: request.queryParameter("schemaVersion") == nil ? nil : schema)
+        }
         let record = try await services.application.reads.record(key)
         return try customizationAnswer(request, key, schema: schema, record: record)!
     }
@@ -63,7 +65,8 @@ struct CustomizationRoutes: RouteGroup {
         // A long poll whose client has the current revision waits, off the event loop; any other answers now.
         if let longPoll, longPoll.clientHas(revision: record?.revision ?? 0, schemaVersion: schema.version) { return nil }
         // Reconciling a large document would hold the event loop: the pool does that (a 304 or 412 needs no document).
-        let reconcileLater = record.map { $0.servedAsStoredUnder != schema.version && $0.document.count > services.configuration.inlineDocumentBytes } ?? false
+        let reconcileLater =
+            record.map { $0.servedAsStoredUnder != schema.version && $0.document.count > services.configuration.inlineDocumentBytes } ?? false
         return try customizationAnswer(request, key, schema: schema, record: record, reconcileLater: reconcileLater)
     }
 

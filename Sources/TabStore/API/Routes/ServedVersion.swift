@@ -56,7 +56,8 @@ extension APIServices {
     }
 
     private static func versionNotFound(_ version: Int, _ entry: AppCache.Entry) -> APIError {
-        .notFound(.schemaVersionNotFound, "app \"\(entry.app.id)\" has no schema version \(version); its current version is \(entry.app.schemaVersion)")
+        .notFound(
+            .schemaVersionNotFound, "app \"\(entry.app.id)\" has no schema version \(version); its current version is \(entry.app.schemaVersion)")
     }
 
     /// 410: the app's clients of this version are no longer served (the operator raised the minimum).

@@ -46,7 +46,8 @@ struct SystemRoutes: RouteGroup {
         gauges.caches.append(("tokens", services.tokens.statistics))
         gauges.caches.append(("historyPages", services.historyPages.statistics))
         let text = services.metrics.render(gauges)
-        return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),
+        return HTTPResponse(
+            status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),
                             body: Array(text.utf8))
     }
 
@@ -58,7 +59,8 @@ struct SystemRoutes: RouteGroup {
     }.joined())
 
     func openAPI(_ request: HTTPRequest, _ context: RouteContext) throws -> HTTPResponse {
-        let headers = Preconditions.validatorHeaders(Self.openAPITag, cacheControl: "max-age=300")  // `public` adds nothing without Authorization (RFC 9111 §5.2.2.9)
+        // `public` adds nothing without Authorization (RFC 9111 §5.2.2.9).
+        let headers = Preconditions.validatorHeaders(Self.openAPITag, cacheControl: "max-age=300")
         if let early = try Preconditions.earlyAnswer(to: request, etag: Self.openAPITag, headers: headers) { return early }
         var answer = headers
         answer.add("Content-Type", "application/yaml")
