@@ -5,7 +5,7 @@ import TabStoreTestSupport
 
 /// A `ForEach` directly in the `TabView` (docs/domain.md "A top-level ForEach"): the `forEach` schema item across schema versions, in PUT documents,
 /// in the served schema, and at the schema's limits. Layouts are in `SeedBehaviorTests` and `LayoutGoldenTests`, rule
-/// codes in `RuleTests`.
+/// codes in `RuleCodeTests`.
 @Suite("Top-level ForEach tabs")
 struct ForEachTabsTests {
     /// v1: playlists between Home and Settings, reorderable in the sidebar (hideable in the bar, as `automatic` there).

@@ -5,7 +5,7 @@ import TabStoreTestSupport
 
 
 @Suite("Customization rules, one row per rule code")
-struct RuleTests {
+struct RuleCodeTests {
     struct Row: Sendable, CustomStringConvertible {
         let name: String
         let operations: String

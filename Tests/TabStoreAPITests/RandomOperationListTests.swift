@@ -18,7 +18,7 @@ let hideableSchema = """
     """
 
 @Suite("Randomized operation lists")
-struct RandomizedTests {
+struct RandomOperationListTests {
     struct Case: Sendable, CustomStringConvertible {
         let name: String
         let schema: String
