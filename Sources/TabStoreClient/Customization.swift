@@ -60,15 +60,15 @@ public struct Customization: Codable, Sendable, Hashable {
     /// 0 for a person who never stored one.
     public var revision: Int
     public var schemaVersion: Int
-    /// RFC 3339 UTC (`2026-11-29T22:00:00Z`), as the server wrote it; nil for revision 0.
-    public var updatedAt: String?
+    /// When the server stored this revision (sent as RFC 3339 UTC, `2026-11-29T22:00:00Z`); nil for revision 0.
+    public var updatedAt: Date?
     public var tabs: [TabStoreID: TabChoice]
     public var sections: [TabStoreID: SectionChoice]
     public var tabBarOrder: [TabStoreID]?
     /// Per dynamic section (or top-level forEach): the person's data-driven tabs; nil while none is stored.
     public var dynamicTabs: [TabStoreID: [DynamicTab]]?
 
-    public init(appId: TabStoreID, userId: TabStoreID, revision: Int = 0, schemaVersion: Int = 1, updatedAt: String? = nil,
+    public init(appId: TabStoreID, userId: TabStoreID, revision: Int = 0, schemaVersion: Int = 1, updatedAt: Date? = nil,
                 tabs: [TabStoreID: TabChoice] = [:], sections: [TabStoreID: SectionChoice] = [:], tabBarOrder: [TabStoreID]? = nil,
                 dynamicTabs: [TabStoreID: [DynamicTab]]? = nil) {
         self.appId = appId
@@ -86,11 +86,6 @@ public struct Customization: Codable, Sendable, Hashable {
     /// `components/headers/ETag`). What `If-Match` sends when a write names this customization.
     public var etag: String { "\"\(revision).\(schemaVersion)\"" }
 
-    /// `updatedAt` as a date.
-    public var updatedDate: Date? {
-        updatedAt.flatMap { try? Date($0, strategy: .iso8601) }
-    }
-
     /// The choice for a tab (`automatic` in both placements when the person made none).
     public subscript(tab id: TabStoreID) -> TabChoice { tabs[id] ?? TabChoice() }
 
@@ -104,7 +99,7 @@ public struct Customization: Codable, Sendable, Hashable {
         userId = try container.decode(TabStoreID.self, forKey: .userId)
         revision = try container.decode(Int.self, forKey: .revision)
         schemaVersion = try container.decode(Int.self, forKey: .schemaVersion)
-        updatedAt = try container.decodeIfPresent(String.self, forKey: .updatedAt)
+        updatedAt = try container.decodeIfPresent(String.self, forKey: .updatedAt).map { try TabStoreJSON.date($0, in: container, forKey: .updatedAt) }
         tabs = try container.decodeIDMap(TabChoice.self, forKey: .tabs)
         sections = try container.decodeIDMap(SectionChoice.self, forKey: .sections)
         tabBarOrder = try container.decodeIfPresent([TabStoreID].self, forKey: .tabBarOrder)
@@ -117,7 +112,7 @@ public struct Customization: Codable, Sendable, Hashable {
         try container.encode(userId, forKey: .userId)
         try container.encode(revision, forKey: .revision)
         try container.encode(schemaVersion, forKey: .schemaVersion)
-        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(updatedAt.map(TabStoreJSON.timestamp), forKey: .updatedAt)
         try container.encode(IDMap(tabs), forKey: .tabs)
         try container.encode(IDMap(sections), forKey: .sections)
         try container.encode(tabBarOrder, forKey: .tabBarOrder)
