@@ -39,6 +39,10 @@ extension OfflineQueue {
     /// before the first answer). Always `isFromCache`.
     public func cachedCustomization() -> LocalSnapshot<Customization> { snapshot(fromCache: true) }
 
+    /// `cachedCustomization()` without waiting for the queue: as the file held it when opened plus what this
+    /// queue stored since (read under the queue's own lock-free copy; for a first frame at launch).
+    public nonisolated var cachedCustomizationNow: LocalSnapshot<Customization> { mirror.value }
+
     /// What the `TabView` shows, as `TabStoreClient.layout(sizeClass:platform:style:)`, kept in the file per size
     /// class, platform and style; offline the kept one (`isFromCache`). Queued visibility and order changes are
     /// applied on top where the client can tell their effect (a tab hidden in the sidebar leaves it; a section's
@@ -121,6 +125,7 @@ extension OfflineQueue {
 
     /// Tells the status and the snapshot observers.
     func changed() {
+        mirror.value = snapshot(fromCache: true)
         let pending = entries.count
         client.statusHub.update { $0.pendingWrites = pending }
         guard !observers.isEmpty else { return }

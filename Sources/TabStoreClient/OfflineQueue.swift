@@ -98,6 +98,8 @@ public actor OfflineQueue {
     /// The process's lock on the file; nil once closed.
     private var owner: FileOwner?
     var observers: [UUID: AsyncStream<LocalSnapshot<Customization>>.Continuation] = [:]
+    /// The cached snapshot, readable without awaiting the actor (`cachedCustomizationNow`).
+    nonisolated let mirror = SnapshotMirror()
 
     init(client: TabStoreClient, file: URL) throws {
         let owner = try FileOwner(file)
@@ -108,6 +110,9 @@ public actor OfflineQueue {
         (events, eventSink) = AsyncStream<QueueEvent>.makeStream(bufferingPolicy: .bufferingNewest(100))
         let pending = state.writes.count
         client.statusHub.update { $0.pendingWrites = pending }
+        var initial = state.customization ?? Customization(appId: client.appId, userId: client.userId, schemaVersion: client.schemaVersion ?? 1)
+        for write in state.writes { initial.applyLocally(write.operations) }
+        mirror.value = LocalSnapshot(value: initial, isFromCache: true, hasPendingWrites: !state.writes.isEmpty, lastSynced: state.lastSynced)
     }
 
     deinit {
@@ -273,3 +278,15 @@ extension TabStoreClient {
     }
 }
 
+
+/// The last cached snapshot of a queue, behind a lock so that a view can draw it before awaiting the actor.
+final class SnapshotMirror: @unchecked Sendable {
+    // @unchecked: `stored` is read and written under `lock` only.
+    private let lock = NSLock()
+    private var stored: LocalSnapshot<Customization>?
+
+    var value: LocalSnapshot<Customization> {
+        get { lock.withLock { stored! } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
