@@ -58,6 +58,16 @@ enum OpenQueues {
         }
     }
 
+    /// Tells the open queues of this server, app, person and schema version what the server just served (by
+    /// whichever client of this process asked), so that their kept state is never older than what the app saw.
+    static func served(_ customization: Customization, by client: TabStoreClient) async {
+        let queues = lock.withLock { entries.values.compactMap(\.queue) }.filter {
+            $0.client.appId == client.appId && $0.client.userId == client.userId && $0.client.schemaVersion == client.schemaVersion
+                && $0.client.baseURL == client.baseURL
+        }
+        for queue in queues { await queue.rebase(on: customization) }
+    }
+
     static func remove(_ file: URL) {
         lock.withLock { _ = entries.removeValue(forKey: key(file)) }
     }

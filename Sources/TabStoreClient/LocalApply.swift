@@ -45,6 +45,19 @@ extension Customization {
     }
 }
 
+extension Customization {
+    /// The operations that show this customization's sidebar hides and orders on a layout drawn before it.
+    var layoutOperations: [TabOperation] {
+        var operations: [TabOperation] = tabs.keys.sorted().filter { tabs[$0]?.sidebarVisibility == .hidden }
+            .map { .setSidebarVisibility(tab: $0, visibility: .hidden) }
+        for id in sections.keys.sorted() {
+            if let order = sections[id]?.tabOrder { operations.append(.setTabOrder(section: id, tabOrder: order)) }
+        }
+        if let tabBarOrder { operations.append(.setTabBarOrder(tabBarOrder)) }
+        return operations
+    }
+}
+
 extension TabLayout {
     /// `operations` applied where their effect on the drawn layout is plain: a tab hidden in the sidebar leaves
     /// it, a section's tabs and the tab bar take a new order. The rest shows once the server answers.

@@ -62,6 +62,11 @@ extension OfflineQueue {
             guard let kept = state.layouts[key] else { throw error }
             base = kept
             fromCache = true
+            // The kept customization may be newer than the kept layout (a write or a feed event since): its
+            // visibilities and orders go on top as far as the client can tell their effect.
+            if let customization = state.customization, customization.revision > kept.revision, customization.schemaVersion == kept.schemaVersion {
+                base.applyLocally(customization.layoutOperations)
+            }
         }
         for write in entries { base.applyLocally(write.operations) }
         return LocalSnapshot(value: base, isFromCache: fromCache, hasPendingWrites: !entries.isEmpty, lastSynced: state.lastSynced)

@@ -83,7 +83,9 @@ public final class TabStoreClient: Sendable {
 
     /// The person's customization (revision 0 with no choices for someone who never stored one).
     public func customization() async throws -> Customization {
-        try decode(Customization.self, try await read(resource("customization")))
+        let customization = try decode(Customization.self, try await read(resource("customization")))
+        await OpenQueues.served(customization, by: self)
+        return customization
     }
 
     /// What the `TabView` shows for this person.
@@ -276,6 +278,7 @@ public final class TabStoreClient: Sendable {
         let response = try await retrying(idempotencyKey) { key in try await write(method, url, body: body, ifMatch: ifMatch, idempotencyKey: key) }
         let customization = try decode(Customization.self, response.body)
         await cache.store(resource("customization"), etag: response.header("ETag") ?? customization.etag, body: response.body)
+        await OpenQueues.served(customization, by: self)
         return customization
     }
 

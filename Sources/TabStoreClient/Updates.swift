@@ -143,6 +143,7 @@ extension TabStoreClient {
                     state.lastEventId = id
                     state.attempt = 0
                     await cache.store(customizationURL, etag: "\"\(id)\"", body: data)
+                    await OpenQueues.served(customization, by: self)
                     continuation.yield(customization)
                 case "token-expired":
                     return .needsToken

@@ -14,18 +14,21 @@ struct LocalFirstTests {
         try await withServer { server in
             let app = try await server.makeApp()
             let served = try await app.client(server).apply([.setSidebarVisibility(tab: bell, visibility: .hidden)])
+            var latest = served
             do {
                 let queue = try app.client(server).offlineQueue(file: file)
                 let online = try await queue.customization()
                 #expect(!online.isFromCache && !online.hasPendingWrites && online.value == served && online.lastSynced != nil)
                 let layout = try await queue.layout(sizeClass: .regular)
                 #expect(!layout.isFromCache && layout.value.hidden.contains(bell))
+                // A direct write by any client of this process for this person: the kept state follows it.
+                latest = try await app.client(server).apply([.setSidebarVisibility(tab: lights, visibility: .hidden)])
                 await queue.close()
             }
             await server.stop()
             let queue = try app.client(server).offlineQueue(file: file)  // a cold launch, offline
             let local = try await queue.customization()
-            #expect(local.isFromCache && !local.hasPendingWrites && local.value == served && local.lastSynced != nil)
+            #expect(local.isFromCache && !local.hasPendingWrites && local.value == latest && local.value.revision == 2 && local.lastSynced != nil)
             let layout = try await queue.layout(sizeClass: .regular)
             #expect(layout.isFromCache && layout.value.hidden.contains(bell))
             await #expect(throws: TabStoreError.self) { try await queue.layout(sizeClass: .compact) }  // never fetched
