@@ -5,15 +5,18 @@ public struct PendingWrite: Sendable, Hashable, Identifiable {
     /// Chosen when the write was queued and kept with it, so every attempt sends the same one and the server
     /// applies the write once, also when an answer was lost (it keeps keys at least 24 hours).
     public let idempotencyKey: String
+    /// The operations, in order.
     public let operations: [TabOperation]
     /// The schema version of the client that queued it (`Configuration.schemaVersion`), which it is sent under
     /// also after an app update: the operations name that version's tabs. nil: the server's current version
     /// (also for writes queued before the client knew schema versions).
     public let schemaVersion: Int?
+    /// When it was queued.
     public let enqueuedAt: Date
     /// The `PATCH` body exactly as first encoded: a repeat must be byte for byte the same request.
     let body: String
 
+    /// Its idempotency key.
     public var id: String { idempotencyKey }
 }
 

@@ -311,11 +311,14 @@ public final class TabStoreClient: Sendable {
 
 /// Exponential waits with jitter: `initial`, then doubling up to `maximum`.
 public struct Backoff: Sendable, Hashable {
+    /// The first wait, in seconds.
     public var initial: Double
+    /// The longest wait, in seconds.
     public var maximum: Double
     /// A random share (0...1) taken off each wait, so that many clients do not retry in step.
     public var jitter: Double
 
+    /// A value with these members.
     public init(initial: Double, maximum: Double, jitter: Double = 0.2) {
         self.initial = initial
         self.maximum = maximum

@@ -35,6 +35,7 @@ public enum TabStoreError: LocalizedError, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A line for logs.
     public var description: String {
         switch self {
         case .conflict(let current): "conflict: the customization is at \(current.etag)"
