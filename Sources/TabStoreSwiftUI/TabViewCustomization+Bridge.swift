@@ -1,4 +1,4 @@
-#if canImport(SwiftUI)
+#if canImport(SwiftUI) && !os(tvOS) && !os(watchOS)  // TabViewCustomization exists on iOS, iPadOS, Mac Catalyst, macOS, visionOS
 import SwiftUI
 import TabStoreClient
 
@@ -26,17 +26,17 @@ extension Visibility: TabVisibilityValue {
     }
 }
 
-@available(iOS 18.4, macOS 15.4, visionOS 2.4, tvOS 18.4, watchOS 11.4, *)
+@available(iOS 18.4, macOS 15.4, visionOS 2.4, *)
 extension TabViewCustomization.TabCustomization: TabCustomizationMembers {}
 
-@available(iOS 18.4, macOS 15.4, visionOS 2.4, tvOS 18.4, watchOS 11.4, *)
+@available(iOS 18.4, macOS 15.4, visionOS 2.4, *)
 extension TabViewCustomization.SectionCustomization: SectionCustomizationMembers {}
 
-@available(iOS 18.4, macOS 15.4, visionOS 2.4, tvOS 18.4, watchOS 11.4, *)
+@available(iOS 18.4, macOS 15.4, visionOS 2.4, *)
 extension TabViewCustomization: TabViewCustomizationMembers {}
 
 /// The bridge over SwiftUI's `TabViewCustomization`: `@State var sync = TabViewCustomizationSync(queue: …)`, then
 /// `TabView { … }.tabViewCustomization($sync.customization)`.
-@available(iOS 18.4, macOS 15.4, visionOS 2.4, tvOS 18.4, watchOS 11.4, *)
+@available(iOS 18.4, macOS 15.4, visionOS 2.4, *)
 public typealias TabViewCustomizationSync = TabCustomizationSync<TabViewCustomization>
 #endif

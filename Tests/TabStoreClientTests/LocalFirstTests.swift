@@ -198,8 +198,13 @@ struct LocalFirstTests {
             #expect(writes.count == 2 && writes.allSatisfy { $0.requestHeaders["idempotency-key"] == "key-1" })
             #expect(writes.last?.responseHeaders["idempotent-replayed"] == "true")
             #expect(try await client.history().items.count == 1)
+            // With `ifMatch`: the repeat is answered as the first attempt was, not as a conflict with its own write.
+            transport.loseAnswers(1)
+            let guarded = try await client.apply([.setSidebarVisibility(tab: climate, visibility: .hidden)], ifMatch: stored)
+            #expect(guarded.revision == 2 && guarded[tab: climate].sidebarVisibility == .hidden)
+            #expect(try await client.history().items.count == 2)
             let reset = try await client.reset()
-            #expect(reset.revision == 2 && reset.tabs.isEmpty)
+            #expect(reset.revision == 3 && reset.tabs.isEmpty)
             let generated = transport.exchanges.filter { $0.method == "DELETE" }.first?.requestHeaders["idempotency-key"]
             #expect(generated?.isEmpty == false)
         }
