@@ -74,11 +74,12 @@ extension OfflineQueue {
 
     /// The local customization, first as it is, then each time it changes (a write queued, answered or refused, a
     /// read, a change from another device while following the feed). Each call gives its own sequence.
+    /// `isFromCache` is true until the server answered since the file was opened, and while it is unreachable.
     public func snapshots() -> AsyncStream<LocalSnapshot<Customization>> {
         let (stream, continuation) = AsyncStream<LocalSnapshot<Customization>>.makeStream(bufferingPolicy: .bufferingNewest(8))
         let id = UUID()
         observers[id] = continuation
-        continuation.yield(snapshot(fromCache: true))
+        continuation.yield(snapshot(fromCache: !answeredSinceOpen || client.status.isOffline))
         continuation.onTermination = { [weak self] _ in
             Task { await self?.removeObserver(id) }
         }
@@ -112,6 +113,7 @@ extension OfflineQueue {
 
     /// The server's `customization` becomes the base the queued writes apply on; kept in the file.
     func rebase(on customization: Customization) {
+        answeredSinceOpen = true
         // An older revision than the one kept (a late feed event) does not replace it.
         if let kept = state.customization, kept.revision > customization.revision, kept.schemaVersion == customization.schemaVersion {
             changed()
@@ -134,7 +136,8 @@ extension OfflineQueue {
         let pending = entries.count
         client.statusHub.update { $0.pendingWrites = pending }
         guard !observers.isEmpty else { return }
-        let current = snapshot(fromCache: false)
+        // From cache until the server answered this run, and again while the client finds it unreachable.
+        let current = snapshot(fromCache: !answeredSinceOpen || client.status.isOffline)
         for observer in observers.values { observer.yield(current) }
     }
 }

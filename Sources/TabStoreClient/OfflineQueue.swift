@@ -101,6 +101,8 @@ public actor OfflineQueue {
     /// The process's lock on the file; nil once closed.
     private var owner: FileOwner?
     var observers: [UUID: AsyncStream<LocalSnapshot<Customization>>.Continuation] = [:]
+    /// Whether the server answered since the file was opened (else the base is the file's).
+    var answeredSinceOpen = false
     /// The cached snapshot, readable without awaiting the actor (`cachedCustomizationNow`).
     nonisolated let mirror = SnapshotMirror()
 
