@@ -52,9 +52,19 @@ enum OpenQueues {
         try lock.withLock {
             let key = key(file)
             if let open = entries[key]?.queue { return open }
-            let queue = try make()
-            entries[key] = Entry(queue: queue)
-            return queue
+            // A queue of this process that was just let go may still be in its deinit, holding the lock for a
+            // moment: a few short retries tell that from another process, which keeps holding it.
+            var attempt = 0
+            while true {
+                do {
+                    let queue = try make()
+                    entries[key] = Entry(queue: queue)
+                    return queue
+                } catch OfflineQueueError.lockedByAnotherProcess where attempt < 10 {
+                    attempt += 1
+                    usleep(10_000)
+                }
+            }
         }
     }
 

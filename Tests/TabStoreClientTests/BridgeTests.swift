@@ -115,4 +115,41 @@ struct BridgeTests {
         sync.stop()
         await queue.close()
     }
+
+    @Test("TabCustomizationSync against the server: another device's hide arrives through the feed, is applied, and is not sent back")
+    @MainActor
+    func syncAppliesRemoteChange() async throws {
+        let file = QueueTests.queueFile()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let server = try ServerFixture()
+        do {
+            let app = try await server.makeApp()
+            let queue = try app.client(server).offlineQueue(file: file)
+            let sync = TabCustomizationSync<FakeTabViewCustomization>(queue: queue, tabIDs: bridge.tabIDs, sectionIDs: bridge.sectionIDs)
+            sync.start()
+            try await Self.until { sync.served.lastSynced != nil }
+            let phone = app.client(server)
+            try await phone.apply([.setSidebarVisibility(tab: climate, visibility: .hidden), .setTabOrder(section: categories, tabOrder: [lights, climate])])
+            try await Self.until { sync.customization[tab: climate.string].sidebarVisibility == .hidden }
+            #expect(sync.orderedTabs(in: categories.string, builderOrder: [climate.string, lights.string]) == [lights.string, climate.string])
+            #expect(await queue.pending.isEmpty)
+            #expect(try await phone.history().items.count == 1)  // nothing echoed back
+            sync.stop()
+            await queue.close()
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    /// Waits (polling the main actor, at most 60 s) until `condition` holds.
+    @MainActor
+    static func until(_ condition: @MainActor () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(60)
+        while !condition() {
+            guard Date() < deadline else { throw TestFailure(description: "condition never held") }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+    }
 }
