@@ -10,6 +10,13 @@ import TabStoreClient
 
 /// One line on standard output, written at once (also into a pipe, and before a crash).
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+/// Ends the program with status 1 when what an app relies on did not hold.
+func check(_ condition: Bool, _ what: String) {
+    if !condition {
+        say("FAILED: \(what)")
+        exit(1)
+    }
+}
 let environment = ProcessInfo.processInfo.environment
 let file = URL(fileURLWithPath: environment["TABSTORE_STATE"] ?? NSTemporaryDirectory() + "tabstore-demo").appendingPathComponent("alice.json")
 
@@ -120,17 +127,21 @@ let before = try await ipad.history(limit: 100).items.count
 flaky.loseNext()
 let retried = try await ipad.apply([.setSidebarVisibility(tab: bell, visibility: .visible)], idempotencyKey: "demo-retry-1")
 let keys = flaky.keys.filter { $0 == "demo-retry-1" }
-say("  stored: \(describe(retried)); attempts sent \(keys.count) with key demo-retry-1; new history entries \(try await ipad.history(limit: 100).items.count - before)")
+let added = try await ipad.history(limit: 100).items.count - before
+check(keys.count == 2 && added == 1, "a lost answer is retried with its key and applied once")
+say("  stored: \(describe(retried)); attempts sent \(keys.count) with key demo-retry-1; new history entries \(added)")
 
 say("5. offline cold launch (the server unreachable), an edit while offline, then back online")
 await queue.close()
 let offlineClient = client(URL(string: "http://127.0.0.1:9")!)
 let offline = try offlineClient.offlineQueue(file: file)
 let cold = try await offline.customization()
+check(cold.isFromCache && cold.value == retried, "an offline cold launch shows the last served customization")
 say("  customization: \(describe(cold.value)), fromCache \(cold.isFromCache), lastSynced \(cold.lastSynced.map { "\($0)" } ?? "never")")
 say("  sidebar (kept): \(sidebar(try await offline.layout(sizeClass: .regular, platform: .iPadOS).value))")
 try await offline.enqueue([.setSidebarVisibility(tab: lights, visibility: .hidden)])
 let shown = await offline.cachedCustomization()
+check(shown.hasPendingWrites && shown.value[tab: lights].sidebarVisibility == .hidden, "an offline edit shows at once")
 say("  after hiding Lights offline: \(describe(shown.value)), pending \(shown.hasPendingWrites)")
 say("  sidebar (local): \(sidebar(try await offline.layout(sizeClass: .regular, platform: .iPadOS).value))")
 let status = offlineClient.status
@@ -139,6 +150,8 @@ await offline.close()
 let online = try ipad.offlineQueue(file: file)
 let replay = await online.replay()
 let synced = try await online.customization()
+check(replay.remaining == 0 && !synced.isFromCache && !synced.hasPendingWrites && synced.value[tab: lights].sidebarVisibility == .hidden,
+      "the offline edit reaches the server")
 say("  back online: replayed \(replay.events.count), remaining \(replay.remaining); \(describe(synced.value)), fromCache \(synced.isFromCache), pending \(synced.hasPendingWrites)")
 
 say("6. two windows on one file, and a second process")
@@ -147,13 +160,17 @@ let window2 = try client().offlineQueue(file: file)
 say("  same queue: \(window1 === window2)")
 try await window1.enqueue([.setSidebarVisibility(tab: lights, visibility: .visible)])
 try await window2.enqueue([.setSidebarVisibility(tab: climate, visibility: .visible)])
+check(window1 === window2, "two windows share one queue")
+check(await window1.pending.count == 2, "neither window's write is lost")
 say("  pending seen by window 1: \(await window1.pending.count), by window 2: \(await window2.pending.count)")
 let helper = Process()
 helper.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
 helper.arguments = ["--second-process"]
 try helper.run()
 helper.waitUntilExit()
+check(helper.terminationStatus == 0, "a second process is refused the file")
 let both = await window1.replay()
+check(both.events.count == 2 && both.remaining == 0, "both windows' writes are applied")
 say("  replayed \(both.events.count): \(describe(try await ipad.customization()))")
 say("  status: \(ipad.status.connectivity), pending writes \(ipad.status.pendingWrites)")
 await window1.close()
