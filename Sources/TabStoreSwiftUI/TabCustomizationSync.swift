@@ -18,6 +18,7 @@ public final class TabCustomizationSync<Value: TabViewCustomizationMembers>: Obs
     private var baseline: Value
     private var servedStorage: LocalSnapshot<Customization>
     private var statusStorage: SyncStatus
+    private var queueErrorStorage: String?
     /// Local edits on their way into the queue, in order; while one is, snapshots do not overwrite the edit.
     private var enqueuing: Task<Void, Never>?
     private var inFlight = 0
@@ -136,9 +137,27 @@ public final class TabCustomizationSync<Value: TabViewCustomizationMembers>: Obs
         inFlight += 1
         enqueuing = Task { [weak self] in
             await previous?.value
-            _ = try? await queue.enqueue(operations)
+            do {
+                _ = try await queue.enqueue(operations)
+                self?.setQueueError(nil)
+            } catch {
+                // Not kept (the file could not be written, or the queue was closed): say so, never silently.
+                self?.setQueueError(error.localizedDescription)
+            }
             self?.inFlight -= 1
         }
+    }
+
+    /// Why the last local edit could not be queued (the file could not be written, the queue was closed); nil
+    /// once one is. Such an edit shows in SwiftUI but is not kept: show this to the person.
+    public var queueError: String? {
+        registrar.access(self, keyPath: \.queueError)
+        return queueErrorStorage
+    }
+
+    private func setQueueError(_ message: String?) {
+        guard message != queueErrorStorage else { return }
+        registrar.withMutation(of: self, keyPath: \.queueError) { queueErrorStorage = message }
     }
 
     /// A new local state from the queue: applied to `customization` unless a local edit is still on its way in

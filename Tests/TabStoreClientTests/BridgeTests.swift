@@ -114,6 +114,10 @@ struct BridgeTests {
         #expect(sync.customization[tab: bell.string].sidebarVisibility == .hidden)
         sync.stop()
         await queue.close()
+        #expect(sync.queueError == nil)
+        sync.customization[tab: climate.string].sidebarVisibility = .hidden  // after close: not kept, and said so
+        await sync.flush()
+        #expect(sync.queueError != nil)
     }
 
     @Test("TabCustomizationSync against the server: another device's hide arrives through the feed, is applied, and is not sent back")
