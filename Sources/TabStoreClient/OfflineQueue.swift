@@ -81,6 +81,10 @@ extension OfflineQueueError: LocalizedError {
 /// it stopped; a write whose answer was lost is sent again with its key, and the server answers it without
 /// applying it twice. After an app update the new client's queue sends the writes the old version queued under
 /// the old version (their tab ids are that version's); the server keeps what the new version can see.
+///
+/// It is also the app's local copy (`OfflineQueue+Local.swift`): the same file keeps the last customization and
+/// layouts the server served, so `customization()` and `layout(…)` answer offline too (`LocalSnapshot`), with the
+/// queued writes applied on top. One owner per file: see `TabStoreClient.offlineQueue(file:)`.
 public actor OfflineQueue {
     /// The file the queue and the local state live in.
     public nonisolated let file: URL
