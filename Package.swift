@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "TabStore", targets: ["TabStore"]),
         // The Swift client apps add (docs/client.md): Foundation only, nothing of the server.
         .library(name: "TabStoreClient", targets: ["TabStoreClient"]),
+        // The SwiftUI bridge (docs/client.md "SwiftUI"): TabViewCustomization kept in step with the service.
+        .library(name: "TabStoreSwiftUI", targets: ["TabStoreSwiftUI"]),
     ],
     targets: [
         // SQLite from the system (Debian: libsqlite3-dev). modulemap + shim only.
@@ -78,6 +80,9 @@ let package = Package(
         .executableTarget(name: "tab-server", dependencies: ["TabStore"], swiftSettings: swift6),
         // The client library for apps (iOS, macOS, Linux): Foundation (FoundationNetworking on Linux) and nothing else.
         .target(name: "TabStoreClient", path: "Sources/TabStoreClient", swiftSettings: swift6),
+        // The SwiftUI bridge: its engine works on a protocol of TabViewCustomization's members (tested on Linux with a
+        // fake); SwiftUI's own type conforms under `#if canImport(SwiftUI)`. Depends on the client only.
+        .target(name: "TabStoreSwiftUI", dependencies: ["TabStoreClient"], path: "Sources/TabStoreSwiftUI", swiftSettings: swift6),
         // `swift run -c release tabstore-bench-storage`: the storage layer alone, no HTTP (bench/README.md).
         .executableTarget(name: "tabstore-bench-storage", dependencies: ["TabStoreStore", "TabStoreStorage", "TabStoreSupport"], path: "bench/storage",
                           swiftSettings: swift6),
@@ -126,7 +131,7 @@ let package = Package(
         // The client against a real server started in-process (the server's targets serve it; the client imports none).
         .testTarget(
             name: "TabStoreClientTests",
-            dependencies: ["TabStoreClient", "TabStore", "TabStoreAuth", "TabStoreSupport"],
+            dependencies: ["TabStoreClient", "TabStoreSwiftUI", "TabStore", "TabStoreAuth", "TabStoreSupport"],
             path: "Tests/TabStoreClientTests",
             swiftSettings: swift6
         ),

@@ -9,6 +9,7 @@ public struct ChoicesSnapshot: Sendable, Hashable {
     /// Per section id: the order of all its tabs; a section not listed keeps the order it has.
     public var tabOrders: [TabStoreID: [TabStoreID]]
 
+    /// A value with these members.
     public init(tabs: [TabStoreID: TabChoice] = [:], tabOrders: [TabStoreID: [TabStoreID]] = [:]) {
         self.tabs = tabs
         self.tabOrders = tabOrders

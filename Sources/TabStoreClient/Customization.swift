@@ -7,9 +7,12 @@ public enum TabVisibility: String, Codable, Sendable, Hashable, CaseIterable {
 
 /// What a person chose for one tab (openapi.yaml `TabChoice`).
 public struct TabChoice: Codable, Sendable, Hashable {
+    /// The visibility in the sidebar.
     public var sidebarVisibility: TabVisibility
+    /// The visibility in the tab bar.
     public var tabBarVisibility: TabVisibility
 
+    /// A value with these members.
     public init(sidebarVisibility: TabVisibility = .automatic, tabBarVisibility: TabVisibility = .automatic) {
         self.sidebarVisibility = sidebarVisibility
         self.tabBarVisibility = tabBarVisibility
@@ -19,9 +22,12 @@ public struct TabChoice: Codable, Sendable, Hashable {
 /// What a person chose for one section (openapi.yaml `SectionChoice`): the order of all its tabs (nil: builder
 /// order) and whether it is expanded in the sidebar (nil: the schema's default).
 public struct SectionChoice: Codable, Sendable, Hashable {
+    /// The order of all the section's tabs; nil: the builder order.
     public var tabOrder: [TabStoreID]?
+    /// Whether the section is expanded in the sidebar.
     public var expanded: Bool?
 
+    /// A value with these members.
     public init(tabOrder: [TabStoreID]? = nil, expanded: Bool? = nil) {
         self.tabOrder = tabOrder
         self.expanded = expanded
@@ -29,6 +35,7 @@ public struct SectionChoice: Codable, Sendable, Hashable {
 
     private enum CodingKeys: String, CodingKey { case tabOrder, expanded }
 
+    /// Encodes it as the JSON the server reads.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(tabOrder, forKey: .tabOrder)  // required (null when unset)
@@ -38,11 +45,16 @@ public struct SectionChoice: Codable, Sendable, Hashable {
 
 /// One of a person's data-driven tabs (a playlist, a collection): openapi.yaml `DynamicTab`.
 public struct DynamicTab: Codable, Sendable, Hashable, Identifiable {
+    /// The id.
     public var id: TabStoreID
+    /// The title to show.
     public var title: String
+    /// An SF Symbol name, if any.
     public var systemImage: String?
+    /// An image asset name, if any.
     public var image: String?
 
+    /// A value with these members.
     public init(id: TabStoreID, title: String, systemImage: String? = nil, image: String? = nil) {
         self.id = id
         self.title = title
@@ -55,20 +67,27 @@ public struct DynamicTab: Codable, Sendable, Hashable, Identifiable {
 /// `revision`, `schemaVersion` and `updatedAt` are the server's: `replace(_:)` never sends them. Its maps are
 /// keyed by id, byte for byte (`TabStoreID`): two ids that differ only in Unicode normalization are two entries.
 public struct Customization: Codable, Sendable, Hashable {
+    /// The app's id.
     public var appId: TabStoreID
+    /// The person's id.
     public var userId: TabStoreID
     /// 0 for a person who never stored one.
     public var revision: Int
+    /// The tab schema version it is under.
     public var schemaVersion: Int
-    /// RFC 3339 UTC (`2026-11-29T22:00:00Z`), as the server wrote it; nil for revision 0.
-    public var updatedAt: String?
+    /// When the server stored this revision (sent as RFC 3339 UTC, `2026-11-29T22:00:00Z`); nil for revision 0.
+    public var updatedAt: Date?
+    /// Per tab id: the person's choice.
     public var tabs: [TabStoreID: TabChoice]
+    /// Per section id: the person's choice.
     public var sections: [TabStoreID: SectionChoice]
+    /// The person's tab-bar order; nil: the builder order.
     public var tabBarOrder: [TabStoreID]?
     /// Per dynamic section (or top-level forEach): the person's data-driven tabs; nil while none is stored.
     public var dynamicTabs: [TabStoreID: [DynamicTab]]?
 
-    public init(appId: TabStoreID, userId: TabStoreID, revision: Int = 0, schemaVersion: Int = 1, updatedAt: String? = nil,
+    /// A value with these members.
+    public init(appId: TabStoreID, userId: TabStoreID, revision: Int = 0, schemaVersion: Int = 1, updatedAt: Date? = nil,
                 tabs: [TabStoreID: TabChoice] = [:], sections: [TabStoreID: SectionChoice] = [:], tabBarOrder: [TabStoreID]? = nil,
                 dynamicTabs: [TabStoreID: [DynamicTab]]? = nil) {
         self.appId = appId
@@ -86,11 +105,6 @@ public struct Customization: Codable, Sendable, Hashable {
     /// `components/headers/ETag`). What `If-Match` sends when a write names this customization.
     public var etag: String { "\"\(revision).\(schemaVersion)\"" }
 
-    /// `updatedAt` as a date.
-    public var updatedDate: Date? {
-        updatedAt.flatMap { try? Date($0, strategy: .iso8601) }
-    }
-
     /// The choice for a tab (`automatic` in both placements when the person made none).
     public subscript(tab id: TabStoreID) -> TabChoice { tabs[id] ?? TabChoice() }
 
@@ -98,26 +112,28 @@ public struct Customization: Codable, Sendable, Hashable {
         case appId, userId, revision, schemaVersion, updatedAt, tabs, sections, tabBarOrder, dynamicTabs
     }
 
+    /// Decodes it from the JSON the server sends.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         appId = try container.decode(TabStoreID.self, forKey: .appId)
         userId = try container.decode(TabStoreID.self, forKey: .userId)
         revision = try container.decode(Int.self, forKey: .revision)
         schemaVersion = try container.decode(Int.self, forKey: .schemaVersion)
-        updatedAt = try container.decodeIfPresent(String.self, forKey: .updatedAt)
+        updatedAt = try container.decodeIfPresent(String.self, forKey: .updatedAt).map { try TabStoreJSON.date($0, in: container, forKey: .updatedAt) }
         tabs = try container.decodeIDMap(TabChoice.self, forKey: .tabs)
         sections = try container.decodeIDMap(SectionChoice.self, forKey: .sections)
         tabBarOrder = try container.decodeIfPresent([TabStoreID].self, forKey: .tabBarOrder)
         dynamicTabs = try container.decodeIDMapIfPresent([DynamicTab].self, forKey: .dynamicTabs)
     }
 
+    /// Encodes it as the JSON the server reads.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(appId, forKey: .appId)
         try container.encode(userId, forKey: .userId)
         try container.encode(revision, forKey: .revision)
         try container.encode(schemaVersion, forKey: .schemaVersion)
-        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(updatedAt.map(TabStoreJSON.timestamp), forKey: .updatedAt)
         try container.encode(IDMap(tabs), forKey: .tabs)
         try container.encode(IDMap(sections), forKey: .sections)
         try container.encode(tabBarOrder, forKey: .tabBarOrder)

@@ -22,14 +22,20 @@ public enum LayoutTabRole: String, Codable, Sendable, Hashable, CaseIterable {
 
 /// A tab as the layout draws it (openapi.yaml `LayoutTab`, `kind: tab`).
 public struct LayoutTab: Codable, Sendable, Hashable, Identifiable {
+    /// The id.
     public var id: TabStoreID
+    /// The title to show.
     public var title: String
     /// The key to localize instead of `title` (the search tab: `Search`).
     public var titleKey: String?
+    /// An SF Symbol name, if any.
     public var systemImage: String?
+    /// An image asset name, if any.
     public var image: String?
+    /// The tab's role, if any.
     public var role: LayoutTabRole?
 
+    /// A value with these members.
     public init(id: TabStoreID, title: String, titleKey: String? = nil, systemImage: String? = nil, image: String? = nil, role: LayoutTabRole? = nil) {
         self.id = id
         self.title = title
@@ -41,6 +47,7 @@ public struct LayoutTab: Codable, Sendable, Hashable, Identifiable {
 
     private enum CodingKeys: String, CodingKey { case kind, id, title, titleKey, systemImage, image, role }
 
+    /// Decodes it from the JSON the server sends.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(TabStoreID.self, forKey: .id)
@@ -51,6 +58,7 @@ public struct LayoutTab: Codable, Sendable, Hashable, Identifiable {
         role = try container.decodeIfPresent(LayoutTabRole.self, forKey: .role)
     }
 
+    /// Encodes it as the JSON the server reads.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode("tab", forKey: .kind)
@@ -65,11 +73,16 @@ public struct LayoutTab: Codable, Sendable, Hashable, Identifiable {
 
 /// A sidebar section with its visible tabs in effective order (openapi.yaml `LayoutSection`, `kind: section`).
 public struct LayoutSection: Codable, Sendable, Hashable, Identifiable {
+    /// The id.
     public var id: TabStoreID
+    /// The title to show.
     public var title: String
+    /// Whether the section is expanded in the sidebar.
     public var expanded: Bool
+    /// The section's visible tabs, in effective order.
     public var tabs: [LayoutTab]
 
+    /// A value with these members.
     public init(id: TabStoreID, title: String, expanded: Bool = true, tabs: [LayoutTab]) {
         self.id = id
         self.title = title
@@ -79,6 +92,7 @@ public struct LayoutSection: Codable, Sendable, Hashable, Identifiable {
 
     private enum CodingKeys: String, CodingKey { case kind, id, title, expanded, tabs }
 
+    /// Decodes it from the JSON the server sends.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(TabStoreID.self, forKey: .id)
@@ -87,6 +101,7 @@ public struct LayoutSection: Codable, Sendable, Hashable, Identifiable {
         tabs = try container.decode([LayoutTab].self, forKey: .tabs)
     }
 
+    /// Encodes it as the JSON the server reads.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode("section", forKey: .kind)
@@ -102,6 +117,7 @@ public enum SidebarItem: Codable, Sendable, Hashable, Identifiable {
     case tab(LayoutTab)
     case section(LayoutSection)
 
+    /// The id.
     public var id: TabStoreID {
         switch self {
         case .tab(let tab): tab.id
@@ -111,6 +127,7 @@ public enum SidebarItem: Codable, Sendable, Hashable, Identifiable {
 
     private enum CodingKeys: String, CodingKey { case kind }
 
+    /// Decodes it from the JSON the server sends.
     public init(from decoder: any Decoder) throws {
         let kind = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .kind)
         switch kind {
@@ -121,6 +138,7 @@ public enum SidebarItem: Codable, Sendable, Hashable, Identifiable {
         }
     }
 
+    /// Encodes it as the JSON the server reads.
     public func encode(to encoder: any Encoder) throws {
         switch self {
         case .tab(let tab): try tab.encode(to: encoder)
@@ -131,17 +149,25 @@ public enum SidebarItem: Codable, Sendable, Hashable, Identifiable {
 
 /// What a `TabView` shows for one person, size class, platform and style (openapi.yaml `Layout`).
 public struct TabLayout: Codable, Sendable, Hashable {
+    /// The app's id.
     public var appId: TabStoreID
+    /// The person's id.
     public var userId: TabStoreID
+    /// The size class it was laid out for.
     public var sizeClass: SizeClass
+    /// The platform it was laid out for, if named.
     public var platform: Platform?
+    /// The `TabViewStyle` it was laid out for, if named.
     public var style: LayoutStyle?
+    /// The customization revision it was laid out from.
     public var revision: Int
+    /// The tab schema version it is under.
     public var schemaVersion: Int
     /// Whether the person's choices shaped this layout (else the schema's defaults did).
     public var customizationApplied: Bool
     /// Top-level tabs, then sections; empty where there is no sidebar.
     public var sidebar: [SidebarItem]
+    /// The tab bar's tabs, in order.
     public var tabBar: [LayoutTab]
     /// Apart at the trailing end of the bar (the search tab), or in the toolbar beside a sidebar.
     public var pinned: [LayoutTab]
@@ -152,6 +178,7 @@ public struct TabLayout: Codable, Sendable, Hashable {
     /// For every tab not shown: the tab to select instead.
     public var selectionFallback: [TabStoreID: TabStoreID]
 
+    /// A value with these members.
     public init(appId: TabStoreID, userId: TabStoreID, sizeClass: SizeClass, platform: Platform? = nil, style: LayoutStyle? = nil, revision: Int,
                 schemaVersion: Int, customizationApplied: Bool, sidebar: [SidebarItem], tabBar: [LayoutTab], pinned: [LayoutTab],
                 more: [LayoutTab], hidden: [TabStoreID], selectionFallback: [TabStoreID: TabStoreID]) {
@@ -179,6 +206,7 @@ public struct TabLayout: Codable, Sendable, Hashable {
              selectionFallback
     }
 
+    /// Decodes it from the JSON the server sends.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         appId = try container.decode(TabStoreID.self, forKey: .appId)
@@ -197,6 +225,7 @@ public struct TabLayout: Codable, Sendable, Hashable {
         selectionFallback = try container.decodeIDMap(TabStoreID.self, forKey: .selectionFallback)
     }
 
+    /// Encodes it as the JSON the server reads.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(appId, forKey: .appId)

@@ -5,15 +5,18 @@ public struct PendingWrite: Sendable, Hashable, Identifiable {
     /// Chosen when the write was queued and kept with it, so every attempt sends the same one and the server
     /// applies the write once, also when an answer was lost (it keeps keys at least 24 hours).
     public let idempotencyKey: String
+    /// The operations, in order.
     public let operations: [TabOperation]
     /// The schema version of the client that queued it (`Configuration.schemaVersion`), which it is sent under
     /// also after an app update: the operations name that version's tabs. nil: the server's current version
     /// (also for writes queued before the client knew schema versions).
     public let schemaVersion: Int?
+    /// When it was queued.
     public let enqueuedAt: Date
     /// The `PATCH` body exactly as first encoded: a repeat must be byte for byte the same request.
     let body: String
 
+    /// Its idempotency key.
     public var id: String { idempotencyKey }
 }
 
@@ -46,6 +49,26 @@ public enum OfflineQueueError: Error, Sendable {
     case belongsTo(appId: TabStoreID, userId: TabStoreID)
     /// The file is not a queue this client can read; it is left as it is.
     case unreadable(URL, String)
+    /// Another process has the file open (another copy of the app, an extension): one owner per file, so that
+    /// neither overwrites the other's writes. Use a file of its own per process.
+    case lockedByAnotherProcess(URL)
+    /// This process has the file open with a client of another schema version; `close()` that queue first.
+    case openWithAnotherSchemaVersion(URL, Int?)
+    /// The queue was closed (`close()`); open the file again.
+    case closed(URL)
+}
+
+extension OfflineQueueError: LocalizedError {
+    /// A sentence for the log or a person.
+    public var errorDescription: String? {
+        switch self {
+        case .belongsTo(let appId, let userId): "The sync file belongs to \(userId) in \(appId)."
+        case .unreadable(let file, let detail): "The sync file \(file.lastPathComponent) cannot be read: \(detail)."
+        case .lockedByAnotherProcess(let file): "The sync file \(file.lastPathComponent) is open in another process."
+        case .openWithAnotherSchemaVersion(let file, let version): "The sync file \(file.lastPathComponent) is open for schema version \(version.map(String.init) ?? "current")."
+        case .closed(let file): "The sync file \(file.lastPathComponent) was closed."
+        }
+    }
 }
 
 /// Writes kept on disk until the server has them, in order, each exactly once.
@@ -58,39 +81,93 @@ public enum OfflineQueueError: Error, Sendable {
 /// it stopped; a write whose answer was lost is sent again with its key, and the server answers it without
 /// applying it twice. After an app update the new client's queue sends the writes the old version queued under
 /// the old version (their tab ids are that version's); the server keeps what the new version can see.
+///
+/// It is also the app's local copy (`OfflineQueue+Local.swift`): the same file keeps the last customization and
+/// layouts the server served, so `customization()` and `layout(…)` answer offline too (`LocalSnapshot`), with the
+/// queued writes applied on top. One owner per file: see `TabStoreClient.offlineQueue(file:)`.
 public actor OfflineQueue {
+    /// The file the queue and the local state live in.
     public nonisolated let file: URL
     /// Each write the queue settles, as it settles it (the newest 100 are kept for a late reader).
     public nonisolated let events: AsyncStream<QueueEvent>
     private let eventSink: AsyncStream<QueueEvent>.Continuation
-    private let client: TabStoreClient
-    private var entries: [PendingWrite]
+    /// The client this queue sends with (the first opener's, when several open the same file).
+    public nonisolated let client: TabStoreClient
+    var state: QueueFile.State
+    var entries: [PendingWrite] {
+        get { state.writes }
+        set { state.writes = newValue }
+    }
     private var running: Task<ReplayResult, Never>?
     private var loop: Task<Void, Never>?
+    var feed: Task<Void, Never>?
     private var started = false
+    /// The process's lock on the file; nil once closed.
+    private var owner: FileOwner?
+    var observers: [UUID: AsyncStream<LocalSnapshot<Customization>>.Continuation] = [:]
+    /// Whether the server answered since the file was opened (else the base is the file's).
+    var answeredSinceOpen = false
+    /// The cached snapshot, readable without awaiting the actor (`cachedCustomizationNow`).
+    nonisolated let mirror = SnapshotMirror()
 
     init(client: TabStoreClient, file: URL) throws {
+        let owner = try FileOwner(file)
         self.client = client
         self.file = file
-        entries = try QueueFile.load(file, appId: client.appId, userId: client.userId)
+        self.owner = owner
+        state = try QueueFile.load(file, appId: client.appId, userId: client.userId)
         (events, eventSink) = AsyncStream<QueueEvent>.makeStream(bufferingPolicy: .bufferingNewest(100))
+        let pending = state.writes.count
+        client.statusHub.update { $0.pendingWrites = pending }
+        var initial = state.customization ?? Customization(appId: client.appId, userId: client.userId, schemaVersion: client.schemaVersion ?? 1)
+        for write in state.writes { initial.applyLocally(write.operations) }
+        mirror.value = LocalSnapshot(value: initial, isFromCache: true, hasPendingWrites: !state.writes.isEmpty, lastSynced: state.lastSynced)
     }
 
-    deinit { eventSink.finish() }
+    deinit {
+        eventSink.finish()
+        for observer in observers.values { observer.finish() }
+    }
 
     /// The writes not yet answered, oldest first.
     public var pending: [PendingWrite] { entries }
+
+    /// Whether `close()` was called.
+    public var isClosed: Bool { owner == nil }
+
+    /// Stops replaying and following, releases the file's lock and forgets this queue: the next
+    /// `offlineQueue(file:)` opens the file anew. What is queued stays in the file.
+    public func close() {
+        stop()
+        feed?.cancel()
+        feed = nil
+        owner = nil
+        OpenQueues.remove(file)
+        for observer in observers.values { observer.finish() }
+        observers = [:]
+    }
+
+    /// Saves the queue and the local state in one atomic write, and tells the status and the observers.
+    func save() throws {
+        guard owner != nil else { throw OfflineQueueError.closed(file) }
+        try QueueFile.save(state, to: file, appId: client.appId, userId: client.userId)
+        changed()
+    }
 
     /// Queues `operations` as one write (applied atomically, in order, to the latest revision when it reaches
     /// the server) and stores the queue before returning; replays at once when started.
     /// - Throws: when the file cannot be written (the write is not queued then).
     @discardableResult
-    public func enqueue(_ operations: [TabOperation]) throws -> PendingWrite {
+    public func enqueue(_ operations: [TabOperation], idempotencyKey: String? = nil) throws -> PendingWrite {
+        guard owner != nil else { throw OfflineQueueError.closed(file) }
         let body = String(decoding: try TabStoreJSON.encode(PatchRequest(operations: operations)), as: UTF8.self)
-        let write = PendingWrite(idempotencyKey: UUID().uuidString, operations: operations, schemaVersion: client.schemaVersion,
+        let write = PendingWrite(idempotencyKey: idempotencyKey ?? UUID().uuidString, operations: operations, schemaVersion: client.schemaVersion,
                                  enqueuedAt: Date(), body: body)
-        try QueueFile.save(entries + [write], to: file, appId: client.appId, userId: client.userId)
-        entries.append(write)
+        var next = state
+        next.writes.append(write)
+        try QueueFile.save(next, to: file, appId: client.appId, userId: client.userId)
+        state = next
+        changed()
         if started { kick() }
         return write
     }
@@ -165,9 +242,11 @@ public actor OfflineQueue {
                 return ReplayResult(events: events, remaining: entries.count, stoppedBy: error)
             }
             entries.removeAll { $0.idempotencyKey == write.idempotencyKey }
+            // The server's answer becomes the local base; the writes still queued apply on top of it.
+            if case .applied(_, let customization?) = event, write.schemaVersion == client.schemaVersion { rebase(on: customization) }
             // Should this fail, the write stays in the file: sent again after a restart with its key, the server
             // answers it again without applying it twice.
-            try? QueueFile.save(entries, to: file, appId: client.appId, userId: client.userId)
+            try? save()
             events.append(event)
             eventSink.yield(event)
         }
@@ -192,61 +271,31 @@ public actor OfflineQueue {
 }
 
 extension TabStoreClient {
-    /// The offline queue kept in `file` (created on the first `enqueue`); reopening the same file after a
-    /// restart gives back the writes not yet answered. Use one queue object per file at a time.
-    /// - Throws: `OfflineQueueError` when the file holds another person's queue or cannot be read.
+    /// The offline queue and local state kept in `file` (created on the first save); reopening the same file
+    /// after a restart gives back the writes not yet answered and the last state the server served. One owner per
+    /// file: a second open in this process answers the queue already open (every window shares it); a file
+    /// another process has open throws.
+    /// - Throws: `OfflineQueueError.belongsTo` when the file holds another person's queue (also when the open
+    ///   queue is another person's), `.lockedByAnotherProcess`, `.unreadable`.
     public func offlineQueue(file: URL) throws -> OfflineQueue {
-        try OfflineQueue(client: self, file: file)
+        let queue = try OpenQueues.queue(for: file) { try OfflineQueue(client: self, file: file) }
+        guard queue.client.appId == appId, queue.client.userId == userId else {
+            throw OfflineQueueError.belongsTo(appId: queue.client.appId, userId: queue.client.userId)
+        }
+        guard queue.client.schemaVersion == schemaVersion else { throw OfflineQueueError.openWithAnotherSchemaVersion(file, queue.client.schemaVersion) }
+        return queue
     }
 }
 
-/// The queue's file: `{"format": 1, "appId", "userId", "writes": [{"idempotencyKey", "enqueuedAt", "body", "schemaVersion"}]}`.
-/// `schemaVersion` is absent for a write queued without one (and in files of clients that predate it: read as
-/// nil, the current version, which is what those clients sent), so the format stays 1.
-enum QueueFile {
-    struct Contents: Codable {
-        var format: Int
-        var appId: TabStoreID
-        var userId: TabStoreID
-        var writes: [Entry]
-    }
 
-    struct Entry: Codable {
-        var idempotencyKey: String
-        /// Seconds since 1970.
-        var enqueuedAt: Double
-        var body: String
-        /// Omitted when nil (synthesized `Codable` uses `encodeIfPresent`/`decodeIfPresent` for optionals).
-        var schemaVersion: Int?
-    }
+/// The last cached snapshot of a queue, behind a lock so that a view can draw it before awaiting the actor.
+final class SnapshotMirror: @unchecked Sendable {
+    // @unchecked: `stored` is read and written under `lock` only.
+    private let lock = NSLock()
+    private var stored: LocalSnapshot<Customization>?
 
-    static func load(_ file: URL, appId: TabStoreID, userId: TabStoreID) throws -> [PendingWrite] {
-        guard FileManager.default.fileExists(atPath: file.path) else { return [] }
-        let contents: Contents
-        do {
-            contents = try TabStoreJSON.decode(Contents.self, from: try Data(contentsOf: file))
-        } catch {
-            throw OfflineQueueError.unreadable(file, "\(error)")
-        }
-        guard contents.format == 1 else { throw OfflineQueueError.unreadable(file, "format \(contents.format)") }
-        guard contents.appId == appId, contents.userId == userId else {
-            throw OfflineQueueError.belongsTo(appId: contents.appId, userId: contents.userId)
-        }
-        return try contents.writes.map { entry in
-            guard let request = try? TabStoreJSON.decode(PatchRequest.self, from: Data(entry.body.utf8)) else {
-                throw OfflineQueueError.unreadable(file, "write \(entry.idempotencyKey)")
-            }
-            return PendingWrite(idempotencyKey: entry.idempotencyKey, operations: request.operations, schemaVersion: entry.schemaVersion,
-                                enqueuedAt: Date(timeIntervalSince1970: entry.enqueuedAt), body: entry.body)
-        }
-    }
-
-    /// Replaces the file in one step (a temporary file renamed over it), so a kill leaves the old or the new queue.
-    static func save(_ writes: [PendingWrite], to file: URL, appId: TabStoreID, userId: TabStoreID) throws {
-        let contents = Contents(format: 1, appId: appId, userId: userId, writes: writes.map {
-            Entry(idempotencyKey: $0.idempotencyKey, enqueuedAt: $0.enqueuedAt.timeIntervalSince1970, body: $0.body, schemaVersion: $0.schemaVersion)
-        })
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try TabStoreJSON.encode(contents).write(to: file, options: .atomic)
+    var value: LocalSnapshot<Customization> {
+        get { lock.withLock { stored! } }
+        set { lock.withLock { stored = newValue } }
     }
 }

@@ -29,6 +29,7 @@ public enum TabOperation: Sendable, Hashable {
              setDynamicTabs, resetVisibility, resetSectionOrder, resetTabBarOrder
     }
 
+    /// Which operation it is.
     public var kind: Kind {
         switch self {
         case .setSidebarVisibility: .setSidebarVisibility
@@ -50,6 +51,7 @@ extension TabOperation: Codable {
         case op, tab, visibility, section, tabOrder, toIndex, tabBarOrder, expanded, tabs, placement
     }
 
+    /// Decodes it from the JSON the server sends.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         switch try container.decode(Kind.self, forKey: .op) {
@@ -82,6 +84,7 @@ extension TabOperation: Codable {
         }
     }
 
+    /// Encodes it as the JSON the server reads.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(kind, forKey: .op)

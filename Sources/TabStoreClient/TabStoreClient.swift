@@ -31,20 +31,33 @@ public final class TabStoreClient: Sendable {
         public var feedBackoff: Backoff
         /// Waits between offline-queue replays that found the server unreachable.
         public var queueBackoff: Backoff
+        /// Waits between the attempts of a direct write (`apply`, `replace`, `reset`, `revert`) that got no answer
+        /// or a passing server state (408, 429, 5xx); every attempt sends the same `Idempotency-Key`.
+        public var writeBackoff: Backoff
+        /// Attempts of a direct write in all (at least 1); the last failure is thrown.
+        public var writeAttempts: Int
 
+        /// A configuration; the defaults suit an app.
         public init(schemaVersion: Int? = nil, transport: any TabStoreTransport = URLSessionTransport(),
-                    feedBackoff: Backoff = Backoff(initial: 1, maximum: 30), queueBackoff: Backoff = Backoff(initial: 1, maximum: 60)) {
+                    feedBackoff: Backoff = Backoff(initial: 1, maximum: 30), queueBackoff: Backoff = Backoff(initial: 1, maximum: 60),
+                    writeBackoff: Backoff = Backoff(initial: 0.5, maximum: 4), writeAttempts: Int = 3) {
             self.schemaVersion = schemaVersion
             self.transport = transport
             self.feedBackoff = feedBackoff
             self.queueBackoff = queueBackoff
+            self.writeBackoff = writeBackoff
+            self.writeAttempts = max(1, writeAttempts)
         }
     }
 
+    /// The server's address.
     public let baseURL: URL
+    /// The app's id.
     public let appId: TabStoreID
+    /// The person's id.
     public let userId: TabStoreID
     let configuration: Configuration
+    let statusHub = StatusHub()
     let tokens: TokenStore
     /// Keyed by URL, whose query names the schema version: a representation cached under one version is never
     /// served (nor its ETag sent) for another.
@@ -70,7 +83,9 @@ public final class TabStoreClient: Sendable {
 
     /// The person's customization (revision 0 with no choices for someone who never stored one).
     public func customization() async throws -> Customization {
-        try decode(Customization.self, try await read(resource("customization")))
+        let customization = try decode(Customization.self, try await read(resource("customization")))
+        await OpenQueues.served(customization, by: self)
+        return customization
     }
 
     /// What the `TabView` shows for this person.
@@ -87,26 +102,37 @@ public final class TabStoreClient: Sendable {
 
     /// Applies `operations` atomically, in order. Without `ifMatch` they apply to the latest revision (changes
     /// from several devices merge); with it only while `ifMatch` is still current, else `TabStoreError.conflict`.
+    /// - Parameter idempotencyKey: sent with every attempt so that the server applies the write once, also when an
+    ///   answer was lost; nil: a fresh one. A write that got no answer is retried (`Configuration.writeAttempts`).
+    /// - Returns: the customization as stored after the write.
     /// - Throws: `TabStoreError.refused` with the rule codes when the schema's rules refuse one.
     @discardableResult
-    public func apply(_ operations: [TabOperation], ifMatch: Customization? = nil) async throws -> Customization {
+    public func apply(_ operations: [TabOperation], ifMatch: Customization? = nil, idempotencyKey: String? = nil) async throws -> Customization {
         let body = try TabStoreJSON.encode(PatchRequest(operations: operations))
-        return try await writeCustomization("PATCH", resource("customization"), body: body, ifMatch: ifMatch, idempotencyKey: nil)
+        return try await writeCustomization("PATCH", resource("customization"), body: body, ifMatch: ifMatch, idempotencyKey: idempotencyKey)
     }
 
     /// Replaces the person's choices whole (`tabs`, `sections`, `tabBarOrder`, `dynamicTabs` of `customization`;
     /// the server-owned members are not sent).
+    /// - Parameter idempotencyKey: as in `apply(_:ifMatch:idempotencyKey:)`.
+    /// - Returns: the customization as stored.
+    /// - Throws: `TabStoreError` (`.conflict`, `.refused`, …).
     @discardableResult
-    public func replace(_ customization: Customization, ifMatch: Customization? = nil) async throws -> Customization {
+    public func replace(_ customization: Customization, ifMatch: Customization? = nil, idempotencyKey: String? = nil) async throws -> Customization {
         let body = try TabStoreJSON.encode(Customization.Choices(customization))
-        return try await writeCustomization("PUT", resource("customization"), body: body, ifMatch: ifMatch, idempotencyKey: nil)
+        return try await writeCustomization("PUT", resource("customization"), body: body, ifMatch: ifMatch, idempotencyKey: idempotencyKey)
     }
 
     /// Forgets the person's choices: back to the schema's defaults, as a new revision.
-    public func reset(ifMatch: Customization? = nil) async throws {
+    /// - Parameter idempotencyKey: as in `apply(_:ifMatch:idempotencyKey:)`.
+    /// - Returns: the customization as stored after it (read right after the server's 204).
+    /// - Throws: `TabStoreError` (`.conflict`, …).
+    @discardableResult
+    public func reset(ifMatch: Customization? = nil, idempotencyKey: String? = nil) async throws -> Customization {
         let url = resource("customization")
-        _ = try await write("DELETE", url, body: nil, ifMatch: ifMatch, idempotencyKey: nil)
+        _ = try await retrying(idempotencyKey) { key in try await self.write("DELETE", url, body: nil, ifMatch: ifMatch, idempotencyKey: key) }
         await cache.remove(url)
+        return try await customization()
     }
 
     /// One page of the kept revisions, newest first; pass `nextBefore` as `before` for the next page.
@@ -121,10 +147,28 @@ public final class TabStoreClient: Sendable {
 
     /// Stores revision `revision`'s choices (reconciled with the current schema) as a new revision; 0 is the
     /// empty customization. Undo is itself undoable.
+    /// - Parameter idempotencyKey: as in `apply(_:ifMatch:idempotencyKey:)`.
+    /// - Returns: the customization as stored after it.
+    /// - Throws: `TabStoreError` (`.conflict`, `.server` 404 for a revision not kept, …).
     @discardableResult
-    public func revert(to revision: Int, ifMatch: Customization? = nil) async throws -> Customization {
+    public func revert(to revision: Int, ifMatch: Customization? = nil, idempotencyKey: String? = nil) async throws -> Customization {
         let body = try TabStoreJSON.encode(RevertRequest(toRevision: revision))
-        return try await writeCustomization("POST", resource("customization/revert"), body: body, ifMatch: ifMatch, idempotencyKey: nil)
+        return try await writeCustomization("POST", resource("customization/revert"), body: body, ifMatch: ifMatch, idempotencyKey: idempotencyKey)
+    }
+
+    /// Runs `attempt` with `key` (or a fresh one) until it succeeds, fails for good, or `writeAttempts` ran out,
+    /// waiting `writeBackoff` between attempts: the same key each time, so the server applies it once.
+    func retrying<T>(_ key: String?, _ attempt: (String) async throws -> T) async throws -> T {
+        let key = key ?? UUID().uuidString
+        var tries = 0
+        while true {
+            do {
+                return try await attempt(key)
+            } catch let error as TabStoreError where error.isTransient && tries + 1 < configuration.writeAttempts {
+                try await configuration.writeBackoff.sleep(attempt: tries)
+                tries += 1
+            }
+        }
     }
 
     // MARK: Requests
@@ -200,11 +244,15 @@ public final class TabStoreClient: Sendable {
         var request = request
         request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
         do {
-            return try await configuration.transport.send(request)
+            let response = try await configuration.transport.send(request)
+            if response.status < 500 { statusHub.answered() } else { statusHub.failed(.server(status: response.status, problem: nil)) }
+            return response
         } catch let error as CancellationError {
             throw error
         } catch {
-            throw TabStoreError.unreachable(error)
+            let failure = TabStoreError.unreachable(error)
+            statusHub.failed(failure)
+            throw failure
         }
     }
 
@@ -227,9 +275,10 @@ public final class TabStoreClient: Sendable {
 
     /// A write that answers with the whole customization, which becomes the cached representation.
     func writeCustomization(_ method: String, _ url: URL, body: Data, ifMatch: Customization?, idempotencyKey: String?) async throws -> Customization {
-        let response = try await write(method, url, body: body, ifMatch: ifMatch, idempotencyKey: idempotencyKey)
+        let response = try await retrying(idempotencyKey) { key in try await write(method, url, body: body, ifMatch: ifMatch, idempotencyKey: key) }
         let customization = try decode(Customization.self, response.body)
         await cache.store(resource("customization"), etag: response.header("ETag") ?? customization.etag, body: response.body)
+        await OpenQueues.served(customization, by: self)
         return customization
     }
 
@@ -262,11 +311,14 @@ public final class TabStoreClient: Sendable {
 
 /// Exponential waits with jitter: `initial`, then doubling up to `maximum`.
 public struct Backoff: Sendable, Hashable {
+    /// The first wait, in seconds.
     public var initial: Double
+    /// The longest wait, in seconds.
     public var maximum: Double
     /// A random share (0...1) taken off each wait, so that many clients do not retry in step.
     public var jitter: Double
 
+    /// A value with these members.
     public init(initial: Double, maximum: Double, jitter: Double = 0.2) {
         self.initial = initial
         self.maximum = maximum

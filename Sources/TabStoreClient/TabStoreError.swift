@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a `TabStoreClient` call failed.
-public enum TabStoreError: Error, Sendable, CustomStringConvertible {
+public enum TabStoreError: LocalizedError, Sendable, CustomStringConvertible {
     /// 412: the write named a customization that is no longer current. `current` is the server's state now:
     /// rebase the person's change on it and try again.
     case conflict(current: Customization)
@@ -35,6 +35,7 @@ public enum TabStoreError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A line for logs.
     public var description: String {
         switch self {
         case .conflict(let current): "conflict: the customization is at \(current.etag)"
@@ -46,6 +47,26 @@ public enum TabStoreError: Error, Sendable, CustomStringConvertible {
         case .unreachable(let error): "unreachable: \(error)"
         case .invalidResponse(let detail): "invalid response: \(detail)"
         }
+    }
+
+    /// A sentence for a person: the server's problem detail when it sent one.
+    public var errorDescription: String? {
+        switch self {
+        case .conflict: "Your tabs were changed on another device."
+        case .refused(let problem): problem.detail
+        case .unauthorized: "You are not signed in to sync your tabs."
+        case .schemaVersionRetired: "This version of the app can no longer sync its tabs. Please update the app."
+        case .schemaVersionNotFound: "The tab sync service does not know this version of the app yet."
+        case .server(let status, let problem): problem?.detail ?? "The tab sync service answered \(status)."
+        case .unreachable: "The tab sync service cannot be reached."
+        case .invalidResponse: "The tab sync service sent an answer this app cannot read."
+        }
+    }
+
+    /// The rule codes of the server's problem (`not-hideable`, …), comma separated; nil without any.
+    public var failureReason: String? {
+        guard let codes = problem?.codes, !codes.isEmpty else { return nil }
+        return codes.map(\.rawValue).joined(separator: ", ")
     }
 
     /// Whether trying again later may succeed (no answer, or a passing state of the server: 408, 429, 5xx).

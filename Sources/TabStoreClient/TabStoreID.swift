@@ -11,12 +11,14 @@ public struct TabStoreID: Hashable, Comparable, Sendable, Codable, ExpressibleBy
     /// never these strings.
     public let string: String
 
+    /// The value spelled by this string.
     public init(_ string: String) {
         var native = string
         native.makeContiguousUTF8()
         self.string = native
     }
 
+    /// The id a string literal spells.
     public init(stringLiteral value: String) { self.init(value) }
 
     /// The id of these UTF-8 bytes; nil when they are not valid UTF-8.
@@ -29,6 +31,7 @@ public struct TabStoreID: Hashable, Comparable, Sendable, Codable, ExpressibleBy
     /// The id's bytes.
     public var utf8: String.UTF8View { string.utf8 }
 
+    /// A line for logs.
     public var description: String { string }
 
     /// The scalars spelled out, so that two ids that print alike can be told apart.
@@ -44,10 +47,12 @@ public struct TabStoreID: Hashable, Comparable, Sendable, Codable, ExpressibleBy
         return try copy.withUTF8(body)
     }
 
+    /// Whether the two are byte for byte the same.
     public static func == (left: TabStoreID, right: TabStoreID) -> Bool {
         left.withBytes { a in right.withBytes { b in a.count == b.count && a.elementsEqual(b) } }
     }
 
+    /// Hashes the bytes.
     public func hash(into hasher: inout Hasher) {
         withBytes { bytes in
             hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
@@ -60,8 +65,10 @@ public struct TabStoreID: Hashable, Comparable, Sendable, Codable, ExpressibleBy
         left.withBytes { a in right.withBytes { b in a.lexicographicallyPrecedes(b) } }
     }
 
+    /// Decodes it from the JSON the server sends.
     public init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
 
+    /// Encodes it as the JSON the server reads.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(string)

@@ -21,6 +21,19 @@ public enum TabStoreJSON {
         MemberNames.restoreReserved(try encoder.encode(value))
     }
 
+    /// A time as the server writes it: RFC 3339 in UTC, whole seconds (`2026-11-29T22:00:00Z`).
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle())
+    }
+
+    /// `text` (RFC 3339, with or without fractional seconds) as a date.
+    /// - Throws: `DecodingError.dataCorrupted` when it is not one.
+    static func date<Key: CodingKey>(_ text: String, in container: KeyedDecodingContainer<Key>, forKey key: Key) throws -> Date {
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not an RFC 3339 time: \(text)")
+    }
+
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

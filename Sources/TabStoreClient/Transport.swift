@@ -5,22 +5,27 @@ import FoundationNetworking
 
 /// A whole HTTP response.
 public struct TransportResponse: Sendable {
+    /// The HTTP status.
     public var status: Int
     /// Header fields with lowercased names.
     public var headers: [String: String]
+    /// The body.
     public var body: Data
 
+    /// A value with these members.
     public init(status: Int, headers: [String: String], body: Data) {
         self.status = status
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
         self.body = body
     }
 
+    /// The value of the header field `name` (any case), if present.
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
 /// A response whose body arrives in pieces as the server sends them (the change feed).
 public struct TransportStream: Sendable {
+    /// The HTTP status.
     public var status: Int
     /// Header fields with lowercased names.
     public var headers: [String: String]
@@ -28,12 +33,14 @@ public struct TransportStream: Sendable {
     /// iterating (or cancel the iterating task) to close the connection.
     public var body: AsyncThrowingStream<Data, any Error>
 
+    /// A value with these members.
     public init(status: Int, headers: [String: String], body: AsyncThrowingStream<Data, any Error>) {
         self.status = status
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
         self.body = body
     }
 
+    /// The value of the header field `name` (any case), if present.
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
@@ -76,6 +83,7 @@ public final class URLSessionTransport: TabStoreTransport, @unchecked Sendable {
         return configuration
     }
 
+    /// Sends `request` and returns the whole response.
     public func send(_ request: URLRequest) async throws -> TransportResponse {
         var request = request
         request.timeoutInterval = requestTimeout
@@ -84,6 +92,7 @@ public final class URLSessionTransport: TabStoreTransport, @unchecked Sendable {
         return TransportResponse(status: http.statusCode, headers: Self.headers(http), body: data)
     }
 
+    /// Sends `request` and returns once the response's head arrived.
     public func stream(_ request: URLRequest) async throws -> TransportStream {
         var request = request
         request.timeoutInterval = streamIdleTimeout

@@ -11,18 +11,27 @@ import FoundationNetworking
 /// It ends by throwing when the server refuses the feed for good (401 with a fresh token, 403, 404, and
 /// `TabStoreError.schemaVersionRetired` once the client's schema version is retired); a token provider that throws
 /// is retried like an unreachable server. Each event is the customization under the client's schema version. Stop iterating (or cancel the task) to close it.
+///
+/// The value can be shared: every `for await` (every `makeAsyncIterator()`) opens its own connection and gets
+/// every event from the current customization on, so several tasks or views may iterate one value. While the
+/// feed cannot connect, `TabStoreClient.statusUpdates()` says `.offline` (at once when the server refuses the
+/// connection, after the transport's `streamIdleTimeout` when it falls silent) and `.reconnecting` while retrying.
 public struct CustomizationUpdates: AsyncSequence, Sendable {
+    /// Each customization the feed delivers.
     public typealias Element = Customization
 
-    let stream: AsyncThrowingStream<Customization, any Error>
+    let open: @Sendable () -> AsyncThrowingStream<Customization, any Error>
 
+    /// One iteration's connection: closed when the iterator is dropped or its task cancelled.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<Customization, any Error>.AsyncIterator
 
+        /// The next customization; nil when the feed ended; throws when the server refused it for good.
         public mutating func next() async throws -> Customization? { try await base.next() }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
+    /// A new connection of its own.
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: open().makeAsyncIterator()) }
 }
 
 extension TabStoreClient {
@@ -30,10 +39,12 @@ extension TabStoreClient {
     /// - Parameter lastEventId: the `id` of a customization the app already has (its `etag` without quotes), to
     ///   skip it; nil to start with the current customization.
     public func updates(resumingFrom lastEventId: String? = nil) -> CustomizationUpdates {
-        let (stream, continuation) = AsyncThrowingStream<Customization, any Error>.makeStream()
-        let task = Task { await self.follow(FeedState(lastEventId: lastEventId), into: continuation) }
-        continuation.onTermination = { _ in task.cancel() }
-        return CustomizationUpdates(stream: stream)
+        CustomizationUpdates { [self] in
+            let (stream, continuation) = AsyncThrowingStream<Customization, any Error>.makeStream()
+            let task = Task { await self.follow(FeedState(lastEventId: lastEventId), into: continuation) }
+            continuation.onTermination = { _ in task.cancel() }
+            return stream
+        }
     }
 
     struct FeedState {
@@ -69,11 +80,15 @@ extension TabStoreClient {
             } catch is CancellationError {
                 break
             } catch let error as TabStoreError where !error.isTransient {
+                statusHub.failed(error)
                 continuation.finish(throwing: error)
                 return
             } catch {
-                end = .lost  // no answer, a passing server state, or the token provider failed (offline too): retry
+                // No answer, a passing server state, or the token provider failed (offline too): retry.
+                if let error = error as? TabStoreError { statusHub.failed(error) } else { statusHub.failed(.unreachable(error)) }
+                end = .lost
             }
+            if end == .lost, !status.isOffline { statusHub.update { $0.connectivity = .reconnecting } }
             switch end {
             case .needsToken:
                 refresh = true
@@ -105,6 +120,7 @@ extension TabStoreClient {
         } catch {
             throw TabStoreError.unreachable(error)
         }
+        if stream.status == 200 { statusHub.answered() }
         guard stream.status == 200 else {
             var body = Data()
             for try await chunk in stream.body where body.count < 65_536 { body.append(chunk) }
@@ -127,6 +143,7 @@ extension TabStoreClient {
                     state.lastEventId = id
                     state.attempt = 0
                     await cache.store(customizationURL, etag: "\"\(id)\"", body: data)
+                    await OpenQueues.served(customization, by: self)
                     continuation.yield(customization)
                 case "token-expired":
                     return .needsToken

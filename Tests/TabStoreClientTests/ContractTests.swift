@@ -57,7 +57,7 @@ struct ContractTests {
     }
 
     static let tab = LayoutTab(id: "t", title: "T", titleKey: "K", systemImage: "s", image: "i", role: .search)
-    static let customization = Customization(appId: "a", userId: "u", revision: 1, schemaVersion: 1, updatedAt: "2026-11-29T22:00:00Z",
+    static let customization = Customization(appId: "a", userId: "u", revision: 1, schemaVersion: 1, updatedAt: Date(timeIntervalSince1970: 1_796_248_800),
                                              tabs: ["t": TabChoice()], sections: ["s": SectionChoice(tabOrder: ["t"], expanded: true)],
                                              tabBarOrder: ["t"], dynamicTabs: ["s": [DynamicTab(id: "d", title: "D", systemImage: "x")]])
 
@@ -134,8 +134,8 @@ struct ContractTests {
 
     @Test("history, problems, rule codes and problem types")
     func historyAndProblems() throws {
-        try Self.check("HistoryItem", full: HistoryItem(revision: 1, updatedAt: "x", change: .patch, operations: [], customization: Self.customization),
-                       bare: HistoryItem(revision: 1, updatedAt: "x", change: .put, customization: nil))
+        try Self.check("HistoryItem", full: HistoryItem(revision: 1, updatedAt: Date(timeIntervalSince1970: 1_796_248_800), change: .patch, operations: [], customization: Self.customization),
+                       bare: HistoryItem(revision: 1, updatedAt: Date(timeIntervalSince1970: 1_796_248_800), change: .put, customization: nil))
         try Self.check("HistoryPage", full: HistoryPage(items: [], nextBefore: 3), bare: HistoryPage(items: [], nextBefore: nil))
         #expect(HistoryItem.Change.allCases.map(\.rawValue) == Self.enumeration(Self.map(Self.schema("HistoryItem"), "properties", "change")))
         let problem = Self.schema("Problem")

@@ -62,6 +62,7 @@ struct QueueTests {
             #expect(lossy.statuses == [200])  // the server answered; the client never saw it
             let observer = app.client(server)
             #expect(try await observer.customization().revision == 1)
+            await queue.close()  // as when the app is killed: the file's lock is released
 
             let transport = RecordingTransport()
             let reopened = try app.client(server, transport: transport).offlineQueue(file: file)

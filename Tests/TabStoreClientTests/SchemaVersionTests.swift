@@ -272,6 +272,7 @@ struct SchemaVersionTests {
             #expect(TabStoreError.schemaVersionRetired(Problem(type: .schemaVersionRetired, title: "", status: 410, detail: "")).isTransient == false)
 
             // The updated app's queue: the retired version's write is refused for good and reported, its own goes on.
+            await stale.close()  // the old app version's process is gone
             let queue = try app.client(server, schemaVersion: 2).offlineQueue(file: file)
             try await queue.enqueue([.setSidebarVisibility(tab: garden, visibility: .hidden)])
             let replay = await queue.replay()
