@@ -119,7 +119,9 @@ public struct Customization: Codable, Sendable, Hashable {
         userId = try container.decode(TabStoreID.self, forKey: .userId)
         revision = try container.decode(Int.self, forKey: .revision)
         schemaVersion = try container.decode(Int.self, forKey: .schemaVersion)
-        updatedAt = try container.decodeIfPresent(String.self, forKey: .updatedAt).map { try TabStoreJSON.date($0, in: container, forKey: .updatedAt) }
+        updatedAt = try container.decodeIfPresent(String.self, forKey: .updatedAt).map {
+            try TabStoreJSON.date($0, in: container, forKey: .updatedAt)
+        }
         tabs = try container.decodeIDMap(TabChoice.self, forKey: .tabs)
         sections = try container.decodeIDMap(SectionChoice.self, forKey: .sections)
         tabBarOrder = try container.decodeIfPresent([TabStoreID].self, forKey: .tabBarOrder)

@@ -5,6 +5,29 @@ public struct HistoryItem: Codable, Sendable, Hashable {
     /// What made a revision.
     public enum Change: String, Codable, Sendable, Hashable, CaseIterable {
         case put, patch, delete, revert
+        /// A schema version dropped or reset some of the user's choices (`schemaVersion`, `dropped`).
+        case schema
+        /// A kind this client does not know yet (a newer server): the entry is still listed.
+        case unknown
+
+        /// Decodes a kind; one this client does not know is `.unknown`, never a failure of the whole page.
+        public init(from decoder: any Decoder) throws {
+            self = Change(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .unknown
+        }
+    }
+
+    /// Who made a revision: the user (through their token) or an operator (the operator token's name).
+    public struct Actor: Codable, Sendable, Hashable {
+        /// `user` or `operator`.
+        public var kind: String
+        /// The user's id, or the operator token's name (`bootstrap` for the first token).
+        public var name: String
+
+        /// A value with these members.
+        public init(kind: String, name: String) {
+            self.kind = kind
+            self.name = name
+        }
     }
 
     /// The revision's number.
@@ -17,17 +40,32 @@ public struct HistoryItem: Codable, Sendable, Hashable {
     public var operations: [TabOperation]?
     /// The whole customization at this revision; nil when the server could not read it back.
     public var customization: Customization?
+    /// Who made it; nil from a server that does not say.
+    public var actor: Actor?
+    /// A revert's target revision.
+    public var toRevision: Int?
+    /// A `.schema` entry's schema version.
+    public var schemaVersion: Int?
+    /// A `.schema` entry's ids whose choices that version dropped or reset.
+    public var dropped: [TabStoreID]?
 
     /// A value with these members.
-    public init(revision: Int, updatedAt: Date, change: Change, operations: [TabOperation]? = nil, customization: Customization?) {
+    public init(revision: Int, updatedAt: Date, change: Change, operations: [TabOperation]? = nil, customization: Customization?,
+                actor: Actor? = nil, toRevision: Int? = nil, schemaVersion: Int? = nil, dropped: [TabStoreID]? = nil) {
         self.revision = revision
         self.updatedAt = updatedAt
         self.change = change
         self.operations = operations
         self.customization = customization
+        self.actor = actor
+        self.toRevision = toRevision
+        self.schemaVersion = schemaVersion
+        self.dropped = dropped
     }
 
-    private enum CodingKeys: String, CodingKey { case revision, updatedAt, change, operations, customization }
+    private enum CodingKeys: String, CodingKey {
+        case revision, updatedAt, change, operations, customization, actor, toRevision, schemaVersion, dropped
+    }
 
     /// Decodes it from the JSON the server sends.
     public init(from decoder: any Decoder) throws {
@@ -37,6 +75,10 @@ public struct HistoryItem: Codable, Sendable, Hashable {
         change = try container.decode(Change.self, forKey: .change)
         operations = try container.decodeIfPresent([TabOperation].self, forKey: .operations)
         customization = try container.decodeIfPresent(Customization.self, forKey: .customization)
+        actor = try container.decodeIfPresent(Actor.self, forKey: .actor)
+        toRevision = try container.decodeIfPresent(Int.self, forKey: .toRevision)
+        schemaVersion = try container.decodeIfPresent(Int.self, forKey: .schemaVersion)
+        dropped = try container.decodeIfPresent([TabStoreID].self, forKey: .dropped)
     }
 
     /// Encodes it as the JSON the server reads.
@@ -47,6 +89,10 @@ public struct HistoryItem: Codable, Sendable, Hashable {
         try container.encode(change, forKey: .change)
         try container.encodeIfPresent(operations, forKey: .operations)
         try container.encode(customization, forKey: .customization)
+        try container.encodeIfPresent(actor, forKey: .actor)
+        try container.encodeIfPresent(toRevision, forKey: .toRevision)
+        try container.encodeIfPresent(schemaVersion, forKey: .schemaVersion)
+        try container.encodeIfPresent(dropped, forKey: .dropped)
     }
 }
 

@@ -36,7 +36,8 @@ public struct LayoutTab: Codable, Sendable, Hashable, Identifiable {
     public var role: LayoutTabRole?
 
     /// A value with these members.
-    public init(id: TabStoreID, title: String, titleKey: String? = nil, systemImage: String? = nil, image: String? = nil, role: LayoutTabRole? = nil) {
+    public init(id: TabStoreID, title: String, titleKey: String? = nil, systemImage: String? = nil, image: String? = nil, role: LayoutTabRole? = nil)
+    {
         self.id = id
         self.title = title
         self.titleKey = titleKey

@@ -125,7 +125,8 @@ extension OfflineQueue {
     }
 
     func snapshot(fromCache: Bool) -> LocalSnapshot<Customization> {
-        var value = state.customization ?? Customization(appId: client.appId, userId: client.userId, revision: 0, schemaVersion: client.schemaVersion ?? 1)
+        var value =
+            state.customization ?? Customization(appId: client.appId, userId: client.userId, revision: 0, schemaVersion: client.schemaVersion ?? 1)
         for write in entries { value.applyLocally(write.operations) }
         return LocalSnapshot(value: value, isFromCache: fromCache, hasPendingWrites: !entries.isEmpty, lastSynced: state.lastSynced)
     }

@@ -282,7 +282,9 @@ extension TabStoreClient {
         guard queue.client.appId == appId, queue.client.userId == userId else {
             throw OfflineQueueError.belongsTo(appId: queue.client.appId, userId: queue.client.userId)
         }
-        guard queue.client.schemaVersion == schemaVersion else { throw OfflineQueueError.openWithAnotherSchemaVersion(file, queue.client.schemaVersion) }
+        guard queue.client.schemaVersion == schemaVersion else {
+            throw OfflineQueueError.openWithAnotherSchemaVersion(file, queue.client.schemaVersion)
+        }
         return queue
     }
 }

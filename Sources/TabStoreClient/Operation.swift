@@ -65,7 +65,8 @@ extension TabOperation: Codable {
             self = .setTabOrder(section: try container.decode(TabStoreID.self, forKey: .section),
                                 tabOrder: try container.decode([TabStoreID].self, forKey: .tabOrder))
         case .moveTab:
-            self = .moveTab(section: try container.decode(TabStoreID.self, forKey: .section), tab: try container.decode(TabStoreID.self, forKey: .tab),
+            self = .moveTab(
+                section: try container.decode(TabStoreID.self, forKey: .section), tab: try container.decode(TabStoreID.self, forKey: .tab),
                             toIndex: try container.decode(Int.self, forKey: .toIndex))
         case .setTabBarOrder:
             self = .setTabBarOrder(try container.decode([TabStoreID].self, forKey: .tabBarOrder))

@@ -101,7 +101,8 @@ public struct RuleCode: RawRepresentable, Codable, Sendable, Hashable, CustomStr
 
     /// Every code this client version knows, in openapi.yaml's order.
     public static let known: [RuleCode] = [
-        unknownTab, unknownSchemaVersion, unknownSection, customizationDisabled, notHideable, notMovable, crossSectionMove, invalidTabOrder, sidebarOnly,
+        unknownTab, unknownSchemaVersion, unknownSection, customizationDisabled, notHideable, notMovable, crossSectionMove, invalidTabOrder,
+        sidebarOnly,
         pinnedTab, noVisibleTab, tooManyEntries, customizationTooLarge, notDynamicSection, prefixMismatch, duplicateId, emptyId,
         emptyTitle, idTooLong, titleTooLong, imageTooLong, nestedSection, multipleSearchTabs, searchNotPinned, searchInSection,
         sidebarOnlyInTabBar, conflictingImage, dynamicPrefixConflict, tooManyItems, invalidStandIn, invalidName, unknownField,

@@ -68,7 +68,8 @@ enum QueueFile {
     static func save(_ state: State, to file: URL, appId: TabStoreID, userId: TabStoreID) throws {
         let contents = Contents(format: 1, appId: appId, userId: userId, writes: state.writes.map {
             Entry(idempotencyKey: $0.idempotencyKey, enqueuedAt: $0.enqueuedAt.timeIntervalSince1970, body: $0.body, schemaVersion: $0.schemaVersion)
-        }, customization: state.customization, layouts: state.layouts.isEmpty ? nil : state.layouts.keys.sorted().map { StoredLayout(key: $0, layout: state.layouts[$0]!) },
+            }, customization: state.customization,
+            layouts: state.layouts.isEmpty ? nil : state.layouts.keys.sorted().map { StoredLayout(key: $0, layout: state.layouts[$0]!) },
            lastSynced: state.lastSynced?.timeIntervalSince1970)
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try TabStoreJSON.encode(contents).write(to: file, options: .atomic)

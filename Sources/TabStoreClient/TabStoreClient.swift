@@ -274,7 +274,8 @@ public final class TabStoreClient: Sendable {
     }
 
     /// A write that answers with the whole customization, which becomes the cached representation.
-    func writeCustomization(_ method: String, _ url: URL, body: Data, ifMatch: Customization?, idempotencyKey: String?) async throws -> Customization {
+    func writeCustomization(_ method: String, _ url: URL, body: Data, ifMatch: Customization?, idempotencyKey: String?) async throws -> Customization
+    {
         let response = try await retrying(idempotencyKey) { key in try await write(method, url, body: body, ifMatch: ifMatch, idempotencyKey: key) }
         let customization = try decode(Customization.self, response.body)
         await cache.store(resource("customization"), etag: response.header("ETag") ?? customization.etag, body: response.body)

@@ -10,7 +10,8 @@ import FoundationNetworking
 /// `token-expired` (or answers 401) it asks the token provider for a fresh token and reconnects at once.
 /// It ends by throwing when the server refuses the feed for good (401 with a fresh token, 403, 404, and
 /// `TabStoreError.schemaVersionRetired` once the client's schema version is retired); a token provider that throws
-/// is retried like an unreachable server. Each event is the customization under the client's schema version. Stop iterating (or cancel the task) to close it.
+/// is retried like an unreachable server. Each event is the customization under the client's schema version. Stop iterating (or cancel the task) to
+/// close it.
 ///
 /// The value can be shared: every `for await` (every `makeAsyncIterator()`) opens its own connection and gets
 /// every event from the current customization on, so several tasks or views may iterate one value. While the
@@ -107,7 +108,8 @@ extension TabStoreClient {
     }
 
     /// One connection: delivers its events until it ends.
-    private func connect(_ state: inout FeedState, _ continuation: AsyncThrowingStream<Customization, any Error>.Continuation) async throws -> FeedEnd {
+    private func connect(_ state: inout FeedState, _ continuation: AsyncThrowingStream<Customization, any Error>.Continuation) async throws -> FeedEnd
+    {
         var headers = ["Authorization": "Bearer " + (state.token ?? "")]
         if let id = state.lastEventId { headers["Last-Event-ID"] = id }
         var request = request("GET", resource("customization/events"), headers: headers)

@@ -31,7 +31,7 @@ public struct TabCustomizationBridge: Sendable, Hashable {
         }
         for id in sections(served) {
             let before = old[section: id].tabOrder, after = new[section: id].tabOrder
-            guard before != after else { continue }
+            guard Self.ids(before) != Self.ids(after) else { continue }
             if let after {
                 operations.append(.setTabOrder(section: TabStoreID(id), tabOrder: after.map { TabStoreID($0) }))
             } else {
@@ -64,17 +64,21 @@ public struct TabCustomizationBridge: Sendable, Hashable {
             if shown != .automatic && shown != choice.tabBarVisibility { unset.append(id) }
         }
         for id in sections(served) {
-            let order = served.sections[TabStoreID(id)]?.tabOrder?.map(\.string)
-            if let shown = local[section: id].tabOrder, shown != order { local[section: id].resetTabOrder() }
+            let order = served.sections[TabStoreID(id)]?.tabOrder
+            if let shown = local[section: id].tabOrder, Self.ids(shown) != order { local[section: id].resetTabOrder() }
         }
         return unset
     }
 
+    /// Ids are bytes: a `Set<String>` would merge two spellings Unicode calls equivalent (NFC and NFD), which the
+    /// server keeps apart. `TabStoreID` compares, hashes and sorts by UTF-8 bytes.
     private func tabs(_ served: Customization?) -> [String] {
-        Array(Set(tabIDs).union(served?.tabs.keys.map(\.string) ?? [])).sorted()
+        Set(tabIDs.map { TabStoreID($0) }).union(served?.tabs.keys.map { $0 } ?? []).sorted().map(\.string)
     }
 
     private func sections(_ served: Customization?) -> [String] {
-        Array(Set(sectionIDs).union(served?.sections.keys.map(\.string) ?? [])).sorted()
+        Set(sectionIDs.map { TabStoreID($0) }).union(served?.sections.keys.map { $0 } ?? []).sorted().map(\.string)
     }
+
+    private static func ids(_ order: [String]?) -> [TabStoreID]? { order?.map { TabStoreID($0) } }
 }

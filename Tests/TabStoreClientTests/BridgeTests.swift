@@ -133,7 +133,9 @@ struct BridgeTests {
             sync.start()
             try await Self.until { sync.served.lastSynced != nil }
             let phone = app.client(server)
-            try await phone.apply([.setSidebarVisibility(tab: climate, visibility: .hidden), .setTabOrder(section: categories, tabOrder: [lights, climate])])
+            try await phone.apply([
+                .setSidebarVisibility(tab: climate, visibility: .hidden), .setTabOrder(section: categories, tabOrder: [lights, climate]),
+            ])
             try await Self.until { sync.customization[tab: climate.string].sidebarVisibility == .hidden }
             #expect(sync.orderedTabs(in: categories.string, builderOrder: [climate.string, lights.string]) == [lights.string, climate.string])
             #expect(await queue.pending.isEmpty)

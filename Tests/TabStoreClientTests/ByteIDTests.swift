@@ -81,7 +81,9 @@ struct ByteIDTests {
     /// `data` with the first occurrence of `old`'s bytes replaced by `new`'s.
     static func replacing(_ data: Data, _ old: String, _ new: String) -> Data {
         let bytes = [UInt8](data), needle = Array(old.utf8)
-        guard let start = (0...(bytes.count - needle.count)).first(where: { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }) else { return data }
+        guard let start = (0...(bytes.count - needle.count)).first(where: { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }) else {
+            return data
+        }
         return Data(bytes[..<start] + Array(new.utf8) + bytes[(start + needle.count)...])
     }
 

@@ -119,7 +119,9 @@ struct TestApp: Sendable {
     }
 
     /// A client for `user` with a valid token, short backoffs, `transport`, built with `schemaVersion`.
-    func client(_ server: ServerFixture, user: String = "alice", schemaVersion: Int? = nil, transport: any TabStoreTransport = URLSessionTransport(requestTimeout: 90),
+    func client(
+        _ server: ServerFixture, user: String = "alice", schemaVersion: Int? = nil,
+        transport: any TabStoreTransport = URLSessionTransport(requestTimeout: 90),
                 token: TokenProvider? = nil) -> TabStoreClient {
         let quick = Backoff(initial: 0.05, maximum: 0.2)
         let configuration = TabStoreClient.Configuration(schemaVersion: schemaVersion, transport: transport, feedBackoff: quick, queueBackoff: quick)
@@ -158,7 +160,8 @@ final class RecordingTransport: TabStoreTransport, @unchecked Sendable {
 
     private func record(_ request: URLRequest, status: Int?, headers: [String: String], streamed: Bool) {
         let exchange = Exchange(method: request.httpMethod ?? "GET", path: request.url?.path ?? "", query: request.url?.query,
-                                requestHeaders: Dictionary((request.allHTTPHeaderFields ?? [:]).map { ($0.key.lowercased(), $0.value) }) { first, _ in first }, status: status, responseHeaders: headers, streamed: streamed)
+            requestHeaders: Dictionary((request.allHTTPHeaderFields ?? [:]).map { ($0.key.lowercased(), $0.value) }) { first, _ in first },
+            status: status, responseHeaders: headers, streamed: streamed)
         lock.withLock { log.append(exchange) }
     }
 

@@ -36,7 +36,8 @@ struct ClientTests {
             choices.tabs = [climate: TabChoice(sidebarVisibility: .hidden)]
             choices.sections = [categories: SectionChoice(tabOrder: [lights, climate])]
             let replaced = try await client.replace(choices)
-            #expect(replaced.revision == 2 && replaced.tabs.keys.sorted() == [climate] && replaced.sections[categories]?.tabOrder == [lights, climate])
+            #expect(
+                replaced.revision == 2 && replaced.tabs.keys.sorted() == [climate] && replaced.sections[categories]?.tabOrder == [lights, climate])
 
             let history = try await client.history()
             #expect(history.items.map(\.revision) == [2, 1] && history.items.map(\.change) == [.put, .patch] && history.nextBefore == nil)
@@ -63,7 +64,8 @@ struct ClientTests {
                 try await phone.apply([.setSidebarVisibility(tab: climate, visibility: .hidden)], ifMatch: seen)
                 Issue.record("a stale If-Match was applied")
             } catch TabStoreError.conflict(let current) {
-                #expect(current.revision == 1 && current[tab: bell].sidebarVisibility == .hidden && current[tab: climate].sidebarVisibility == .automatic)
+                #expect(
+                    current.revision == 1 && current[tab: bell].sidebarVisibility == .hidden && current[tab: climate].sidebarVisibility == .automatic)
                 let rebased = try await phone.apply([.setSidebarVisibility(tab: climate, visibility: .hidden)], ifMatch: current)
                 #expect(rebased.revision == 2)
             }

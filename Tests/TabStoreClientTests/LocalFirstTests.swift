@@ -48,7 +48,9 @@ struct LocalFirstTests {
             let queue = try app.client(server).offlineQueue(file: file)
             var snapshots = await queue.snapshots().makeAsyncIterator()
             #expect(await snapshots.next()?.value.revision == 0)
-            try await queue.enqueue([.setSidebarVisibility(tab: climate, visibility: .hidden), .setTabOrder(section: categories, tabOrder: [lights, climate])])
+            try await queue.enqueue([
+                .setSidebarVisibility(tab: climate, visibility: .hidden), .setTabOrder(section: categories, tabOrder: [lights, climate]),
+            ])
             try await queue.enqueue([.setSidebarVisibility(tab: home, visibility: .hidden)])  // the schema refuses it
             let shown = await snapshots.next()
             #expect(shown?.hasPendingWrites == true && shown?.isFromCache == true && shown?.value[tab: climate].sidebarVisibility == .hidden)

@@ -282,7 +282,8 @@ struct SchemaVersionTests {
                 return
             }
             #expect(refused.idempotencyKey == doomed.idempotencyKey && isRetired(error))
-            #expect(after?.schemaVersion == 2 && after?[tab: garden].sidebarVisibility == .hidden && after?[tab: climate].sidebarVisibility == .hidden)
+            #expect(
+                after?.schemaVersion == 2 && after?[tab: garden].sidebarVisibility == .hidden && after?[tab: climate].sidebarVisibility == .hidden)
         }
     }
 

@@ -160,6 +160,8 @@ struct CoreTests {
         #expect(after.operations(to: after).isEmpty)
         let stored = Customization(appId: "a", userId: "u", tabs: [bell: TabChoice(sidebarVisibility: .hidden)],
                                    sections: [categories: SectionChoice(tabOrder: [climate, lights])])
-        #expect(ChoicesSnapshot(stored) == ChoicesSnapshot(tabs: [bell: TabChoice(sidebarVisibility: .hidden)], tabOrders: [categories: [climate, lights]]))
+        #expect(
+            ChoicesSnapshot(stored)
+                == ChoicesSnapshot(tabs: [bell: TabChoice(sidebarVisibility: .hidden)], tabOrders: [categories: [climate, lights]]))
     }
 }
