@@ -31,6 +31,8 @@ package final class PostgresStore: TabStoreBackend {
     /// This process's id in change notifications, so it skips its own.
     let sender: String
     let listener: PostgresListener
+    /// The replication settings in force when the store opened (`PostgresReplication`), for the start-up log.
+    package let startupReplication: PostgresReplication?
 
     /// Connects once to check the database (reachable, credentials, exists, UTF-8), migrates it under the
     /// advisory lock, then keeps a pool that opens connections as requests need them.
@@ -49,6 +51,7 @@ package final class PostgresStore: TabStoreBackend {
                 throw ConfigurationError(description: "the PostgreSQL database (\(target)) uses the encoding \(encoding); TabStore needs UTF8 (CREATE DATABASE … ENCODING 'UTF8' TEMPLATE template0)")
             }
             try PostgresMigrations.migrate(db, now: Timestamp.now())
+            startupReplication = try? PostgresReplication.read(db)
         } catch let error as PostgresFailure {
             throw ConfigurationError(description: "cannot prepare the PostgreSQL database (\(target)): \(error.message)")
         }
@@ -353,6 +356,13 @@ package final class PostgresStore: TabStoreBackend {
     package func historyCount() async throws -> Int {
         try await pool.run { db in try db.query("SELECT count(*) FROM customization_history").scalarInt ?? 0 }
     }
+
+    /// The replication settings in force now (a failover changes them), nil when the database does not answer.
+    package func replication() async -> PostgresReplication? {
+        try? await pool.run { db in try PostgresReplication.read(db) }
+    }
+
+    package func backendGauges() async -> [BackendGauge] { await replication()?.gauges ?? [] }
 
     package func ping() async -> Bool {
         (try? await pool.run { db in try db.query("SELECT 1").scalarInt }) == 1

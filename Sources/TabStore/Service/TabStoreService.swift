@@ -59,6 +59,7 @@ public final class TabStoreService: Sendable {
             let metrics = Metrics()
             let opened = try openStore(options) { size, seconds in metrics.recordBatch(size: size, seconds: seconds) }
             store = opened
+            if let postgres = opened as? PostgresStore { logReplication(postgres, logger: logger) }
             let adminToken = try configuredToken ?? resolveAdminToken(options, logger: logger)
             let state = ServerState()
             var apiConfiguration = APIConfiguration(adminToken: adminToken)
@@ -119,6 +120,21 @@ public final class TabStoreService: Sendable {
         await server.shutdown(grace: options.shutdownGrace)
         await store.close()
         lock?.release()
+    }
+
+    /// Says at start which of the settings that make a failover lossless are in force (docs/postgres.md
+    /// "Failover"): a warning when an acknowledged write would not wait for a synchronous standby.
+    static func logReplication(_ store: PostgresStore, logger: Logger) {
+        guard let replication = store.startupReplication else {
+            logger.warning("postgres_replication", [("checked", .string("false")), ("reason", .string("the settings could not be read"))])
+            return
+        }
+        let fields = replication.logFields.map { ($0.0, JSONValue.string($0.1)) }
+        if replication.lossless {
+            logger.info("postgres_replication", fields)
+        } else {
+            logger.warning("postgres_replication", fields + [("hint", .string("a failover may lose acknowledged writes: set synchronous_standby_names on the primary and keep synchronous_commit = on (docs/postgres.md#failover)"))])
+        }
     }
 
     /// Closes a store that has not served (start-up failed after it opened).

@@ -161,6 +161,8 @@ package protocol TabStoreBackend: Sendable {
     func writeFailure() async -> StorageError?
     /// The backend's cache of stored customizations, if it keeps one (`/metrics`).
     var recordCacheStatistics: CacheStatistics? { get }
+    /// Gauges of the backend's own for `/metrics` (PostgreSQL: the replication settings in force), read per scrape.
+    func backendGauges() async -> [BackendGauge]
     /// Writes a consistent copy of the database to `path`.
     func backup(to path: String) async throws
     /// Finishes queued writes and closes.
@@ -202,6 +204,7 @@ extension TabStoreBackend {
     /// Backends that cannot tell report no write failure.
     package func writeFailure() async -> StorageError? { nil }
     package var recordCacheStatistics: CacheStatistics? { nil }
+    package func backendGauges() async -> [BackendGauge] { [] }
 }
 
 /// A backend whose point reads never wait (the embedded SQLite store: WAL readers beside the writer),
