@@ -166,7 +166,7 @@ package final class Metrics: Sendable, ServerObserver {
         perCache("tabstore_cache_misses_total", "Reads each read cache could not answer.", "counter") { $0.misses }
         var described: Set<String> = []
         for gauge in gauges.backend {
-            if described.insert(gauge.name).inserted { out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) gauge\n" }
+            if described.insert(gauge.name).inserted { out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) \(gauge.counter ? "counter" : "gauge")\n" }
             let labels = gauge.labels.isEmpty ? "" : "{" + gauge.labels.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",") + "}"
             out += "\(gauge.name)\(labels) \(format(gauge.value))\n"
         }

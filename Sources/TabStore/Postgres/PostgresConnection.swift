@@ -104,6 +104,8 @@ package final class PostgresConnection: @unchecked Sendable {
     package var callDeadline: UInt64?
     /// A statement outlived `statementDeadline`: the connection is never used again.
     private(set) var timedOut = false
+    /// Users whose customization the open transaction changed (`PostgresStore.notify`), for the read routing.
+    var changedUsers: [(appId: String, userId: String)] = []
 
     /// Connects with `conninfo` (a `postgres://` URL or `key=value` string in libpq syntax). A timeout for
     /// connecting, TCP keepalives and `tcp_user_timeout`, and the server-side timeouts of every session

@@ -23,6 +23,9 @@ package final class PostgresStore: TabStoreBackend {
         /// The id this process signs its change notifications with, so it skips its own: unique per process.
         /// (A test gives a second store the same one to write what the first never hears of.)
         package var sender = UUID().uuidString
+        /// Hot standbys for reads that may lag (`TAB_SERVER_DATABASE_READ_URL`, libpq syntax, several hosts allowed);
+        /// nil: every read on `url`.
+        package var readURL: String?
 
         package init(url: String) { self.url = url }
     }
@@ -31,6 +34,9 @@ package final class PostgresStore: TabStoreBackend {
     /// This process's id in change notifications, so it skips its own.
     let sender: String
     let listener: PostgresListener
+    /// Hot standbys for reads that may lag (`Configuration.readURL`), and what decides when they may answer.
+    let readPool: PostgresPool?
+    let routing: PostgresReadRouting?
     /// The replication settings in force when the store opened (`PostgresReplication`), for the start-up log.
     package let startupReplication: PostgresReplication?
 
@@ -62,7 +68,16 @@ package final class PostgresStore: TabStoreBackend {
         settings.statementTimeout = configuration.statementTimeout
         pool = PostgresPool(settings: settings)
         sender = configuration.sender
-        listener = PostgresListener(conninfo: configuration.url, sender: sender, probeSeconds: configuration.statementTimeout ?? 5)
+        if let readURL = configuration.readURL {
+            var readSettings = settings
+            readSettings.conninfo = readURL
+            readPool = PostgresPool(settings: readSettings)
+            routing = PostgresReadRouting()
+        } else {
+            readPool = nil
+            routing = nil
+        }
+        listener = PostgresListener(conninfo: configuration.url, sender: sender, probeSeconds: configuration.statementTimeout ?? 5, routing: routing)
     }
 
     /// Other replicas' commits, from a connection that `LISTEN`s (see `PostgresNotifications`).
@@ -72,6 +87,7 @@ package final class PostgresStore: TabStoreBackend {
 
     /// Tells the other replicas about `change` when the transaction on `db` commits.
     func notify(_ db: PostgresConnection, _ change: StoreChange) throws {
+        if routing != nil, case .customization(let appId, let userId) = change { db.changedUsers.append((appId, userId)) }
         try PostgresNotifications.notify(db, change, sender: sender)
     }
 
@@ -95,10 +111,12 @@ package final class PostgresStore: TabStoreBackend {
         try await pool.run { db in
             var attempt = 0
             while true {
+                db.changedUsers = []
                 try db.execute(begin)
                 do {
                     let value = try body(db)
                     try db.execute("COMMIT")
+                    Self.notePositions(db, routing: self.routing)
                     return value
                 } catch {
                     if !db.isBroken { try? db.execute("ROLLBACK") }
@@ -123,6 +141,7 @@ package final class PostgresStore: TabStoreBackend {
     package func closeNow() {
         listener.stop()
         pool.close()
+        readPool?.close()
     }
 
     // MARK: - Apps
@@ -362,7 +381,7 @@ package final class PostgresStore: TabStoreBackend {
         try? await pool.run { db in try PostgresReplication.read(db) }
     }
 
-    package func backendGauges() async -> [BackendGauge] { await replication()?.gauges ?? [] }
+    package func backendGauges() async -> [BackendGauge] { (await replication()?.gauges ?? []) + (routing?.gauges ?? []) }
 
     package func ping() async -> Bool {
         (try? await pool.run { db in try db.query("SELECT 1").scalarInt }) == 1

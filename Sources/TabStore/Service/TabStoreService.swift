@@ -151,6 +151,7 @@ public final class TabStoreService: Sendable {
             configuration.acquireTimeout = options.databaseTimeout
             configuration.connectTimeoutSeconds = max(2, Int(options.databaseTimeout.rounded(.up)))  // libpq takes whole seconds, at least 2
             configuration.statementTimeout = options.databaseTimeout
+            configuration.readURL = options.databaseReadURL
             return try PostgresStore(configuration: configuration)
         }
         return try openSQLite(options, create: create, onBatch: onBatch)

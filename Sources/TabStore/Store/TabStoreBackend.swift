@@ -104,6 +104,10 @@ package protocol TabStoreBackend: Sendable {
     func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (_ version: Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord
     func schemaVersion(appId: String, version: Int) async throws -> SchemaVersionRecord?
     func customization(appId: String, userId: String) async throws -> CustomizationRecord?
+    /// A read that may be served slightly stale (a GET of the customization): a backend with read replicas may
+    /// answer from one, never with anything older than this process's own writes and the changes it was told
+    /// of for the user, nor below `atLeast` (a revision the client named); the others read as `customization`.
+    func customizationForRead(appId: String, userId: String, atLeast: Int?) async throws -> CustomizationRecord?
     /// Reads the current row inside the write transaction, lets `change` compute the new row, stores it.
     /// `change` returns nil to leave the row as it is. When `expectedRevision` is given and differs from
     /// the stored one (0 for none), nothing runs.
@@ -205,6 +209,9 @@ extension TabStoreBackend {
     package func writeFailure() async -> StorageError? { nil }
     package var recordCacheStatistics: CacheStatistics? { nil }
     package func backendGauges() async -> [BackendGauge] { [] }
+    package func customizationForRead(appId: String, userId: String, atLeast: Int?) async throws -> CustomizationRecord? {
+        try await customization(appId: appId, userId: userId)
+    }
 }
 
 /// A backend whose point reads never wait (the embedded SQLite store: WAL readers beside the writer),
