@@ -1,3 +1,4 @@
+import Dispatch
 import TabStoreStore
 import TabStoreSupport
 
@@ -19,7 +20,12 @@ final class PostgresReadRouting: Sendable {
         var replayed: UInt64 = 0
         var standbyReads = 0
         var primaryReads = 0
+        /// When the standby last failed (monotonic nanoseconds): it is not asked again for `restSeconds`.
+        var failedAt: UInt64?
     }
+
+    /// Seconds a standby that failed is left alone (the primary answers meanwhile).
+    static let restSeconds = 5.0
 
     struct UserKey: Hashable, Sendable {
         let appId: String
@@ -61,7 +67,20 @@ final class PostgresReadRouting: Sendable {
         }
     }
 
-    func fellBack() { state.withLock { $0.primaryReads += 1 } }
+    /// The standby failed (or did not answer in its half of the bound): the primary answers for `restSeconds`.
+    func fellBack(standbyFailed: Bool) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        state.withLock { state in
+            state.primaryReads += 1
+            if standbyFailed { state.failedAt = now }
+        }
+    }
+
+    /// Whether the standby may be asked now (it did not fail within `restSeconds`).
+    var standbyUsable: Bool {
+        guard let failedAt = state.withLock({ $0.failedAt }) else { return true }
+        return DispatchTime.now().uptimeNanoseconds &- failedAt > UInt64(Self.restSeconds * 1e9)
+    }
 
     var gauges: [BackendGauge] {
         let (standby, primary) = state.withLock { ($0.standbyReads, $0.primaryReads) }
@@ -86,12 +105,16 @@ extension PostgresStore {
     /// user and holds at least `atLeast`; otherwise (or when it fails) from the primary.
     package func customizationForRead(appId: String, userId: String, atLeast revision: Int?) async throws -> CustomizationRecord? {
         guard let readPool, let routing else { return try await customization(appId: appId, userId: userId) }
+        guard routing.standbyUsable else {
+            routing.fellBack(standbyFailed: false)
+            return try await customization(appId: appId, userId: userId)
+        }
         let required = routing.required(appId: appId, userId: userId)
         let rows: PostgresRows
         do {
             rows = try await readPool.run { db in try db.query(Self.standbyRead, [.text(appId), .text(userId)]) }
         } catch {
-            routing.fellBack()  // the standby does not answer: the primary does
+            routing.fellBack(standbyFailed: true)  // the standby does not answer: the primary does
             return try await customization(appId: appId, userId: userId)
         }
         let replayed = rows.isNull(0, 4) ? UInt64.max : UInt64(max(0, rows.int(0, 4)))

@@ -71,6 +71,9 @@ package final class PostgresStore: TabStoreBackend {
         if let readURL = configuration.readURL {
             var readSettings = settings
             readSettings.conninfo = readURL
+            // Half the bound for the standby, so a standby that stops answering leaves the other half for the primary.
+            readSettings.statementTimeout = settings.statementTimeout.map { $0 / 2 }
+            readSettings.acquireTimeout = settings.acquireTimeout / 2
             readPool = PostgresPool(settings: readSettings)
             routing = PostgresReadRouting()
         } else {
