@@ -202,7 +202,8 @@ struct AnswerRetentionTests {
         for revision in 1...40 {
             for user in ["u", "v"] {
                 let record = Self.record(user, revision: revision)
-                let answer = IdempotentAnswer(key: "k-\(revision)", requestDigest: [1], status: 200, etag: nil, body: record.document, createdAt: 1000)
+                let answer = IdempotentAnswer(
+                    key: "k-\(revision)", requestDigest: [1], status: 200, etag: nil, body: record.document, createdAt: 1000)
                 try await store.commitCustomization(CustomizationCommit(
                     appId: "a", userId: user, expectedRevision: revision - 1, record: record, change: .put, historyRevisions: 5,
                     answer: user == "u" ? answer : nil, answersExpireBefore: 0))

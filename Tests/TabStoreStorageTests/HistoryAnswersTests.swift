@@ -224,7 +224,8 @@ struct HistoryAnswersTests {
         #expect(try Self.count(dir, "SELECT count(*) FROM idempotent_answers WHERE body_revision = 33") == 1)
         #expect(try await store.deleteCustomization(appId: "a", userId: "u", expectedRevision: nil))
         for revision in 1...33 {
-            #expect(try await store.idempotentAnswer(appId: "a", userId: "u", key: "k\(revision)", notBefore: 0)?.body == Self.record(revision).document)
+            #expect(
+                try await store.idempotentAnswer(appId: "a", userId: "u", key: "k\(revision)", notBefore: 0)?.body == Self.record(revision).document)
         }
         await store.close()
     }

@@ -38,7 +38,8 @@ struct PageCacheTests {
                     pages.fetched(key)
                 case 4..<6:  // a page renumbered to a free number, often through the parking number
                     guard let old = held.randomElement(using: &generator) else { continue }
-                    let new = Bool.random(using: &generator) && !held.contains(Self.parking) ? Self.parking : UInt32.random(in: 1...300, using: &generator)
+                    let new =
+                        Bool.random(using: &generator) && !held.contains(Self.parking) ? Self.parking : UInt32.random(in: 1...300, using: &generator)
                     guard !held.contains(new) else { continue }
                     held.remove(old)
                     held.insert(new)

@@ -176,7 +176,9 @@ struct StorageTests {
         _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
         let writes = Task {
             for revision in 1...300 {
-                _ = try await store.updateCustomization(appId: "app", userId: "u", expectedRevision: nil) { _ in record("app", "u", revision: revision) }
+                _ = try await store.updateCustomization(appId: "app", userId: "u", expectedRevision: nil) { _ in
+                    record("app", "u", revision: revision)
+                }
             }
         }
         var last = 0
@@ -201,7 +203,9 @@ struct StorageTests {
             let store = try openStore(dir, groupCommit: false)
             _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
             for user in 0..<20 {
-                _ = try await store.updateCustomization(appId: "app", userId: "u\(user)", expectedRevision: nil) { _ in record("app", "u\(user)", revision: user + 1) }
+                _ = try await store.updateCustomization(appId: "app", userId: "u\(user)", expectedRevision: nil) { _ in
+                    record("app", "u\(user)", revision: user + 1)
+                }
             }
             try await store.backup(to: dir.file("backup.sqlite"))
             await store.close()

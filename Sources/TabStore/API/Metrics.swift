@@ -1,4 +1,5 @@
 import TabStoreHTTP
+import TabStoreStore
 import TabStoreSupport
 
 /// Prometheus metrics (text exposition format 0.0.4). One lock; every update is a few additions.
@@ -99,6 +100,8 @@ package final class Metrics: Sendable, ServerObserver {
         package var longPolls = 0
         /// Each read cache by name.
         package var caches: [(name: String, statistics: CacheStatistics)] = []
+        /// The backend's own gauges (`TabStoreBackend.backendGauges`).
+        package var backend: [BackendGauge] = []
 
         package init(customizations: Int = 0, historyRows: Int = 0, streams: Int = 0, longPolls: Int = 0) {
             self.customizations = customizations
@@ -162,6 +165,12 @@ package final class Metrics: Sendable, ServerObserver {
         perCache("tabstore_cache_bytes", "Bytes the entries of each read cache count against its budget (--cache-bytes).", "gauge") { $0.cost }
         perCache("tabstore_cache_hits_total", "Reads each read cache answered.", "counter") { $0.hits }
         perCache("tabstore_cache_misses_total", "Reads each read cache could not answer.", "counter") { $0.misses }
+        var described: Set<String> = []
+        for gauge in gauges.backend {
+            if described.insert(gauge.name).inserted { out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) \(gauge.counter ? "counter" : "gauge")\n" }
+            let labels = gauge.labels.isEmpty ? "" : "{" + gauge.labels.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",") + "}"
+            out += "\(gauge.name)\(labels) \(format(gauge.value))\n"
+        }
         return out
     }
 

@@ -31,6 +31,12 @@ package struct CustomizationReads: Sendable {
         try await store.customization(appId: key.appId.text, userId: key.userId.text)
     }
 
+    /// The user's stored record for a read that may be answered by a standby (`TabStoreBackend.customizationForRead`):
+    /// never older than `atLeast`, the revision the client names, nor than what this replica wrote or was told of.
+    package func record(_ key: UserKey, atLeast revision: Int?) async throws -> CustomizationRecord? {
+        try await store.customizationForRead(appId: key.appId.text, userId: key.userId.text, atLeast: revision)
+    }
+
     /// The user's stored record without waiting; nil when the backend has no point reads or every reader is busy.
     package func recordNow(_ key: UserKey) throws -> Immediate? {
         guard let pointReads else { return nil }

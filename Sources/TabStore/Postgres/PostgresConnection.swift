@@ -104,6 +104,8 @@ package final class PostgresConnection: @unchecked Sendable {
     package var callDeadline: UInt64?
     /// A statement outlived `statementDeadline`: the connection is never used again.
     private(set) var timedOut = false
+    /// Users whose customization the open transaction changed (`PostgresStore.notify`), for the read routing.
+    var changedUsers: [(appId: String, userId: String)] = []
 
     /// Connects with `conninfo` (a `postgres://` URL or `key=value` string in libpq syntax). A timeout for
     /// connecting, TCP keepalives and `tcp_user_timeout`, and the server-side timeouts of every session
@@ -312,7 +314,8 @@ package final class PostgresConnection: @unchecked Sendable {
         default:
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
             let message = Self.trimmed(PQresultErrorMessage(result))
-            throw PostgresFailure(sqlState: state ?? (isBroken ? "08006" : "XX000"), message: message.isEmpty ? Self.trimmed(PQerrorMessage(connection)) : message,
+            throw PostgresFailure(
+                sqlState: state ?? (isBroken ? "08006" : "XX000"), message: message.isEmpty ? Self.trimmed(PQerrorMessage(connection)) : message,
                                   sql: sql, connectionBroken: isBroken)
         }
     }

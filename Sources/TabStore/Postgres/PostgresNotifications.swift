@@ -68,9 +68,12 @@ final class PostgresListener: Sendable {
     private let conninfo: String
     private let sender: String
     private let probeSeconds: Double
+    /// Told the primary's position after other replicas' customization changes arrive (and after a reconnect).
+    private let routing: PostgresReadRouting?
     private let state = Locked(State())
 
-    init(conninfo: String, sender: String, probeSeconds: Double = 5) {
+    init(conninfo: String, sender: String, probeSeconds: Double = 5, routing: PostgresReadRouting? = nil) {
+        self.routing = routing
         self.conninfo = conninfo
         self.sender = sender
         self.probeSeconds = max(0.5, probeSeconds)
@@ -103,7 +106,11 @@ final class PostgresListener: Sendable {
                 for _ in 0..<2 where !isStopped { usleep(500_000) }
                 continue
             }
-            if listenedBefore { deliver(.unknown) }
+            if listenedBefore {
+                // What was committed meanwhile was not delivered: the standby must be past the primary's position now.
+                routing?.missed(upTo: (try? db.query(PostgresStore.currentPosition).scalarInt).map { UInt64(max(0, $0)) } ?? .max)
+                deliver(.unknown)
+            }
             listenedBefore = true
             db.statementDeadline = probeSeconds
             var quiet: UInt64 = 0
@@ -111,10 +118,13 @@ final class PostgresListener: Sendable {
             while !isStopped {
                 let started = DispatchTime.now().uptimeNanoseconds
                 guard let notifications = db.waitForNotifications(timeoutMilliseconds: 500) else { break }  // broken: reconnect
+                var changes: [StoreChange] = []
                 for payload in notifications {
                     guard let (change, from) = PostgresNotifications.parse(payload), from != sender else { continue }
-                    deliver(change)
+                    changes.append(change)
                 }
+                notePosition(of: changes, on: db)
+                for change in changes { deliver(change) }
                 quiet = notifications.isEmpty ? quiet &+ (DispatchTime.now().uptimeNanoseconds &- started) : 0
                 if quiet >= probeEvery {
                     quiet = 0
@@ -123,6 +133,22 @@ final class PostgresListener: Sendable {
                 }
             }
         }
+    }
+}
+
+extension PostgresListener {
+    /// The primary's position now is at or past the commits of `changes` (delivered after their commits): a
+    /// standby read of those users waits for it (`PostgresReadRouting`). Before the changes are delivered, so a
+    /// follower told of a change never reads the standby's older row.
+    private func notePosition(of changes: [StoreChange], on db: PostgresConnection) {
+        guard let routing else { return }
+        let users = changes.compactMap { change -> (String, String)? in
+            if case .customization(let appId, let userId) = change { return (appId, userId) }
+            return nil
+        }
+        guard !users.isEmpty else { return }
+        let position = (try? db.query(PostgresStore.currentPosition).scalarInt).map { UInt64(max(0, $0)) } ?? .max
+        for (appId, userId) in users { routing.committed(appId: appId, userId: userId, position: position) }
     }
 }
 

@@ -11,7 +11,8 @@ extension PostgresStore {
             // A write outside the user's write turn waits while another replica's write holds it, so the one holding
             // it (it lost a compare-and-set already) cannot lose again: it commits next.
             if !inTurn {
-                try db.query("SELECT pg_advisory_xact_lock_shared($1)", [.integer(Self.userLockKey(appId: commit.appId, userId: commit.userId, turn: true))])
+                try db.query(
+                    "SELECT pg_advisory_xact_lock_shared($1)", [.integer(Self.userLockKey(appId: commit.appId, userId: commit.userId, turn: true))])
             }
             try Self.lockApp(db, commit.appId, writtenUnder: commit.record?.writtenUnder)
             let current = try Self.customizationRow(db, appId: commit.appId, userId: commit.userId, lock: true)?.revision ?? 0
@@ -144,7 +145,9 @@ extension PostgresStore {
     /// Rows above this revision are the last `keep` ($3); older ones wait for the user's next housekeeping.
     private static let keptAbove = "(SELECT max(revision) FROM customization_history WHERE app_id = $1 AND user_id = $2) - $3"
 
-    private static func history(_ db: PostgresConnection, appId: String, userId: String, before: Int?, limit: Int, keep: Int) throws -> [HistoryRecord] {
+    private static func history(
+        _ db: PostgresConnection, appId: String, userId: String, before: Int?, limit: Int, keep: Int
+    ) throws -> [HistoryRecord] {
         try historyRows(db.query("""
             SELECT \(historyColumns) FROM customization_history
             WHERE app_id = $1 AND user_id = $2 AND revision < $4 AND revision > \(keptAbove) ORDER BY revision DESC LIMIT $5

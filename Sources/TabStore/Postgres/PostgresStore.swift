@@ -23,6 +23,9 @@ package final class PostgresStore: TabStoreBackend {
         /// The id this process signs its change notifications with, so it skips its own: unique per process.
         /// (A test gives a second store the same one to write what the first never hears of.)
         package var sender = UUID().uuidString
+        /// Hot standbys for reads that may lag (`TAB_SERVER_DATABASE_READ_URL`, libpq syntax, several hosts allowed);
+        /// nil: every read on `url`.
+        package var readURL: String?
 
         package init(url: String) { self.url = url }
     }
@@ -31,6 +34,11 @@ package final class PostgresStore: TabStoreBackend {
     /// This process's id in change notifications, so it skips its own.
     let sender: String
     let listener: PostgresListener
+    /// Hot standbys for reads that may lag (`Configuration.readURL`), and what decides when they may answer.
+    let readPool: PostgresPool?
+    let routing: PostgresReadRouting?
+    /// The replication settings in force when the store opened (`PostgresReplication`), for the start-up log.
+    package let startupReplication: PostgresReplication?
 
     /// Connects once to check the database (reachable, credentials, exists, UTF-8), migrates it under the
     /// advisory lock, then keeps a pool that opens connections as requests need them.
@@ -49,6 +57,7 @@ package final class PostgresStore: TabStoreBackend {
                 throw ConfigurationError(description: "the PostgreSQL database (\(target)) uses the encoding \(encoding); TabStore needs UTF8 (CREATE DATABASE … ENCODING 'UTF8' TEMPLATE template0)")
             }
             try PostgresMigrations.migrate(db, now: Timestamp.now())
+            startupReplication = try? PostgresReplication.read(db)
         } catch let error as PostgresFailure {
             throw ConfigurationError(description: "cannot prepare the PostgreSQL database (\(target)): \(error.message)")
         }
@@ -59,7 +68,19 @@ package final class PostgresStore: TabStoreBackend {
         settings.statementTimeout = configuration.statementTimeout
         pool = PostgresPool(settings: settings)
         sender = configuration.sender
-        listener = PostgresListener(conninfo: configuration.url, sender: sender, probeSeconds: configuration.statementTimeout ?? 5)
+        if let readURL = configuration.readURL {
+            var readSettings = settings
+            readSettings.conninfo = readURL
+            // Half the bound for the standby, so a standby that stops answering leaves the other half for the primary.
+            readSettings.statementTimeout = settings.statementTimeout.map { $0 / 2 }
+            readSettings.acquireTimeout = settings.acquireTimeout / 2
+            readPool = PostgresPool(settings: readSettings)
+            routing = PostgresReadRouting()
+        } else {
+            readPool = nil
+            routing = nil
+        }
+        listener = PostgresListener(conninfo: configuration.url, sender: sender, probeSeconds: configuration.statementTimeout ?? 5, routing: routing)
     }
 
     /// Other replicas' commits, from a connection that `LISTEN`s (see `PostgresNotifications`).
@@ -69,6 +90,7 @@ package final class PostgresStore: TabStoreBackend {
 
     /// Tells the other replicas about `change` when the transaction on `db` commits.
     func notify(_ db: PostgresConnection, _ change: StoreChange) throws {
+        if routing != nil, case .customization(let appId, let userId) = change { db.changedUsers.append((appId, userId)) }
         try PostgresNotifications.notify(db, change, sender: sender)
     }
 
@@ -83,7 +105,8 @@ package final class PostgresStore: TabStoreBackend {
             index += 1
         }
         let host = found["host"] ?? found["hostaddr"] ?? "the default socket"
-        return "host \(host), port \(found["port"] ?? "5432"), database \(found["dbname"] ?? found["user"] ?? "(default)"), user \(found["user"] ?? "(default)")"
+        return
+            "host \(host), port \(found["port"] ?? "5432"), database \(found["dbname"] ?? found["user"] ?? "(default)"), user \(found["user"] ?? "(default)")"
     }
 
     /// Runs `body` in one transaction, again (up to 5 times) when it lost a race the database reported as a
@@ -92,10 +115,12 @@ package final class PostgresStore: TabStoreBackend {
         try await pool.run { db in
             var attempt = 0
             while true {
+                db.changedUsers = []
                 try db.execute(begin)
                 do {
                     let value = try body(db)
                     try db.execute("COMMIT")
+                    Self.notePositions(db, routing: self.routing)
                     return value
                 } catch {
                     if !db.isBroken { try? db.execute("ROLLBACK") }
@@ -120,6 +145,7 @@ package final class PostgresStore: TabStoreBackend {
     package func closeNow() {
         listener.stop()
         pool.close()
+        readPool?.close()
     }
 
     // MARK: - Apps
@@ -208,7 +234,9 @@ package final class PostgresStore: TabStoreBackend {
 
     // MARK: - Schemas
 
-    package func addSchemaVersion(appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (Int) -> [UInt8], createdAt: String) async throws -> SchemaVersionRecord {
+    package func addSchemaVersion(
+        appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (Int) -> [UInt8], createdAt: String
+    ) async throws -> SchemaVersionRecord {
         try await transaction { db in
             let app = try db.query("SELECT schema_version, schema_version_floor FROM apps WHERE id = $1 FOR UPDATE", [.text(appId)])
             guard app.count == 1 else { throw StoreConflict.notFound }
@@ -353,6 +381,13 @@ package final class PostgresStore: TabStoreBackend {
     package func historyCount() async throws -> Int {
         try await pool.run { db in try db.query("SELECT count(*) FROM customization_history").scalarInt ?? 0 }
     }
+
+    /// The replication settings in force now (a failover changes them), nil when the database does not answer.
+    package func replication() async -> PostgresReplication? {
+        try? await pool.run { db in try PostgresReplication.read(db) }
+    }
+
+    package func backendGauges() async -> [BackendGauge] { (await replication()?.gauges ?? []) + (routing?.gauges ?? []) }
 
     package func ping() async -> Bool {
         (try? await pool.run { db in try db.query("SELECT 1").scalarInt }) == 1

@@ -12,6 +12,8 @@ public struct ServiceOptions: Sendable {
     public var databasePath: String?
     /// PostgreSQL instead of the SQLite file: a `postgres://` or `postgresql://` URL in libpq syntax.
     public var databaseURL: String?
+    /// Hot standbys for reads that may lag (GET of a customization), libpq syntax; nil: every read on the primary.
+    public var databaseReadURL: String?
     /// Connections each server keeps to PostgreSQL at most.
     public var databaseConnections = 10
     /// Seconds any one PostgreSQL call may take (a statement, waiting for a pooled connection, connecting): past it
@@ -131,6 +133,13 @@ public struct ServiceOptions: Sendable {
                 throw Invalid(description: "--database-url must be a postgres:// or postgresql:// URL")
             }
             options.databaseURL = value
+        },
+        Setting(flag: "database-read-url", help: "hot standbys for GETs of a customization that may lag (never older than a client's own write or named revision): postgres://… (libpq syntax, several hosts allowed); off by default") { options, value in
+            guard !value.isEmpty else { return }
+            guard value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") else {
+                throw Invalid(description: "--database-read-url must be a postgres:// or postgresql:// URL")
+            }
+            options.databaseReadURL = value
         },
         Setting(flag: "database-connections", help: "PostgreSQL connections per server at most (default 10)") {
             $0.databaseConnections = try integer("database-connections", 1...1000, $1)

@@ -59,6 +59,7 @@ public final class TabStoreService: Sendable {
             let metrics = Metrics()
             let opened = try openStore(options) { size, seconds in metrics.recordBatch(size: size, seconds: seconds) }
             store = opened
+            if let postgres = opened as? PostgresStore { logReplication(postgres, logger: logger) }
             let adminToken = try configuredToken ?? resolveAdminToken(options, logger: logger)
             let state = ServerState()
             var apiConfiguration = APIConfiguration(adminToken: adminToken)
@@ -123,6 +124,21 @@ public final class TabStoreService: Sendable {
         lock?.release()
     }
 
+    /// Says at start which of the settings that make a failover lossless are in force (docs/postgres.md
+    /// "Failover"): a warning when an acknowledged write would not wait for a synchronous standby.
+    static func logReplication(_ store: PostgresStore, logger: Logger) {
+        guard let replication = store.startupReplication else {
+            logger.warning("postgres_replication", [("checked", .string("false")), ("reason", .string("the settings could not be read"))])
+            return
+        }
+        let fields = replication.logFields.map { ($0.0, JSONValue.string($0.1)) }
+        if replication.lossless {
+            logger.info("postgres_replication", fields)
+        } else {
+            logger.warning("postgres_replication", fields + [("hint", .string("a failover may lose acknowledged writes: set synchronous_standby_names on the primary and keep synchronous_commit = on (docs/postgres.md#failover)"))])
+        }
+    }
+
     /// Closes a store that has not served (start-up failed after it opened).
     static func closeNow(_ store: any TabStoreBackend) {
         if let sqlite = store as? SQLiteStore { sqlite.closeNow() }
@@ -139,6 +155,7 @@ public final class TabStoreService: Sendable {
             configuration.acquireTimeout = options.databaseTimeout
             configuration.connectTimeoutSeconds = max(2, Int(options.databaseTimeout.rounded(.up)))  // libpq takes whole seconds, at least 2
             configuration.statementTimeout = options.databaseTimeout
+            configuration.readURL = options.databaseReadURL
             return try PostgresStore(configuration: configuration)
         }
         return try openSQLite(options, create: create, onBatch: onBatch)

@@ -106,6 +106,10 @@ package protocol TabStoreBackend: Sendable {
     ) async throws -> SchemaVersionRecord
     func schemaVersion(appId: String, version: Int) async throws -> SchemaVersionRecord?
     func customization(appId: String, userId: String) async throws -> CustomizationRecord?
+    /// A read that may be served slightly stale (a GET of the customization): a backend with read replicas may
+    /// answer from one, never with anything older than this process's own writes and the changes it was told
+    /// of for the user, nor below `atLeast` (a revision the client named); the others read as `customization`.
+    func customizationForRead(appId: String, userId: String, atLeast: Int?) async throws -> CustomizationRecord?
     /// Reads the current row inside the write transaction, lets `change` compute the new row, stores it.
     /// `change` returns nil to leave the row as it is. When `expectedRevision` is given and differs from
     /// the stored one (0 for none), nothing runs.
@@ -163,6 +167,8 @@ package protocol TabStoreBackend: Sendable {
     func writeFailure() async -> StorageError?
     /// The backend's cache of stored customizations, if it keeps one (`/metrics`).
     var recordCacheStatistics: CacheStatistics? { get }
+    /// Gauges of the backend's own for `/metrics` (PostgreSQL: the replication settings in force), read per scrape.
+    func backendGauges() async -> [BackendGauge]
     /// Writes a consistent copy of the database to `path`.
     func backup(to path: String) async throws
     /// Finishes queued writes and closes.
@@ -204,6 +210,10 @@ extension TabStoreBackend {
     /// Backends that cannot tell report no write failure.
     package func writeFailure() async -> StorageError? { nil }
     package var recordCacheStatistics: CacheStatistics? { nil }
+    package func backendGauges() async -> [BackendGauge] { [] }
+    package func customizationForRead(appId: String, userId: String, atLeast: Int?) async throws -> CustomizationRecord? {
+        try await customization(appId: appId, userId: userId)
+    }
 }
 
 /// A backend whose point reads never wait (the embedded SQLite store: WAL readers beside the writer),

@@ -53,8 +53,16 @@ struct CustomizationRoutes: RouteGroup {
         if let longPoll {
             return try await self.longPoll(longPoll, request, context, key, pinned: request.queryParameter("schemaVersion") == nil ? nil : schema)
         }
-        let record = try await services.application.reads.record(key)
+        // Standbys may answer (TAB_SERVER_DATABASE_READ_URL), never below the revision the client names.
+        let record = try await services.application.reads.record(key, atLeast: Self.namedRevision(request))
         return try customizationAnswer(request, key, schema: schema, record: record)!
+    }
+
+    /// The highest revision the client's `If-None-Match` names (tags `"R.V"`, `CustomizationTag`): it has seen
+    /// it, so no answer may be older. Nil without one (a malformed header is refused later, by the preconditions).
+    static func namedRevision(_ request: HTTPRequest) -> Int? {
+        guard case .tags(let tags)? = try? EntityTagCondition.parse(request.headers.values("If-None-Match")) else { return nil }
+        return tags.compactMap { tag in tag.opaque.split(separator: ".").first.flatMap { Int($0) } }.max()
     }
 
     /// `getCustomization` from memory and one point read, on the event loop; nil when something would have to

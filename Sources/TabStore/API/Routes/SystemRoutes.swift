@@ -45,6 +45,7 @@ struct SystemRoutes: RouteGroup {
         gauges.caches.append(("documents", services.documents.statistics))
         gauges.caches.append(("tokens", services.tokens.statistics))
         gauges.caches.append(("historyPages", services.historyPages.statistics))
+        gauges.backend = await services.store.backendGauges()
         let text = services.metrics.render(gauges)
         return HTTPResponse(
             status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),
