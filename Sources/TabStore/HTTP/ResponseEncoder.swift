@@ -8,12 +8,34 @@ package enum ResponseEncoder {
     package static func encode(_ response: HTTPResponse, keepAlive: Bool, includeBody: Bool, date: String, into out: inout [UInt8]) {
         appendStatusAndFields(response, into: &out)
         let bodyAllowed = response.status != 204 && response.status != 304 && response.status >= 200
+        // The reserve and the pieces below make one allocation at most (none once the connection's buffer has
+        // grown): no interpolated `String` per line, each of which was a heap object past 15 bytes.
+        out.reserveCapacity(out.count + 128 + (bodyAllowed && includeBody ? response.body.count : 0))
         if bodyAllowed {
-            out.append(contentsOf: "Content-Length: \(response.body.count)\r\n".utf8)
+            append("Content-Length: ", into: &out)
+            appendDecimal(response.body.count, into: &out)
+            append("\r\n", into: &out)
         }
-        out.append(contentsOf: "Date: \(date)\r\n".utf8)
-        out.append(contentsOf: (keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n").utf8)
+        appendDate(date, into: &out)
+        append(keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n", into: &out)
         if bodyAllowed, includeBody { out.append(contentsOf: response.body) }
+    }
+
+    private static func append(_ text: StaticString, into out: inout [UInt8]) {
+        text.withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
+    /// A non-negative integer's decimal digits, most significant first (a negative one, which no status or
+    /// length is, as 0).
+    private static func appendDecimal(_ value: Int, into out: inout [UInt8]) {
+        if value >= 10 { appendDecimal(value / 10, into: &out) }
+        out.append(UInt8(ascii: "0") + UInt8(max(0, value % 10)))
+    }
+
+    private static func appendDate(_ date: String, into out: inout [UInt8]) {
+        append("Date: ", into: &out)
+        out.append(contentsOf: date.utf8)
+        append("\r\n", into: &out)
     }
 
     /// Appends the head of a response whose body follows as a stream of unknown length (its `body` is
@@ -22,13 +44,17 @@ package enum ResponseEncoder {
     package static func encodeStreamHead(_ response: HTTPResponse, chunked: Bool, keepAlive: Bool, date: String, into out: inout [UInt8]) {
         appendStatusAndFields(response, into: &out, skippingTransferEncoding: true)
         if chunked { out.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
-        out.append(contentsOf: "Date: \(date)\r\n".utf8)
-        out.append(contentsOf: (chunked && keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n").utf8)
+        appendDate(date, into: &out)
+        append(chunked && keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n", into: &out)
     }
 
     /// The status line and the handler's fields, minus those the encoder sets itself.
     private static func appendStatusAndFields(_ response: HTTPResponse, into out: inout [UInt8], skippingTransferEncoding: Bool = false) {
-        out.append(contentsOf: "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n".utf8)
+        append("HTTP/1.1 ", into: &out)
+        appendDecimal(response.status, into: &out)
+        out.append(UInt8(ascii: " "))
+        out.append(contentsOf: HTTPStatus.reason(response.status).utf8)
+        append("\r\n", into: &out)
         for (name, value) in response.headers {
             guard !name.isEmpty, name.utf8.allSatisfy(HTTPParser.isTokenByte) else { continue }
             if HTTPHeaders.equal(name, "Content-Length") || HTTPHeaders.equal(name, "Connection") || HTTPHeaders.equal(name, "Date") { continue }

@@ -120,10 +120,21 @@ extension EventLoop {
         connection.handler = Task {
             var response = await responder.respond(to: request, context: requestContext)
             response.headers.set("X-Request-ID", requestId)
-            self.inbox.withLock { $0.append(Delivery(token: token, response: response)) }
-            self.wake()
+            self.deliver(Delivery(token: token, response: response))
         }
         return nil
+    }
+
+    /// Queues a response made off the loop and wakes the loop only for the first one of its turn: the loop
+    /// takes the whole inbox at once (`deliverResponses`), so a group commit that answers 30 writes costs one
+    /// eventfd write and one wake-up instead of 30. (Whoever found the inbox empty wakes the loop after
+    /// appending; a later appender finds it non-empty until the loop takes both.)
+    func deliver(_ delivery: Delivery) {
+        let first = inbox.withLock { inbox -> Bool in
+            inbox.append(delivery)
+            return inbox.count == 1
+        }
+        if first { wake() }
     }
 
     /// A response the server makes itself: reported, logged as the access line of a request that never

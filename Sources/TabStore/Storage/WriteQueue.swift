@@ -18,24 +18,40 @@ final class WriteQueue: Sendable {
         let committed: () -> Void
         /// Called once after the batch's commit (or its failure).
         let complete: (Error?) -> Void
+        /// When the caller's bound passes (monotonic nanoseconds); nil without a bound.
+        let deadline: UInt64?
+        /// Answers the caller with the bound's error (`dropped`: the write was taken off the queue unwritten) and
+        /// returns it; nil when the caller was answered already.
+        let expire: (_ dropped: Bool) -> StorageError?
+        /// The bound's watcher answered the caller (touched only under the queue's lock).
+        var expired = false
 
-        init(run: @escaping (SQLiteConnection) -> (any Error)?, committed: @escaping () -> Void, complete: @escaping (Error?) -> Void) {
+        init(run: @escaping (SQLiteConnection) -> (any Error)?, committed: @escaping () -> Void, complete: @escaping (Error?) -> Void,
+             deadline: UInt64? = nil, expire: @escaping (_ dropped: Bool) -> StorageError? = { _ in nil }) {
             self.run = run
             self.committed = committed
             self.complete = complete
+            self.deadline = deadline
+            self.expire = expire
         }
     }
 
     private struct State {
         var jobs: [Job] = []
+        /// The batch the writer runs now (its callers' bounds still count).
+        var running: [Job] = []
         var closed = false
         var finished = false
+        /// The deadline the bound's watcher sleeps until; nil when it sleeps until woken.
+        var watched: UInt64?
     }
 
     /// Queue state; the writer thread and every caller touch it only under this lock.
     private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
+    /// Wakes the bound's watcher: a write came with an earlier deadline than it sleeps until, or the queue closed.
+    private let watch = DispatchSemaphore(value: 0)
     private let maxBatch: Int
     private let onBatch: @Sendable (_ size: Int, _ seconds: Double) -> Void
     /// Run on the writer's connection after each batch, once its callers are answered (WAL upkeep).
@@ -66,6 +82,7 @@ final class WriteQueue: Sendable {
         self.onBatch = onBatch
         self.betweenBatches = betweenBatches
         NamedThread.start("tabstore-writer") { [self] in self.loop(connection) }
+        NamedThread.start("tabstore-write-bound") { [self] in self.watchBounds() }
     }
 
     /// Runs `body` in the next batch and returns its result once that batch committed.
@@ -104,19 +121,27 @@ final class WriteQueue: Sendable {
                     case nil: .failure(commitError ?? StorageError(extendedCode: SQLITE_ERROR, message: "write was not run"))
                     }
                     if !answer(outcome), case .success = outcome { late?() }
+                },
+                deadline: deadline,
+                expire: { dropped in
+                    let bound = bound ?? 0
+                    let error = StorageError(unavailable: "the database did not answer within \(bound) s",
+                                             message: dropped ? "the write waited \(bound) s for the writer and was not written"
+                        : "the writer ran the write for longer than \(bound) s (a disk that stopped answering?); it may still commit")
+                    return answer(.failure(error)) ? error : nil
                 })
-            let accepted = state.withLock { state -> Bool in
-                guard !state.closed else { return false }
+            // One watcher thread for every caller's bound, woken only when this deadline comes before the one
+            // it sleeps until (deadlines mostly grow with arrival): no timer per write.
+            let (accepted, rewatch) = state.withLock { state -> (Bool, Bool) in
+                guard !state.closed else { return (false, false) }
                 state.jobs.append(job)
-                return true
+                guard let deadline, state.watched.map({ deadline < $0 }) ?? true else { return (true, false) }
+                state.watched = deadline
+                return (true, true)
             }
             if accepted {
                 wake.signal()
-                if let deadline, let bound {
-                    DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { [self] in
-                        expire(job, bound: bound, answer: { answer(.failure($0)) })
-                    }
-                }
+                if rewatch { watch.signal() }
             } else {
                 _ = answer(.failure(StorageError(extendedCode: SQLITE_ERROR, message: "the store is closed")))
             }
@@ -126,19 +151,33 @@ final class WriteQueue: Sendable {
     /// Changes `bound` for the writes that come next (tests: data made with headroom, then the bound tested).
     func setBound(_ seconds: Double?) { boundSeconds.withLock { $0 = seconds } }
 
-    /// The bound of `job`'s caller passed: a job still queued leaves the queue unwritten; one the writer runs
-    /// goes on, its caller answered now. Either way the caller gets 503 and `/readyz` reports the writer stuck
-    /// until a batch commits.
-    private func expire(_ job: Job, bound: Double, answer: (Error) -> Bool) {
-        let dropped = state.withLock { state -> Bool in
-            guard let index = state.jobs.firstIndex(where: { $0 === job }) else { return false }
-            state.jobs.remove(at: index)
-            return true
+    /// The bound's watcher: sleeps until the earliest deadline of a queued or running write, then answers every
+    /// caller whose bound passed. A job still queued leaves the queue unwritten; one the writer runs goes on,
+    /// its caller answered now. Either way the caller gets 503 and `/readyz` reports the writer stuck until a
+    /// batch commits. Ends once the writer has finished (every caller answered).
+    private func watchBounds() {
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            let (dropped, overrun, next, finished) = state.withLock { state -> ([Job], [Job], UInt64?, Bool) in
+                let due: (Job) -> Bool = { job in !job.expired && job.deadline.map { $0 <= now } == true }
+                let dropped = state.jobs.filter(due)
+                if !dropped.isEmpty { state.jobs.removeAll(where: due) }
+                let overrun = state.running.filter(due)
+                for job in dropped + overrun { job.expired = true }
+                let pending = state.jobs.lazy.filter { !$0.expired }.compactMap(\.deadline)
+                let running = state.running.lazy.filter { !$0.expired }.compactMap(\.deadline)
+                state.watched = [pending.min(), running.min()].compactMap { $0 }.min()
+                return (dropped, overrun, state.watched, state.finished)
+            }
+            for job in dropped { if let error = job.expire(true) { health.record(error) } }
+            for job in overrun { if let error = job.expire(false) { health.record(error) } }
+            if finished { return }
+            if let next, next != UInt64.max {
+                _ = watch.wait(timeout: DispatchTime(uptimeNanoseconds: next))
+            } else {
+                watch.wait()
+            }
         }
-        let error = StorageError(unavailable: "the database did not answer within \(bound) s",
-                                 message: dropped ? "the write waited \(bound) s for the writer and was not written"
-                : "the writer ran the write for longer than \(bound) s (a disk that stopped answering?); it may still commit")
-        if answer(error) { health.record(error) }
     }
 
     /// Stops accepting writes, finishes the queued ones and waits for the writer thread to end.
@@ -150,6 +189,7 @@ final class WriteQueue: Sendable {
         guard !alreadyFinished else { return }
         wake.signal()
         done.wait()
+        watch.signal()  // the watcher sees `finished` and ends
     }
 
     private func loop(_ db: SQLiteConnection) {
@@ -158,6 +198,7 @@ final class WriteQueue: Sendable {
                 let count = min(maxBatch, state.jobs.count)
                 let batch = Array(state.jobs.prefix(count))
                 state.jobs.removeFirst(count)
+                state.running = batch
                 return (batch, state.closed)
             }
             if batch.isEmpty {
@@ -166,6 +207,7 @@ final class WriteQueue: Sendable {
                 continue
             }
             commit(batch, on: db)
+            state.withLock { $0.running.removeAll(keepingCapacity: true) }
         }
         state.withLock { $0.finished = true }
         done.signal()
