@@ -257,6 +257,9 @@ public actor OfflineQueue {
     private func keeps(_ write: PendingWrite, after error: TabStoreError) -> Bool {
         switch error {
         case .unauthorized: true  // the credentials, not the write: the next start or enqueue tries again
+        // A token for another user or app (an account switch, a misconfiguration): the credentials again, never
+        // a reason to drop the person's edit.
+        case .server(status: 403, _): true
         // This app is ahead of the server (released before its schema version was registered): the version will
         // come. A write of an older app version that the server never had will not: refused like any 404.
         case .schemaVersionNotFound: write.schemaVersion == client.schemaVersion

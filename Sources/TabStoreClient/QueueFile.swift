@@ -44,7 +44,10 @@ enum QueueFile {
         guard FileManager.default.fileExists(atPath: file.path) else { return State() }
         let contents: Contents
         do {
-            contents = try TabStoreJSON.decode(Contents.self, from: try Data(contentsOf: file))
+            let data = try Data(contentsOf: file)
+            // Created but never written (a crash between create and the first write; `touch`): a new queue.
+            if data.isEmpty { return State() }
+            contents = try TabStoreJSON.decode(Contents.self, from: data)
         } catch {
             throw OfflineQueueError.unreadable(file, "\(error)")
         }

@@ -40,8 +40,20 @@ final class StatusHub: @unchecked Sendable {
     private let lock = NSLock()
     private var value = SyncStatus()
     private var observers: [UUID: AsyncStream<SyncStatus>.Continuation] = [:]
+    /// Until when the server asked to be left alone (`Retry-After` on a 429 or 503); nil when it did not.
+    private var notBefore: Date?
 
     var current: SyncStatus { lock.withLock { value } }
+
+    /// Keeps a `Retry-After` of `seconds` (delta-seconds, RFC 9110 §10.2.3; an HTTP date or garbage is ignored).
+    func serverAsksToWait(_ header: String?) {
+        guard let header, let seconds = Int(header.trimmingCharacters(in: .whitespaces)), seconds >= 0 else { return }
+        let until = Date().addingTimeInterval(Double(min(seconds, 86_400)))
+        lock.withLock { notBefore = max(notBefore ?? until, until) }
+    }
+
+    /// Seconds left of the server's last `Retry-After` (0 when none is pending).
+    var secondsToWait: Double { lock.withLock { max(0, notBefore?.timeIntervalSinceNow ?? 0) } }
 
     func update(_ change: (inout SyncStatus) -> Void) {
         let (changed, targets) = lock.withLock { () -> (SyncStatus?, [AsyncStream<SyncStatus>.Continuation]) in
@@ -64,10 +76,20 @@ final class StatusHub: @unchecked Sendable {
     }
 
     func failed(_ error: TabStoreError) {
+        // The app cancelled (a view went away, a task was cancelled): says nothing about the connection.
+        if case .unreachable(let cause) = error, Self.isCancellation(cause) { return }
         update {
             if case .unreachable(let cause) = error { $0.connectivity = .offline(reason: Self.reason(cause)) }
             $0.lastError = error.localizedDescription
         }
+    }
+
+    /// Whether `error` is the app's own cancellation, not a failure of the network or the server.
+    static func isCancellation(_ error: any Error) -> Bool {
+        if error is CancellationError { return true }
+        if let error = error as? URLError, error.code == .cancelled { return true }
+        if case .unreachable(let cause)? = error as? TabStoreError { return isCancellation(cause) }
+        return false
     }
 
     static func reason(_ error: any Error) -> String {

@@ -156,8 +156,12 @@ public final class TabStoreClient: Sendable {
         return try await writeCustomization("POST", resource("customization/revert"), body: body, ifMatch: ifMatch, idempotencyKey: idempotencyKey)
     }
 
+    /// The longest `Retry-After` (seconds) a direct write waits out before retrying by itself.
+    static let maximumRetryAfter = 10.0
+
     /// Runs `attempt` with `key` (or a fresh one) until it succeeds, fails for good, or `writeAttempts` ran out,
-    /// waiting `writeBackoff` between attempts: the same key each time, so the server applies it once.
+    /// waiting `writeBackoff` (or the server's `Retry-After`, when longer) between attempts: the same key each
+    /// time, so the server applies it once.
     func retrying<T>(_ key: String?, _ attempt: (String) async throws -> T) async throws -> T {
         let key = key ?? UUID().uuidString
         var tries = 0
@@ -165,7 +169,12 @@ public final class TabStoreClient: Sendable {
             do {
                 return try await attempt(key)
             } catch let error as TabStoreError where error.isTransient && tries + 1 < configuration.writeAttempts {
-                try await configuration.writeBackoff.sleep(attempt: tries)
+                // A `Retry-After` the server sent is honoured; past `maximumRetryAfter` the write is not held
+                // that long: the error goes to the caller (the offline queue keeps such a write for later).
+                let asked = statusHub.secondsToWait
+                if asked > Self.maximumRetryAfter { throw error }
+                let backoff = configuration.writeBackoff.delay(attempt: tries)
+                try await Task.sleep(nanoseconds: UInt64(max(backoff, asked) * 1_000_000_000))
                 tries += 1
             }
         }
@@ -246,9 +255,13 @@ public final class TabStoreClient: Sendable {
         do {
             let response = try await configuration.transport.send(request)
             if response.status < 500 { statusHub.answered() } else { statusHub.failed(.server(status: response.status, problem: nil)) }
+            if response.status == 429 || response.status == 503 { statusHub.serverAsksToWait(response.header("Retry-After")) }
             return response
         } catch let error as CancellationError {
             throw error
+        } catch where StatusHub.isCancellation(error) || Task.isCancelled {
+            // The app's own cancellation (URLSession reports it as `URLError.cancelled`): not a network failure.
+            throw CancellationError()
         } catch {
             let failure = TabStoreError.unreachable(error)
             statusHub.failed(failure)

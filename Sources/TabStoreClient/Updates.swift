@@ -78,8 +78,8 @@ extension TabStoreClient {
                 refresh = false
                 state.token = token
                 end = try await connect(&state, continuation)
-            } catch is CancellationError {
-                break
+            } catch where Task.isCancelled || StatusHub.isCancellation(error) {
+                break  // the app stopped iterating: nothing about the connection to report
             } catch let error as TabStoreError where !error.isTransient {
                 statusHub.failed(error)
                 continuation.finish(throwing: error)
@@ -89,6 +89,7 @@ extension TabStoreClient {
                 if let error = error as? TabStoreError { statusHub.failed(error) } else { statusHub.failed(.unreachable(error)) }
                 end = .lost
             }
+            if Task.isCancelled { break }
             if end == .lost, !status.isOffline { statusHub.update { $0.connectivity = .reconnecting } }
             switch end {
             case .needsToken:
