@@ -79,6 +79,35 @@ package struct CustomizationRecord: Sendable, Equatable {
     }
 }
 
+/// One user of an app, as the operator's user list shows it: no document.
+package struct StoredUser: Sendable, Equatable {
+    package let userId: String
+    package let revision: Int
+    /// The schema version of the client that last wrote (`CustomizationRecord.writtenUnder`).
+    package let schemaVersion: Int
+    package let updatedAt: String
+
+    package init(userId: String, revision: Int, schemaVersion: Int, updatedAt: String) {
+        self.userId = userId
+        self.revision = revision
+        self.schemaVersion = schemaVersion
+        self.updatedAt = updatedAt
+    }
+
+    /// The rows of a range scan that starts at `prefix` (or after `after`), in id order, up to the first that
+    /// no longer starts with `prefix`: every later row sorts above the prefix's range too.
+    package static func prefixed(_ rows: [StoredUser], prefix: String) -> [StoredUser] {
+        let bytes = Identifier(prefix)
+        return Array(rows.prefix { Identifier($0.userId).hasBytePrefix(bytes) })
+    }
+
+    /// Where a range scan for `prefix` after `after` starts (inclusive): the greater, in bytes.
+    package static func scanStart(prefix: String, after: String?) -> (start: String, inclusive: Bool) {
+        guard let after, Identifier(prefix) <= Identifier(after) else { return (prefix, true) }
+        return (after, false)
+    }
+}
+
 /// What the API layer needs from storage. The SQLite implementation is the embedded default; another
 /// database can implement the same protocol without touching the API layer.
 package protocol TabStoreBackend: Sendable {
@@ -157,6 +186,9 @@ package protocol TabStoreBackend: Sendable {
     func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws
     /// The number of stored customizations (all apps).
     func customizationCount() async throws -> Int
+    /// Up to `limit` users of an app with a stored customization, in byte order of their ids: those whose id
+    /// starts with `prefix` (bytes) and sorts after `after`. An index range scan of the primary key.
+    func users(appId: String, prefix: String, after: String?, limit: Int) async throws -> [StoredUser]
     /// Whether the database answers.
     func ping() async -> Bool
     /// Why writes fail now (full, read-only, I/O error, corrupt), nil while they work.

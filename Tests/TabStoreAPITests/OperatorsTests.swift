@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+@testable import TabStoreAPI
+@testable import TabStoreSupport
+import TabStoreTestSupport
+
+/// Operators v2 (docs/api.md "Additions in v1.2"): the per-user dry run and the users of an app, on each backend.
+@Suite("Operators: dry run per user, users of an app", .serialized)
+struct OperatorsTests {
+    typealias V = AppVersionsTests
+
+    /// v2 with only a title changed (News → Headlines).
+    static let v2Retitled = V.v2.replacingOccurrences(of: #""title": "News""#, with: #""title": "Headlines""#)
+    /// v2 without News.
+    static let v2WithoutNews = V.v2.replacingOccurrences(
+        of: #"{"kind": "tab", "id": "com.myApp.news", "title": "News", "systemImage": "newspaper"},"#, with: "")
+
+    @Test("the dry run compares what is served now with what would be served: no-op changes count 0, a removal lists exactly its users",
+          arguments: PostgresTestCluster.backends)
+    func dryRunPerUser(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
+            let app = try await Credentials.App.register(on: live, id: "com.myApp", schema: V.v1)
+            let admin = live.admin
+            // Under v1: bob hides Alerts (v2 drops it), carol and dave hide News, erin reorders More.
+            for (user, ops) in [("bob", V.hide("bell")), ("carol", V.hide("news")), ("dave", V.hide("news") + "," + V.hide("home")),
+                                ("erin", #"{"op": "setTabOrder", "section": "com.myApp.more", "tabOrder": ["com.myApp.d", "com.myApp.a", "com.myApp.b"]}"#)] {
+                let answer = try await live.send(.patch(app.userPath(user) + "/customization").bearer(admin).json(V.patch(ops)))
+                #expect(answer.status == 200, "\(user): \(answer.text)")
+            }
+            #expect(try await live.send(.put("/v1/apps/com.myApp/schema").bearer(admin).json(V.v2)).status == 201)
+            // Bob's stored document still names Alerts, but he is served v2 without it: a title-only v3 changes nothing.
+            let retitled = try await live.send(.put("/v1/apps/com.myApp/schema?dryRun=true").bearer(admin).json(Self.v2Retitled))
+            #expect(retitled.status == 200 && retitled.field("customizationsChecked") == .integer(4))
+            #expect(retitled.field("customizationsAffected") == .integer(0) && retitled.ids("droppedIds") == [], "\(retitled.text)")
+            #expect(retitled.text.contains(#""affectedUsers":[],"affectedUsersNext":null"#))
+            // Dropping News changes carol's and dave's choices, nobody else's.
+            let removal = try await live.send(.put("/v1/apps/com.myApp/schema?dryRun=true").bearer(admin).json(Self.v2WithoutNews))
+            #expect(removal.field("customizationsAffected") == .integer(2) && removal.ids("droppedIds") == ["com.myApp.news"], "\(removal.text)")
+            #expect(removal.text.contains(
+                #""affectedUsers":[{"userId":"carol","droppedIds":["com.myApp.news"],"visibilityReset":[],"ordersChanged":[],"#
+                    + #""tabBarOrderChanged":false,"dynamicTabsDropped":0},{"userId":"dave""#), "\(removal.text)")
+            // Paged in byte order.
+            let first = try await live.send(.put("/v1/apps/com.myApp/schema?dryRun=true&limit=1").bearer(admin).json(Self.v2WithoutNews))
+            #expect(first.field("affectedUsersNext") == .string("carol") && !first.text.contains(#""dave""#))
+            let second = try await live.send(.put("/v1/apps/com.myApp/schema?dryRun=true&limit=1&after=carol").bearer(admin).json(Self.v2WithoutNews))
+            #expect(second.text.contains(#""userId":"dave""#) && second.field("affectedUsersNext") == .null)
+            for query in ["limit=0", "limit=101", "limit=x", "after=", "after=" + String(repeating: "a", count: 257)] {
+                let bad = try await live.send(.put("/v1/apps/com.myApp/schema?dryRun=true&" + query).bearer(admin).json(Self.v2WithoutNews))
+                #expect(bad.status == 400 && bad.header("Content-Type") == "application/problem+json", "\(query)")
+            }
+            #expect(try await live.send(.get("/v1/apps/com.myApp/schema").bearer(admin)).text.contains("com.myApp.news"), "stored nothing")
+        }
+    }
+
+    @Test("users of an app: byte order, prefix and after as bytes, paging, bounds, operator only", arguments: PostgresTestCluster.backends)
+    func usersOfAnApp(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
+            let app = try await Credentials.App.register(on: live, id: "com.myApp", schema: V.v1)
+            let admin = live.admin
+            // Precomposed and decomposed "café" are two users; "b%" and "b_" are not patterns.
+            let users = ["alice", "bob", "b%25x", "b_y", "caf%C3%A9", "cafe%CC%81", "carol"]
+            for user in users {
+                let answer = try await live.send(.patch(app.userPath(user) + "/customization").bearer(admin).json(V.patch(V.hide("bell"))))
+                #expect(answer.status == 200, "\(user)")
+            }
+            let all = try await live.send(.get("/v1/apps/com.myApp/users").bearer(admin))
+            #expect(all.status == 200 && all.field("next") == .null)
+            let ids = Self.userIds(all)
+            #expect(ids == ["alice", "b%x", "b_y", "bob", "cafe\u{301}", "caf\u{E9}", "carol"].sorted { Identifier($0) < Identifier($1) })
+            #expect(ids.count == 7, "canonically equivalent ids stay two users")
+            #expect(all.text.contains(#"{"userId":"alice","revision":1,"schemaVersion":1,"updatedAt":""#))
+            #expect(Self.userIds(try await live.send(.get("/v1/apps/com.myApp/users?prefix=b%25").bearer(admin))) == ["b%x"])
+            #expect(Self.userIds(try await live.send(.get("/v1/apps/com.myApp/users?prefix=b_").bearer(admin))) == ["b_y"])
+            #expect(Self.userIds(try await live.send(.get("/v1/apps/com.myApp/users?prefix=caf%C3%A9").bearer(admin))) == ["caf\u{E9}"])
+            #expect(Self.userIds(try await live.send(.get("/v1/apps/com.myApp/users?prefix=zz").bearer(admin))) == [])
+            // Paging: two at a time, then the rest; `after` below the prefix starts at the prefix.
+            var seen: [String] = []
+            var after: String?
+            for _ in 0..<10 {
+                let query = after.map { "&after=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
+                let page = try await live.send(.get("/v1/apps/com.myApp/users?limit=2" + query).bearer(admin))
+                seen += Self.userIds(page)
+                guard case .string(let next)? = page.field("next") else { break }
+                after = next
+            }
+            #expect(seen == ids)
+            #expect(Self.userIds(try await live.send(.get("/v1/apps/com.myApp/users?prefix=c&after=a").bearer(admin))).count == 3)
+            #expect(Self.userIds(try await live.send(.get("/v1/apps/com.myApp/users?prefix=c&after=caf").bearer(admin))).count == 3)
+            #expect(Self.userIds(try await live.send(.get("/v1/apps/com.myApp/users?prefix=b&after=bob").bearer(admin))) == [])
+            for query in ["limit=0", "limit=101", "limit=-1", "limit=99999999999999999999", "after=",
+                          "prefix=" + String(repeating: "a", count: 257), "after=" + String(repeating: "a", count: 300), "prefix=%01"] {
+                let bad = try await live.send(.get("/v1/apps/com.myApp/users?" + query).bearer(admin))
+                #expect(bad.status == 400 && bad.header("Content-Type") == "application/problem+json", "\(query.prefix(40)): \(bad.status)")
+            }
+            #expect(try await live.send(.get("/v1/apps/com.myApp/users").bearer(app.token(for: "alice"))).status == 403)
+            #expect(try await live.send(.get("/v1/apps/com.nope/users").bearer(admin)).status == 404)
+            // Erased: no longer listed.
+            #expect(try await live.send(.delete(app.userPath("alice")).bearer(admin)).status == 204)
+            #expect(!Self.userIds(try await live.send(.get("/v1/apps/com.myApp/users").bearer(admin))).contains("alice"))
+        }
+    }
+
+    static func userIds(_ response: TestResponse) -> [String] {
+        guard case .array(let items)? = response.field("items") else { return [] }
+        return items.compactMap { if case .object(let item) = $0, case .string(let id)? = item["userId"] { id } else { nil } }
+    }
+}
