@@ -105,3 +105,31 @@ struct OperatorsTests {
         return items.compactMap { if case .object(let item) = $0, case .string(let id)? = item["userId"] { id } else { nil } }
     }
 }
+
+extension OperatorsTests {
+    @Test("history explains: actors, a revert's target, and the schema entry when a version drops a user's choice",
+          arguments: PostgresTestCluster.backends)
+    func historyExplains(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
+            let app = try await Credentials.App.register(on: live, id: "com.myApp", schema: V.v1)
+            let bob = app.userPath("bob") + "/customization"
+            // r1 by bob himself, r2 by the operator, r3 a revert to 1 by the operator.
+            #expect(try await live.send(.patch(bob).bearer(app.token(for: "bob")).json(V.patch(V.hide("bell")))).status == 200)
+            #expect(try await live.send(.patch(bob).bearer(live.admin).json(V.patch(V.hide("news")))).status == 200)
+            #expect(try await live.send(.post(bob + "/revert").bearer(live.admin).json(#"{"toRevision": 1}"#)).status == 200)
+            let before = try await live.send(.get(bob + "/history").bearer(live.admin))
+            #expect(before.text.contains(#""revision":3,"#) && before.text.contains(#""change":"revert","actor":{"kind":"operator","name":"bootstrap"},"toRevision":1"#),
+                    "\(before.text)")
+            #expect(before.text.contains(#""change":"patch","actor":{"kind":"user","name":"bob"}"#))
+            #expect(!before.text.contains(#""change":"schema""#))
+            // v2 drops Alerts: bob's history says so first, naming the version and the id.
+            #expect(try await live.send(.put("/v1/apps/com.myApp/schema").bearer(live.admin).json(V.v2)).status == 201)
+            let after = try await live.send(.get(bob + "/history").bearer(app.token(for: "bob")))
+            #expect(after.text.contains(#"{"revision":3,"#) && after.text.contains(#""change":"schema","#), "\(after.text)")
+            #expect(after.text.contains(#""schemaVersion":2,"dropped":["com.myApp.bell"]"#), "\(after.text)")
+            // The next write stores the reconciled choices: the entry is no longer derived.
+            #expect(try await live.send(.patch(bob).bearer(app.token(for: "bob")).json(V.patch(V.hide("garden")))).status == 200)
+            #expect(!(try await live.send(.get(bob + "/history").bearer(live.admin))).text.contains(#""change":"schema""#))
+        }
+    }
+}

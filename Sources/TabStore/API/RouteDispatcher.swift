@@ -38,6 +38,7 @@ struct RouteDispatcher: Sendable {
             let principal = try await authenticator.authorize(route.access, request.head, routeContext)
             routeContext.credentialsExpireAt = principal?.expiresAt
             routeContext.credentialsKey = principal?.secret
+            routeContext.operatorName = principal?.operatorName
             return try await route.handler(request, routeContext)
         } catch {
             return problem(for: error, requestId: context.requestId)

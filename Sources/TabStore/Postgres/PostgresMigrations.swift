@@ -80,6 +80,11 @@ package enum PostgresMigrations {
             ALTER TABLE apps ADD COLUMN minimum_schema_version BIGINT NOT NULL DEFAULT 1;
             ALTER TABLE apps ADD COLUMN minimum_applied BIGINT NOT NULL DEFAULT 1;
             """),
+        // History rows name their actor and a revert's target, as SQLite's migration 10 (old rows: NULL).
+        Migration(version: 4, name: "history rows name their actor and a revert's target", sql: """
+            ALTER TABLE customization_history ADD COLUMN actor TEXT;
+            ALTER TABLE customization_history ADD COLUMN target_revision BIGINT;
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

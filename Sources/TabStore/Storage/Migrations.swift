@@ -206,6 +206,12 @@ package enum Migrations {
             ALTER TABLE apps ADD COLUMN minimum_schema_version INTEGER NOT NULL DEFAULT 1;
             ALTER TABLE apps ADD COLUMN minimum_applied INTEGER NOT NULL DEFAULT 1;
             """),
+        // History that explains (docs/api.md "History entries"): who made each revision and a revert's target.
+        // Rows stored before hold NULL: they read as the user's own writes, without a target (documented).
+        Migration(version: 10, name: "history rows name their actor and a revert's target", sql: """
+            ALTER TABLE customization_history ADD COLUMN actor TEXT;
+            ALTER TABLE customization_history ADD COLUMN target_revision INTEGER;
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

@@ -15,6 +15,12 @@ enum Principal: Sendable, Equatable {
         return nil
     }
 
+    /// The operator token's name; nil for a user.
+    var operatorName: String? { self == .admin ? Self.bootstrapName : nil }
+
+    /// The name of the token configured at start (`TAB_SERVER_OPERATOR_TOKEN`): the first operator's.
+    static let bootstrapName = "bootstrap"
+
     /// The signing secret that verified the credentials; nil for the operator's token.
     var secret: String? {
         if case .user(_, _, _, let secret) = self { return secret }
