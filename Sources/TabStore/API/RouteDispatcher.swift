@@ -39,6 +39,7 @@ struct RouteDispatcher: Sendable {
             routeContext.credentialsExpireAt = principal?.expiresAt
             routeContext.credentialsKey = principal?.secret
             routeContext.operatorName = principal?.operatorName
+            context.operatorName = principal?.operatorName
             return try await route.handler(request, routeContext)
         } catch {
             return problem(for: error, requestId: context.requestId)
