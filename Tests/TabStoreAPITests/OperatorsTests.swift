@@ -133,3 +133,53 @@ extension OperatorsTests {
         }
     }
 }
+
+extension OperatorsTests {
+    @Test("named operator tokens: read scope reads but never writes, revoked at once, bootstrap stays, names bounded",
+          arguments: PostgresTestCluster.backends)
+    func operatorTokens(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
+            _ = try await Credentials.App.register(on: live, id: "com.myApp", schema: V.v1)
+            let created = try await live.send(.post("/v1/operator-tokens").bearer(live.admin).json(#"{"name": "support-alex", "scope": "read"}"#))
+            #expect(created.status == 201 && created.header("Cache-Control") == "no-store", "\(created.text)")
+            guard case .string(let readToken)? = created.field("token") else { Issue.record("no token"); return }
+            // Reads: allowed. Writes: 403 with a clear problem, and nothing rotated.
+            #expect(try await live.send(.get("/v1/apps").bearer(readToken)).status == 200)
+            #expect(try await live.send(.get("/v1/apps/com.myApp/users").bearer(readToken)).status == 200)
+            let rotate = try await live.send(.post("/v1/apps/com.myApp/signing-secret").bearer(readToken))
+            #expect(rotate.status == 403 && rotate.text.contains("read scope"), "\(rotate.text)")
+            #expect(try await live.send(.post("/v1/operator-tokens").bearer(readToken).json(#"{"name": "x", "scope": "admin"}"#)).status == 403)
+            #expect(try await live.send(.delete("/v1/apps/com.myApp").bearer(readToken)).status == 403)
+            // An admin token writes, and its name is the actor of what it writes.
+            let admin = try await live.send(.post("/v1/operator-tokens").bearer(live.admin)
+                .json(#"{"name": "ops-kim", "scope": "admin", "expiresAt": "2099-01-01T00:00:00Z"}"#))
+            guard case .string(let adminToken)? = admin.field("token") else { Issue.record("no token: \(admin.text)"); return }
+            #expect(try await live.send(.post("/v1/apps/com.myApp/signing-secret").bearer(adminToken)).status == 200)
+            let path = "/v1/apps/com.myApp/users/bob/customization"
+            #expect(try await live.send(.patch(path).bearer(adminToken).json(V.patch(V.hide("bell")))).status == 200)
+            #expect(try await live.send(.get(path + "/history").bearer(readToken)).text.contains(#""actor":{"kind":"operator","name":"ops-kim"}"#))
+            // Listed without the token or its digest.
+            let list = try await live.send(.get("/v1/operator-tokens").bearer(readToken))
+            #expect(list.status == 200 && list.text.contains(#""name":"ops-kim","scope":"admin""#) && list.text.contains(#""expiresAt":"2099-01-01T00:00:00Z""#))
+            #expect(!list.text.contains(readToken) && !list.text.contains(adminToken))
+            // Revoked: refused at the next request.
+            #expect(try await live.send(.delete("/v1/operator-tokens/support-alex").bearer(adminToken)).status == 204)
+            #expect(try await live.send(.get("/v1/apps").bearer(readToken)).status == 401)
+            #expect(try await live.send(.delete("/v1/operator-tokens/support-alex").bearer(adminToken)).status == 404)
+            // The bootstrap token stays; names are bounded and unique; bad bodies are problems.
+            #expect(try await live.send(.get("/v1/apps").bearer(live.admin)).status == 200)
+            for body in [#"{"name": "bootstrap", "scope": "read"}"#, #"{"name": "\#(String(repeating: "a", count: 65))", "scope": "read"}"#,
+                         #"{"name": "a b", "scope": "read"}"#, #"{"name": "ok", "scope": "root"}"#,
+                         #"{"name": "ok", "scope": "read", "expiresAt": "2001-01-01T00:00:00Z"}"#,
+                         #"{"name": "ok", "scope": "read", "expiresAt": "soon"}"#] {
+                let bad = try await live.send(.post("/v1/operator-tokens").bearer(live.admin).json(body))
+                #expect(bad.status == 422 && bad.header("Content-Type") == "application/problem+json", "\(body): \(bad.status)")
+            }
+            #expect(try await live.send(.post("/v1/operator-tokens").bearer(live.admin).json(#"{"name": "ops-kim", "scope": "read"}"#)).status == 409)
+            #expect(try await live.send(.post("/v1/operator-tokens").bearer(live.admin).json(#"{"scope": "read"}"#)).status == 400)
+            #expect(try await live.send(.get("/v1/apps").bearer(String(repeating: "x", count: 5000))).status == 401)
+            #expect(try await live.send(.get("/v1/operator-tokens").bearer(Credentials.App.register(on: live, id: "com.b", schema: V.v1).token(for: "u")))
+                .status == 403)
+        }
+    }
+}

@@ -85,6 +85,16 @@ package enum PostgresMigrations {
             ALTER TABLE customization_history ADD COLUMN actor TEXT;
             ALTER TABLE customization_history ADD COLUMN target_revision BIGINT;
             """),
+        // Named operator tokens, as SQLite's migration 11: only SHA-256 digests are stored.
+        Migration(version: 5, name: "named operator tokens", sql: """
+            CREATE TABLE operator_tokens (
+                name TEXT COLLATE "C" PRIMARY KEY,
+                digest BYTEA NOT NULL UNIQUE,
+                scope TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                expires_at BIGINT
+            );
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

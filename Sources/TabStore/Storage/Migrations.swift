@@ -212,6 +212,16 @@ package enum Migrations {
             ALTER TABLE customization_history ADD COLUMN actor TEXT;
             ALTER TABLE customization_history ADD COLUMN target_revision INTEGER;
             """),
+        // Named operator tokens (docs/api.md "Operator tokens and audit"): only SHA-256 digests are stored.
+        Migration(version: 11, name: "named operator tokens", sql: """
+            CREATE TABLE operator_tokens (
+                name TEXT PRIMARY KEY NOT NULL,
+                digest BLOB NOT NULL UNIQUE,
+                scope TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                expires_at INTEGER
+            ) WITHOUT ROWID;
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

@@ -108,6 +108,29 @@ package struct StoredUser: Sendable, Equatable {
     }
 }
 
+/// A named operator token as stored: never the token, only its SHA-256 digest.
+package struct OperatorTokenRecord: Sendable, Equatable {
+    package let name: String
+    package let digest: [UInt8]
+    /// `admin` or `read`.
+    package let scope: String
+    package let createdAt: String
+    /// Seconds since 1970; nil: never expires.
+    package let expiresAt: Int?
+
+    package init(name: String, digest: [UInt8], scope: String, createdAt: String, expiresAt: Int?) {
+        self.name = name
+        self.digest = digest
+        self.scope = scope
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+
+    /// Most named tokens stored at once; names are 1-64 bytes.
+    package static let maxTokens = 100
+    package static let maxNameBytes = 64
+}
+
 /// What the API layer needs from storage. The SQLite implementation is the embedded default; another
 /// database can implement the same protocol without touching the API layer.
 package protocol TabStoreBackend: Sendable {
@@ -189,6 +212,14 @@ package protocol TabStoreBackend: Sendable {
     /// Up to `limit` users of an app with a stored customization, in byte order of their ids: those whose id
     /// starts with `prefix` (bytes) and sorts after `after`. An index range scan of the primary key.
     func users(appId: String, prefix: String, after: String?, limit: Int) async throws -> [StoredUser]
+    /// Stores a named operator token (only its SHA-256 digest); false when the name is taken.
+    func createOperatorToken(_ token: OperatorTokenRecord) async throws -> Bool
+    /// Every named operator token, by name (bounded by `OperatorTokenRecord.maxTokens` at creation).
+    func operatorTokens() async throws -> [OperatorTokenRecord]
+    /// The token with this digest, read from the database (so a revocation holds on every replica at once).
+    func operatorToken(digest: [UInt8]) async throws -> OperatorTokenRecord?
+    /// Revokes (deletes) a named token; false when there was none.
+    func revokeOperatorToken(name: String) async throws -> Bool
     /// Whether the database answers.
     func ping() async -> Bool
     /// Why writes fail now (full, read-only, I/O error, corrupt), nil while they work.
