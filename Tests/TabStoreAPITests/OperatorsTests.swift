@@ -183,3 +183,41 @@ extension OperatorsTests {
         }
     }
 }
+
+extension OperatorsTests {
+    @Test("the audit log: operator writes and exports with actor, ids, request id and status, newest first, filtered, paged, bounded",
+          arguments: PostgresTestCluster.backends)
+    func auditLog(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend, adjust: { $0.auditRetention = 5 }) { live in
+            let app = try await Credentials.App.register(on: live, id: "com.myApp", schema: V.v1)
+            let created = try await live.send(.post("/v1/operator-tokens").bearer(live.admin).json(#"{"name": "ops-kim", "scope": "admin"}"#))
+            guard case .string(let kim)? = created.field("token") else { Issue.record("no token"); return }
+            let rotated = try await live.send(.post("/v1/apps/com.myApp/signing-secret").bearer(kim))
+            #expect(rotated.status == 200)
+            // A user's own write and an operator's read are not operator writes.
+            _ = try await live.send(.get("/v1/apps").bearer(kim))
+            let audit = try await live.send(.get("/v1/audit?app=com.myApp").bearer(kim))
+            #expect(audit.status == 200)
+            #expect(audit.text.contains(#""actor":"ops-kim","action":"POST /v1/apps/{appId}/signing-secret","appId":"com.myApp","requestId":""#),
+                    "\(audit.text)")
+            #expect(audit.text.contains(#""status":200"#) && !audit.text.contains("GET /v1/apps\""))
+            #expect(try await live.send(.get("/v1/audit?actor=bootstrap").bearer(kim)).text.contains(#""action":"POST /v1/operator-tokens""#))
+            #expect(try await live.send(.get("/v1/audit?actor=nobody").bearer(kim)).text.contains(#""items":[]"#))
+            _ = try await live.send(.get(app.userPath("bob") + "/export").bearer(kim))
+            let newest = try await live.send(.get("/v1/audit?limit=1").bearer(kim))
+            #expect(newest.text.contains(#""action":"GET /v1/apps/{appId}/users/{userId}/export","appId":"com.myApp","userId":"bob""#), "\(newest.text)")
+            guard case .integer(let next)? = newest.field("next") else { Issue.record("no next: \(newest.text)"); return }
+            #expect(try await live.send(.get("/v1/audit?limit=1&before=\(next)").bearer(kim)).text.contains("signing-secret"))
+            // Bounded: at most `auditRetention` entries are kept.
+            for _ in 0..<8 { _ = try await live.send(.post("/v1/apps/com.myApp/signing-secret").bearer(kim)) }
+            guard case .array(let items)? = try await live.send(.get("/v1/audit?limit=100").bearer(kim)).field("items") else { return }
+            #expect(items.count == 5)
+            for query in ["limit=0", "limit=101", "before=0", "app=%20", "actor=a%20b"] {
+                #expect(try await live.send(.get("/v1/audit?" + query).bearer(kim)).status == 400, "\(query)")
+            }
+            // (bob's token for com.myApp died with its secret's rotations: a user of another app.)
+            let other = try await Credentials.App.register(on: live, id: "com.other", schema: V.v1)
+            #expect(try await live.send(.get("/v1/audit").bearer(other.token(for: "bob"))).status == 403)
+        }
+    }
+}

@@ -192,6 +192,7 @@ extension TrustTests {
         "POST /v1/apps/{appId}/signing-secret": .operatorOnly, "PUT /v1/apps/{appId}/schema": .operatorOnly,
         "GET /v1/apps/{appId}/stats": .operatorOnly, "GET /v1/apps/{appId}/users": .operatorOnly,
         "POST /v1/operator-tokens": .operatorOnly, "GET /v1/operator-tokens": .operatorOnly, "DELETE /v1/operator-tokens/{name}": .operatorOnly,
+        "GET /v1/audit": .operatorOnly,
         "GET /v1/apps/{appId}/schema": .appUsers, "GET /v1/apps/{appId}/schema/versions/{version}": .appUsers,
         "GET /v1/apps/{appId}/users/{userId}/customization": .pathUser, "PUT /v1/apps/{appId}/users/{userId}/customization": .pathUser,
         "PATCH /v1/apps/{appId}/users/{userId}/customization": .pathUser, "DELETE /v1/apps/{appId}/users/{userId}/customization": .pathUser,

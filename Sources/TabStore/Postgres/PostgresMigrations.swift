@@ -95,6 +95,16 @@ package enum PostgresMigrations {
                 expires_at BIGINT
             );
             """),
+        // The audit log, as SQLite's migration 12.
+        Migration(version: 6, name: "audit log", sql: """
+            CREATE TABLE audit_log (
+                seq BIGSERIAL PRIMARY KEY,
+                at TEXT NOT NULL, actor TEXT COLLATE "C" NOT NULL, action TEXT NOT NULL, app_id TEXT COLLATE "C", user_id TEXT COLLATE "C",
+                target TEXT, request_id TEXT NOT NULL, status BIGINT NOT NULL
+            );
+            CREATE INDEX audit_log_by_app ON audit_log (app_id, seq);
+            CREATE INDEX audit_log_by_actor ON audit_log (actor, seq);
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

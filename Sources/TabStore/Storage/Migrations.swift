@@ -222,6 +222,16 @@ package enum Migrations {
                 expires_at INTEGER
             ) WITHOUT ROWID;
             """),
+        // The audit log (docs/api.md "Operator tokens and audit"), its growth bounded by `--audit-retention`.
+        Migration(version: 12, name: "audit log", sql: """
+            CREATE TABLE audit_log (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                at TEXT NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL, app_id TEXT, user_id TEXT, target TEXT,
+                request_id TEXT NOT NULL, status INTEGER NOT NULL
+            );
+            CREATE INDEX audit_log_by_app ON audit_log (app_id, seq);
+            CREATE INDEX audit_log_by_actor ON audit_log (actor, seq);
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

@@ -131,6 +131,33 @@ package struct OperatorTokenRecord: Sendable, Equatable {
     package static let maxNameBytes = 64
 }
 
+/// One audit log entry: who did what to which ids, when, under which request id, answered with which status.
+package struct AuditEntry: Sendable, Equatable {
+    /// Assigned by the store (ascending); 0 before it is stored.
+    package let seq: Int
+    package let at: String
+    package let actor: String
+    package let action: String
+    package let appId: String?
+    package let userId: String?
+    package let target: String?
+    package let requestId: String
+    package let status: Int
+
+    package init(seq: Int = 0, at: String, actor: String, action: String, appId: String?, userId: String?, target: String?,
+                 requestId: String, status: Int) {
+        self.seq = seq
+        self.at = at
+        self.actor = actor
+        self.action = action
+        self.appId = appId
+        self.userId = userId
+        self.target = target
+        self.requestId = requestId
+        self.status = status
+    }
+}
+
 /// What the API layer needs from storage. The SQLite implementation is the embedded default; another
 /// database can implement the same protocol without touching the API layer.
 package protocol TabStoreBackend: Sendable {
@@ -220,6 +247,10 @@ package protocol TabStoreBackend: Sendable {
     func operatorToken(digest: [UInt8]) async throws -> OperatorTokenRecord?
     /// Revokes (deletes) a named token; false when there was none.
     func revokeOperatorToken(name: String) async throws -> Bool
+    /// Appends an audit entry (numbered by the store) and keeps only the newest `keep` entries.
+    func appendAudit(_ entry: AuditEntry, keep: Int) async throws
+    /// Up to `limit` audit entries older than `before` (all: nil), newest first, of one app and one actor when given.
+    func audit(app: String?, actor: String?, before: Int?, limit: Int) async throws -> [AuditEntry]
     /// Whether the database answers.
     func ping() async -> Bool
     /// Why writes fail now (full, read-only, I/O error, corrupt), nil while they work.

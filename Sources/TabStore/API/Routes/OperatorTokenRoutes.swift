@@ -16,6 +16,32 @@ struct OperatorTokenRoutes: RouteGroup {
         builder.add("POST", "/v1/operator-tokens", access: .operatorOnly, body: .json, create)
         builder.add("GET", "/v1/operator-tokens", access: .operatorOnly, body: .empty, list)
         builder.add("DELETE", "/v1/operator-tokens/{name}", access: .operatorOnly, body: .empty, revoke)
+        builder.add("GET", "/v1/audit", access: .operatorOnly, body: .empty, audit)
+    }
+
+    /// `GET /v1/audit?app=ID&actor=NAME&before=SEQ&limit=N`: newest first, `limit` 1-100 (default 50).
+    func audit(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
+        let limit = try CustomizationRoutes.integerParameter(request, "limit", in: 1...100) ?? 50
+        let before = try CustomizationRoutes.integerParameter(request, "before", in: 1...Int.max)
+        let app = request.queryParameter("app")
+        if let app, !Identifier(app).isValidAppId { throw APIError.badRequest(.invalidParameter, "app must be an app id") }
+        let actor = request.queryParameter("actor")
+        if let actor, !Self.isValidName(actor) && actor != Principal.bootstrapName {
+            throw APIError.badRequest(.invalidParameter, "actor must be an operator token's name")
+        }
+        let rows = try await services.store.audit(app: app, actor: actor, before: before, limit: limit + 1)
+        let listed = rows.prefix(limit)
+        let items: [JSONValue] = listed.map { entry in
+            var members: [(String, JSONValue)] = [("seq", .integer(entry.seq)), ("at", .string(entry.at)), ("actor", .string(entry.actor)),
+                                                  ("action", .string(entry.action))]
+            if let appId = entry.appId { members.append(("appId", .string(appId))) }
+            if let userId = entry.userId { members.append(("userId", .string(userId))) }
+            if let target = entry.target { members.append(("target", .string(target))) }
+            members += [("requestId", .string(entry.requestId)), ("status", .integer(entry.status))]
+            return .object(JSONObject(members))
+        }
+        let next: JSONValue = rows.count > limit ? .integer(listed.last!.seq) : .null
+        return .json(200, .object(JSONObject([("items", .array(items)), ("next", next)])), headers: HTTPHeaders([("Cache-Control", "no-store")]))
     }
 
     /// A token's name: 1-64 bytes of A-Z a-z 0-9 . _ -, never the configured token's.
