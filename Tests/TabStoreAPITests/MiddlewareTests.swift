@@ -170,6 +170,36 @@ struct MiddlewareTests {
         #expect(line["durationMs"] != nil)
     }
 
+    @Test("the access log names the operator token of an operator's request, and nobody for a user's")
+    func accessLogNamesOperator() async throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let directory = TemporaryDirectory()
+        let store = try SQLiteStore(configuration: .init(path: directory.file("log.sqlite")))
+        let services = Self.services(store, logger: Logger(minimum: .info, fd: fds[1]))
+        let api = APIResponder(services: services, router: APIRoutes.router(services))
+        #expect(await api.respond(to: Self.request("GET", "/v1/apps", token: Self.admin), context: Self.context).status == 200)
+        #expect(await api.respond(to: Self.request("GET", "/v1/apps", token: "not-the-operator"), context: Self.context).status == 401)
+        close(fds[1])
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        close(fds[0])
+        await store.close()
+        let lines = bytes.split(separator: 0x0A).compactMap { line -> JSONObject? in
+            guard case .object(let object)? = try? JSONParser.parse(Array(line)), object["event"] == .string("request") else { return nil }
+            return object
+        }
+        #expect(lines.count == 2)
+        #expect(lines.first?["operator"] == .string("bootstrap") && lines.first?["status"] == .integer(200))
+        #expect(lines.last?["operator"] == nil && lines.last?["status"] == .integer(401))
+        #expect(!String(decoding: bytes, as: UTF8.self).contains(Self.admin), "never the token")
+    }
+
     @Test(
         "a router built outside is served through the same chain: a handler's unexpected error is a 500 problem with CORS, counted under its pattern")
     func givenRouter() async throws {

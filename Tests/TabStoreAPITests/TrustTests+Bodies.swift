@@ -55,6 +55,7 @@ extension TrustTests {
             #expect(Set(routes.map { "\($0.method) \($0.pattern)" }) == [
                 "POST /v1/apps", "PATCH /v1/apps/{appId}", "PUT /v1/apps/{appId}/schema", "PUT /v1/apps/{appId}/users/{userId}/customization",
                 "PATCH /v1/apps/{appId}/users/{userId}/customization", "POST /v1/apps/{appId}/users/{userId}/customization/revert",
+                "POST /v1/operator-tokens",
             ])
             for route in routes {
                 let label = "\(route.method) \(route.pattern)"

@@ -55,7 +55,8 @@ struct ForEachTabsTests {
         #expect(Layout(customization: c2, index: i2, sizeClass: .compact).more.map(\.id) == ["pl.c", "pl.a", "all"])
         var impact = Reconciler.Impact()
         impact.add(c1, newIndex: i2)
-        #expect(impact.customizationsAffected == 1 && impact.dynamicTabsDropped == 0 && impact.droppedIds.isEmpty)
+        // Only `all` joins the order's end: the person's list and order stay, so nothing they chose changes.
+        #expect(impact.customizationsAffected == 0 && impact.dynamicTabsDropped == 0 && impact.droppedIds.isEmpty)
 
         // Collapsed as a section, then a ForEach again (its tabs no longer movable): no header to collapse, list order.
         let collapsed = try CustomizationEditor.apply(try ops("""

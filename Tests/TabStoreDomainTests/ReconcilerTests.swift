@@ -64,7 +64,26 @@ struct ReconcilerTests {
         impact.add(untouched, newIndex: i2)
         #expect(impact.customizationsChecked == 3)
         #expect(impact.customizationsAffected == 1)
-        #expect(impact.droppedIds == ["old", "s.b"])
+        // `s.b` left only an order (the rest of it keeps its relative order): no choice about it is lost.
+        #expect(impact.droppedIds == ["old"])
+    }
+
+    @Test("one user's impact: dropped choices, reset visibility, orders changed only when the kept tabs move")
+    func userImpact() throws {
+        let i1 = try Seeds.index(Self.v1, version: 1), i2 = try Seeds.index(Self.v2, version: 2), i3 = try Seeds.index(Self.v3, version: 3)
+        let served = try start()
+        let to2 = UserImpact(served: served, reconciled: Reconciler.reconcile(served, with: i2), newIndex: i2)
+        #expect(to2.droppedIds == ["old"] && to2.visibilityReset.isEmpty && to2.ordersChanged.isEmpty && !to2.tabBarOrderChanged)
+        let c2 = Reconciler.reconcile(served, with: i2)
+        // v3: news no longer hideable (reset), section s gone (dropped, its order with it), the tab bar loses s.a.
+        let to3 = UserImpact(served: c2, reconciled: Reconciler.reconcile(c2, with: i3), newIndex: i3)
+        #expect(to3.visibilityReset == ["news"] && to3.droppedIds.contains("s") && !to3.tabBarOrderChanged, "\(to3)")
+        // The same version again changes nothing.
+        #expect(UserImpact(served: c2, reconciled: Reconciler.reconcile(c2, with: i2), newIndex: i2).isEmpty)
+        #expect(UserImpact.orderChanged(["a", "b", "c"], ["a", "c", "d"]) == false)
+        #expect(UserImpact.orderChanged(["a", "b", "c"], ["c", "a"]) == true)
+        #expect(UserImpact.orderChanged(["a", "b"], nil) == true)
+        _ = i1
     }
 
     /// Data-driven tabs across versions: `lists` is reorderable, `gone` has a list, `plain` is static.

@@ -19,6 +19,8 @@ package struct APIConfiguration: Sendable {
     package var inlineDocumentBytes = 16 * 1024
     /// Revisions kept per user in the history (`--history-revisions`); 0 keeps none.
     package var historyRevisions = 100
+    /// Audit log entries kept (`--audit-retention`): each new entry removes those past it.
+    package var auditRetention = 100_000
     /// How long an answer to a write with an `Idempotency-Key` is kept, in seconds (at least a day).
     package var idempotencySeconds = 86_400
     /// Answers kept per user within `idempotencySeconds`; past it the oldest go first.

@@ -34,7 +34,8 @@ package final class APIResponder: HTTPResponder {
     init(services: APIServices, router: Router) {
         self.router = router
         self.metrics = services.metrics
-        self.dispatcher = RouteDispatcher(router: router, authenticator: Authenticator(services), logger: services.logger)
+        self.dispatcher = RouteDispatcher(router: router, authenticator: Authenticator(services), logger: services.logger,
+                                          store: services.store, auditRetention: services.configuration.auditRetention)
         self.middleware = APIMiddlewareStack.standard(services)
         self.changes = services.changes
         self.services = services

@@ -24,6 +24,7 @@ package enum ProblemType: String, Sendable, CaseIterable {
     case noRoute = "no-route"
     case noSchema = "no-schema"
     case notImplemented = "not-implemented"
+    case operatorTokenNotFound = "operator-token-not-found"
     case revisionMismatch = "revision-mismatch"
     case revisionNotFound = "revision-not-found"
     case ruleViolation = "rule-violation"

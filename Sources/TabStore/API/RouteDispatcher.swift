@@ -11,6 +11,9 @@ struct RouteDispatcher: Sendable {
     let router: Router
     let authenticator: Authenticator
     let logger: Logger
+    /// Where the audit log goes (`record`), and how many entries it keeps.
+    let store: any TabStoreBackend
+    let auditRetention: Int
 
     /// The methods some route (or OPTIONS) implements; the same set metrics label by name.
     static let implementedMethods: Set<String> = Metrics.knownMethods
@@ -38,9 +41,36 @@ struct RouteDispatcher: Sendable {
             let principal = try await authenticator.authorize(route.access, request.head, routeContext)
             routeContext.credentialsExpireAt = principal?.expiresAt
             routeContext.credentialsKey = principal?.secret
-            return try await route.handler(request, routeContext)
+            routeContext.operatorName = principal?.operatorName
+            context.operatorName = principal?.operatorName
+            let response: HTTPResponse
+            do {
+                response = try await route.handler(request, routeContext)
+            } catch {
+                response = problem(for: error, requestId: context.requestId)
+            }
+            await record(request, routeContext, status: response.status)
+            return response
         } catch {
             return problem(for: error, requestId: context.requestId)
+        }
+    }
+
+    /// The audit log: every operator write (any method but GET and HEAD, dry runs included) and every export of a
+    /// user's data (exports and erases are the operator's only), with its answer's status. A failure to record is
+    /// logged; the answer stands (what it did is done).
+    private func record(_ request: HTTPRequest, _ context: RouteContext, status: Int) async {
+        guard let actor = context.operatorName else { return }
+        let isRead = request.method == "GET" || request.method == "HEAD"
+        guard !isRead || context.pattern.hasSuffix("/export") else { return }
+        let entry = AuditEntry(at: Timestamp.now(), actor: actor, action: "\(request.method) \(context.pattern)", appId: context.parameters["appId"],
+            userId: context.parameters["userId"],
+            target: (context.parameters["name"] ?? context.parameters["version"]).flatMap { $0.utf8.count <= 64 ? $0 : nil },
+                               requestId: context.requestId, status: status)
+        do {
+            try await store.appendAudit(entry, keep: auditRetention)
+        } catch {
+            logger.warning("audit_not_recorded", [("route", .string(context.pattern)), ("requestId", .string(context.requestId))])
         }
     }
 

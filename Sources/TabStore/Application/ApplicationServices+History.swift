@@ -15,14 +15,20 @@ extension ApplicationServices {
     /// - Parameter schema: the version to show each revision under (as its clients see it); nil: as stored
     ///   (every supported version's choices).
     /// - Throws: `HistoryReads.Refusal` when the user's or the server's reads are past their bounds; storage errors.
-    package func historyPage(_ key: UserKey, under schema: SchemaIndex?, before: Int?, limit: Int) async throws -> [UInt8] {
+    package func historyPage(
+        _ key: UserKey, under schema: SchemaIndex?, before: Int?, limit: Int, current: SchemaIndex? = nil
+    ) async throws -> [UInt8] {
         let keep = writes.limits.historyRevisions
         return try await historyReads.withUserTurn(key) { () async throws -> [UInt8] in
             try historyReads.checkBudget(key)
-            // The user's revision now: a page is a function of it (and of the request), so a page kept under it is
-            // this read's page. 0 (nothing stored, or erased) is never kept: an empty history is cheap anyway.
-            let revision = try await reads.record(key)?.revision ?? 0
-            let cacheKey = Self.historyPageKey(key, schema: schema?.version, before: before, limit: limit, keep: keep, revision: revision)
+            // The user's revision now: a page is a function of it (and of the request, and of the app's current
+            // version, which the first page's schema entry depends on), so a page kept under them is this read's page.
+            // 0 (nothing stored, or erased) is never kept: an empty history is cheap anyway.
+            let stored = try await reads.record(key)
+            let revision = stored?.revision ?? 0
+            let schemaEntry = before == nil ? try await self.schemaEntry(stored, current: current, key) : nil
+            let cacheKey = Self.historyPageKey(key, schema: schema?.version, before: before, limit: limit, keep: keep, revision: revision,
+                                               current: current?.version ?? 0)
             if revision > 0, let kept = historyPages.value(cacheKey) {
                 historyReads.charge(key, bytes: kept.count)
                 return kept
@@ -34,7 +40,7 @@ extension ApplicationServices {
                 // The same revision after the read: no write or erase of the user committed in between (revisions only
                 // rise), so the rows are those of `revision`.
                 let after = try await reads.record(key)?.revision ?? 0
-                return (await historyReads.render { self.encodedPage(rows, limit: limit, under: schema, key) }, after)
+                return (await historyReads.render { self.encodedPage(rows, limit: limit, under: schema, key, first: schemaEntry) }, after)
             }
             if revision > 0, after == revision {
                 historyPages.put(cacheKey, bytes, cost: bytes.count + cacheKey.bytes.count + 96)
@@ -46,13 +52,33 @@ extension ApplicationServices {
 
     /// `historyPages`' key: the user, the version shown (0: as stored), the page asked for, the retention, and
     /// the user's revision when the page was read (the app's id first: deleting the app drops its pages).
-    static func historyPageKey(_ key: UserKey, schema: Int?, before: Int?, limit: Int, keep: Int, revision: Int) -> ByteKey {
-        ByteKey(key.appId.text, key.userId.text, "history", String(schema ?? 0), String(before ?? 0), String(limit), String(keep), String(revision))
+    static func historyPageKey(_ key: UserKey, schema: Int?, before: Int?, limit: Int, keep: Int, revision: Int, current: Int = 0) -> ByteKey {
+        ByteKey(key.appId.text, key.userId.text, "history", String(schema ?? 0), String(before ?? 0), String(limit), String(keep), String(revision),
+                String(current))
+    }
+
+    /// The history's `change: "schema"` entry, derived when listed (nothing is stored for it): when the app's
+    /// current version is newer than the one the user's newest revision was written under and serving it drops or
+    /// resets some of the user's choices, what it dropped (`UserImpact`, as the dry run reports it). It comes first
+    /// on the first page; the operator who registered the version is in the audit log, not here (name null).
+    func schemaEntry(_ stored: CustomizationRecord?, current: SchemaIndex?, _ key: UserKey) async throws -> JSONValue? {
+        guard let stored, let current, stored.writtenUnder < current.version,
+              let written = try? Customization.decodeStored(stored.document) else { return nil }
+        let impact = UserImpact(served: written, reconciled: Reconciler.reconcile(written, with: current), newIndex: current)
+        guard !impact.isEmpty else { return nil }
+        let registered = try await store.schemaVersion(appId: key.appId.text, version: current.version)?.createdAt
+        func ids(_ list: [Identifier]) -> JSONValue { .array(list.prefix(1_000).map { .string($0.text) }) }
+        return .object(JSONObject([
+            ("revision", .integer(stored.revision)), ("updatedAt", .string(registered ?? stored.updatedAt)), ("change", "schema"),
+            ("actor", .object(JSONObject([("kind", "operator"), ("name", .null)]))),
+            ("schemaVersion", .integer(current.version)), ("dropped", ids(impact.droppedIds)), ("reset", ids(impact.visibilityReset)),
+            ("ordersChanged", ids(impact.ordersChanged)), ("dynamicTabsDropped", .integer(impact.dynamicTabsDropped)),
+        ]))
     }
 
     /// The encoded page of up to `limit` of `rows` (newest first; one more than `limit` when an older page exists),
     /// stopping past `maxHistoryPageBytes` of stored bytes (at least one revision).
-    func encodedPage(_ rows: [HistoryRecord], limit: Int, under schema: SchemaIndex?, _ key: UserKey) -> [UInt8] {
+    func encodedPage(_ rows: [HistoryRecord], limit: Int, under schema: SchemaIndex?, _ key: UserKey, first: JSONValue? = nil) -> [UInt8] {
         var items: [JSONValue] = []
         var bytes = 0
         for row in rows.prefix(limit) {
@@ -61,21 +87,33 @@ extension ApplicationServices {
             items.append(historyItem(row, under: schema, key))
         }
         let nextBefore: JSONValue = items.count < rows.count ? .integer(rows[items.count - 1].revision) : .null
+        if let first { items.insert(first, at: 0) }
         return JSONWriter.bytes(.object(JSONObject([("items", .array(items)), ("nextBefore", nextBefore)])))
     }
 
     /// One kept revision as the history and the export show it. A stored document or operation list that
     /// does not parse (damaged) shows as null and is logged, so one bad row never fails a page.
     /// - Parameter schema: the version to show the customization under; nil: as stored.
-    package func historyItem(_ row: HistoryRecord, under schema: SchemaIndex? = nil, _ key: UserKey? = nil) -> JSONValue {
+    package func historyItem(_ row: HistoryRecord, under schema: SchemaIndex? = nil, _ key: UserKey? = nil, userId: Identifier? = nil) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("revision", .integer(row.revision)), ("updatedAt", .string(row.updatedAt)), ("change", .string(row.change)),
+            ("actor", Self.actorJSON(HistoryActor(stored: row.actor), userId: key?.userId ?? userId)),
         ]
         if row.change == ChangeKind.patch.rawValue {
             members.append(("operations", row.operations.map { Self.operationList(parsedOrNull($0, revision: row.revision)) } ?? .null))
         }
+        if row.change == ChangeKind.revert.rawValue { members.append(("toRevision", row.targetRevision.map { .integer($0) } ?? .null)) }
         members.append(("customization", document(row, under: schema, key)))
         return .object(JSONObject(members))
+    }
+
+    /// `{"kind": "user" | "operator", "name"}`: the user's id, or the operator token's name. Rows stored before
+    /// actors were recorded read as the user's own.
+    static func actorJSON(_ actor: HistoryActor, userId: Identifier?) -> JSONValue {
+        switch actor {
+        case .user: .object(JSONObject([("kind", "user"), ("name", userId.map { .string($0.text) } ?? .null)]))
+        case .operatorToken(let name): .object(JSONObject([("kind", "operator"), ("name", .string(name))]))
+        }
     }
 
     /// A PATCH's operations as stored: the request's body (an object whose `operations` member is the list), or,

@@ -58,7 +58,7 @@ extension ApplicationServices {
         return .object(JSONObject([
             ("appId", .string(appId.text)), ("userId", .string(userId.text)),
             ("customization", exportedCustomization(data?.customization, appId: appId, userId: userId, schema: entry.schema)),
-            ("history", .array((data?.history ?? []).map { historyItem($0) })),
+            ("history", .array((data?.history ?? []).map { historyItem($0, userId: userId) })),
             ("idempotencyKeys", .array(keys)),
         ]))
     }

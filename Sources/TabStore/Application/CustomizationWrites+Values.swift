@@ -13,6 +13,8 @@ extension CustomizationWrites {
         package let served: SchemaIndex
         package var preconditions: WritePreconditions
         package var idempotency: IdempotentWrite?
+        /// Who writes, kept with the history row (the user themselves unless an operator token is named).
+        package var actor: HistoryActor = .user
 
         package init(key: UserKey, entry: AppCache.Entry, served: SchemaIndex, preconditions: WritePreconditions = WritePreconditions(),
                      idempotency: IdempotentWrite? = nil) {
@@ -39,6 +41,10 @@ extension CustomizationWrites {
         package var operations: [UInt8]?
         /// PUT, PATCH and revert answer with the whole customization; DELETE with none.
         package var answersWithDocument = true
+        /// A revert's target revision, for the history.
+        package var targetRevision: Int?
+        /// Who writes (set from `WriteRequest.actor`), for the history.
+        var actor: HistoryActor = .user
 
         package init(change: ChangeKind, operations: [UInt8]? = nil, answersWithDocument: Bool = true) {
             self.change = change

@@ -61,8 +61,13 @@ package struct CustomizationWrites: Sendable {
     /// succeeds at once, and a repeat waits for the first to commit and then finds its answer; a write from
     /// elsewhere in between (another replica) makes this recompute.
     /// - Throws: `WriteError`, `RuleRefusal`, what `next` throws, storage errors.
-    package func write(_ request: WriteRequest, kind: Kind, next: @escaping Next) async throws -> WriteOutcome {
+    package func write(_ request: WriteRequest, kind requested: Kind, next: @escaping Next) async throws -> WriteOutcome {
         let (key, entry, preconditions, idempotency) = (request.key, request.entry, request.preconditions, request.idempotency)
+        let kind = {
+            var kind = requested
+            kind.actor = request.actor
+            return kind
+        }()
         let served = request.served
         let versions = Versions(served: served, supported: entry.parts.supported, several: entry.servesSeveralVersions, indexes: entry.parts.indexes)
         return try await userLocks.withLock(key) { () async throws -> WriteOutcome in
@@ -152,7 +157,8 @@ package struct CustomizationWrites: Sendable {
             try await store.commitCustomization(CustomizationCommit(
                 appId: key.appId.text, userId: key.userId.text, expectedRevision: base, record: candidate?.record, change: kind.change,
                 operations: kind.operations, historyRevisions: limits.historyRevisions, answer: stored,
-                answersExpireBefore: now - limits.idempotencySeconds, maxAnswersPerUser: limits.maxIdempotentAnswersPerUser))
+                answersExpireBefore: now - limits.idempotencySeconds, maxAnswersPerUser: limits.maxIdempotentAnswersPerUser,
+                actor: kind.actor.stored, targetRevision: kind.targetRevision))
         } catch StoreConflict.revisionMismatch, StoreConflict.answerExists {
             return nil  // changed meanwhile by another server, or the key has its answer: read again, check, compute again
         } catch StoreConflict.notFound {

@@ -24,6 +24,48 @@ package struct SchemaImpact: Sendable {
     package var customizationsAffected: Int
     package var customizationsUnreadable: Int
     package var dynamicTabsDropped: Int
+    /// One page of the affected users, in byte order of their ids, each with what changes for them.
+    package var affectedUsers: [(userId: Identifier, impact: UserImpact)]
+    /// The last listed user when more follow (the next page's `after`).
+    package var affectedUsersNext: Identifier?
+}
+
+/// Which affected users a dry run lists: the first `limit` whose id sorts after `after`.
+package struct ImpactPage: Sendable {
+    package var after: Identifier?
+    package var limit: Int
+
+    package init(after: Identifier? = nil, limit: Int = 50) {
+        self.after = after
+        self.limit = limit
+    }
+}
+
+/// The first `limit` (+1, to tell whether more follow) affected users above `after` in byte order, kept in
+/// bounded memory while all the rows stream by.
+struct AffectedUsersPage {
+    let page: ImpactPage
+    private(set) var users: [(userId: Identifier, impact: UserImpact)] = []
+
+    init(_ page: ImpactPage) { self.page = page }
+
+    mutating func offer(_ userId: Identifier, _ impact: UserImpact) {
+        if let after = page.after, !(after < userId) { return }
+        users.append((userId, impact))
+        if users.count > 4 * (page.limit + 1) { trim() }
+    }
+
+    mutating func trim() {
+        users.sort { $0.userId < $1.userId }
+        if users.count > page.limit + 1 { users.removeLast(users.count - page.limit - 1) }
+    }
+
+    /// The listed users and the next page's cursor.
+    mutating func finish() -> ([(userId: Identifier, impact: UserImpact)], Identifier?) {
+        trim()
+        let listed = Array(users.prefix(page.limit))
+        return (listed, users.count > page.limit ? listed.last?.userId : nil)
+    }
 }
 
 /// Why a registration was refused (beside the storage's errors).
@@ -74,7 +116,7 @@ extension ApplicationServices {
 
     /// What registering `schema` would do, without storing anything.
     /// - Throws: storage errors.
-    package func schemaImpact(_ schema: TabSchema, entry: AppCache.Entry) async throws -> SchemaImpact {
+    package func schemaImpact(_ schema: TabSchema, entry: AppCache.Entry, page: ImpactPage = ImpactPage()) async throws -> SchemaImpact {
         let appId = Identifier(entry.app.id)
         let current = entry.schema
         let identical = current?.schema.isIdentical(to: schema) ?? false
@@ -82,20 +124,23 @@ extension ApplicationServices {
         let newIndex = SchemaIndex(schema: schema, version: nextVersion)
         var impact = Reconciler.Impact()
         var unreadable = 0
+        var affected = AffectedUsersPage(page)
         if !identical {
             // What is served now (under the current version) against what would be served under the new one: choices
             // the stored document keeps for other versions are not this registration's doing.
             unreadable = try await forEachReadableCustomization(appId) { record, customization in
                 let served = current.map { record.servedAsStoredUnder == $0.version ? customization : Reconciler.reconcile(customization, with: $0) }
-                impact.add(served ?? customization, newIndex: newIndex)
+                let user = impact.add(served ?? customization, newIndex: newIndex)
+                if !user.isEmpty { affected.offer(Identifier(record.userId), user) }
             }
         }
+        let (users, next) = affected.finish()
         let oldIds = Set(current?.allTabs.map(\.tab.id) ?? []).union(current?.schema.items.map(\.id) ?? [])
         let newIds = Set(newIndex.allTabs.map(\.tab.id)).union(schema.items.map(\.id))
         return SchemaImpact(identical: identical, currentVersion: current?.version, wouldCreateVersion: identical ? nil : nextVersion,
                             addedIds: newIds.subtracting(oldIds).sorted(), removedIds: oldIds.subtracting(newIds).sorted(),
                             droppedIds: impact.droppedIds.sorted(), customizationsChecked: impact.customizationsChecked,
                             customizationsAffected: impact.customizationsAffected, customizationsUnreadable: unreadable,
-                            dynamicTabsDropped: impact.dynamicTabsDropped)
+                            dynamicTabsDropped: impact.dynamicTabsDropped, affectedUsers: users, affectedUsersNext: next)
     }
 }

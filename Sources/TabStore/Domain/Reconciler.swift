@@ -41,24 +41,27 @@ package enum Reconciler {
     package struct Impact: Sendable, Equatable {
         package var customizationsChecked = 0
         package var customizationsAffected = 0
-        /// Ids that stored customizations name and the new version no longer has (data-driven tabs included:
-        /// a list entry whose id no longer extends its section's prefix, a list whose section is gone).
+        /// Ids that users' served choices name and the new version no longer has (`UserImpact.droppedIds`).
         package var droppedIds: Set<Identifier> = []
         /// How many stored data-driven tabs (entries of users' lists) the new version drops, over all customizations.
         package var dynamicTabsDropped = 0
 
         package init() {}
 
-        package mutating func add(_ customization: Customization, newIndex: SchemaIndex) {
+        /// Most ids `droppedIds` collects (the counts stay exact).
+        package static let maxDroppedIds = 10_000
+
+        /// Counts `served` (what one user is served now) and tells what the new version changes for them.
+        @discardableResult
+        package mutating func add(_ served: Customization, newIndex: SchemaIndex) -> UserImpact {
             customizationsChecked += 1
-            let reconciled = reconcile(customization, with: newIndex)
-            if !reconciled.sameChoices(as: customization) { customizationsAffected += 1 }
-            dynamicTabsDropped +=
-                customization.dynamicTabs.values.reduce(0) { $0 + $1.count } - reconciled.dynamicTabs.values.reduce(0) { $0 + $1.count }
-            let rules = CustomizationRules(newIndex)
-            for id in customization.referencedIds where rules.tab(id, in: reconciled) == nil && newIndex.section(id) == nil {
-                droppedIds.insert(id)
-            }
+            let user = UserImpact(served: served, reconciled: reconcile(served, with: newIndex), newIndex: newIndex)
+            guard !user.isEmpty else { return user }
+            customizationsAffected += 1
+            dynamicTabsDropped += user.dynamicTabsDropped
+            // Bounded: users' data-driven ids could otherwise grow this set with the number of users.
+            for id in user.droppedIds where droppedIds.count < Self.maxDroppedIds { droppedIds.insert(id) }
+            return user
         }
     }
 }

@@ -13,6 +13,9 @@ package struct RouteContext: Sendable {
     /// nil for credentials no key signed (the operator's token) and routes anyone may call. A response that
     /// outlives its request ends when that key is replaced.
     package var credentialsKey: String?
+    /// The operator token's name when an operator calls ("bootstrap" for the configured token); nil for a user
+    /// and for routes anyone may call. Histories and the audit log name the actor by it.
+    package var operatorName: String?
 
     package init(parameters: [String: String], requestId: String, pattern: String) {
         self.parameters = parameters

@@ -80,6 +80,31 @@ package enum PostgresMigrations {
             ALTER TABLE apps ADD COLUMN minimum_schema_version BIGINT NOT NULL DEFAULT 1;
             ALTER TABLE apps ADD COLUMN minimum_applied BIGINT NOT NULL DEFAULT 1;
             """),
+        // History rows name their actor and a revert's target, as SQLite's migration 10 (old rows: NULL).
+        Migration(version: 4, name: "history rows name their actor and a revert's target", sql: """
+            ALTER TABLE customization_history ADD COLUMN actor TEXT;
+            ALTER TABLE customization_history ADD COLUMN target_revision BIGINT;
+            """),
+        // Named operator tokens, as SQLite's migration 11: only SHA-256 digests are stored.
+        Migration(version: 5, name: "named operator tokens", sql: """
+            CREATE TABLE operator_tokens (
+                name TEXT COLLATE "C" PRIMARY KEY,
+                digest BYTEA NOT NULL UNIQUE,
+                scope TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                expires_at BIGINT
+            );
+            """),
+        // The audit log, as SQLite's migration 12.
+        Migration(version: 6, name: "audit log", sql: """
+            CREATE TABLE audit_log (
+                seq BIGSERIAL PRIMARY KEY,
+                at TEXT NOT NULL, actor TEXT COLLATE "C" NOT NULL, action TEXT NOT NULL, app_id TEXT COLLATE "C", user_id TEXT COLLATE "C",
+                target TEXT, request_id TEXT NOT NULL, status BIGINT NOT NULL
+            );
+            CREATE INDEX audit_log_by_app ON audit_log (app_id, seq);
+            CREATE INDEX audit_log_by_actor ON audit_log (actor, seq);
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

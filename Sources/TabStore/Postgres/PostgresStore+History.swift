@@ -47,14 +47,15 @@ extension PostgresStore {
         if commit.historyRevisions > 0 {
             // A row under the same revision can only be left from a restored backup: the newer one wins.
             try db.query("""
-                INSERT INTO customization_history (app_id, user_id, revision, schema_version, change_kind, operations, document, updated_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                INSERT INTO customization_history (app_id, user_id, revision, schema_version, change_kind, operations, document, updated_at,
+                    actor, target_revision)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
                 ON CONFLICT (app_id, user_id, revision) DO UPDATE SET schema_version = excluded.schema_version,
                     change_kind = excluded.change_kind, operations = excluded.operations, document = excluded.document,
-                    updated_at = excluded.updated_at
+                    updated_at = excluded.updated_at, actor = excluded.actor, target_revision = excluded.target_revision
                 """, [.text(record.appId), .text(record.userId), .integer(record.revision), .integer(record.schemaVersion),
                       .text(commit.change.rawValue), commit.operations.map { .bytes($0) } ?? .null, .bytes(record.document),
-                      .text(record.updatedAt)])
+                      .text(record.updatedAt), commit.actor.map { .text($0) } ?? .null, commit.targetRevision.map { .integer($0) } ?? .null])
         }
         // At every write, not only at the housekeeping: rows kept past the retention would come back if the
         // retention were raised (the embedded store keeps a floor instead; a range of the primary key here). An
@@ -133,12 +134,13 @@ extension PostgresStore {
                                 etag: rows.isNull(0, 2) ? nil : rows.text(0, 2), body: rows.bytes(0, 3), createdAt: rows.int(0, 4))
     }
 
-    private static let historyColumns = "revision, schema_version, change_kind, operations, document, updated_at"
+    private static let historyColumns = "revision, schema_version, change_kind, operations, document, updated_at, actor, target_revision"
 
     private static func historyRows(_ rows: PostgresRows) -> [HistoryRecord] {
         (0..<rows.count).map { row in
             HistoryRecord(revision: rows.int(row, 0), schemaVersion: rows.int(row, 1), change: rows.text(row, 2),
-                          operations: rows.isNull(row, 3) ? nil : rows.bytes(row, 3), document: rows.bytes(row, 4), updatedAt: rows.text(row, 5))
+                          operations: rows.isNull(row, 3) ? nil : rows.bytes(row, 3), document: rows.bytes(row, 4), updatedAt: rows.text(row, 5),
+                          actor: rows.isNull(row, 6) ? nil : rows.text(row, 6), targetRevision: rows.isNull(row, 7) ? nil : rows.int(row, 7))
         }
     }
 

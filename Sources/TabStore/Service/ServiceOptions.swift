@@ -40,6 +40,7 @@ public struct ServiceOptions: Sendable {
     public var console = true
     /// Revisions kept per user in the history; 0 keeps none.
     public var historyRevisions = 100
+    public var auditRetention = 100_000
     /// History pages and exports read and rendered at once, over all users (`HistoryReads`): half the cores, so a
     /// flood of them never takes every core, read connection or database connection writes need.
     public var historyReads = max(1, System.coreCount / 2)
@@ -200,6 +201,9 @@ public struct ServiceOptions: Sendable {
         Setting(flag: "console", help: "serve the operator console at /console (default true)") { $0.console = try boolean("console", $1) },
         Setting(flag: "history-revisions", help: "revisions kept per user for history and revert (default 100; 0 keeps none)") {
             $0.historyRevisions = try integer("history-revisions", 0...10_000, $1)
+        },
+        Setting(flag: "audit-retention", help: "audit log entries kept; each new one removes the oldest past it (default 100000)") {
+            $0.auditRetention = try integer("audit-retention", 1...100_000_000, $1)
         },
         Setting(
             flag: "history-reads",

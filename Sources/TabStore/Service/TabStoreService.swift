@@ -69,6 +69,7 @@ public final class TabStoreService: Sendable {
             apiConfiguration.console = options.console
             apiConfiguration.maxCustomizationBytes = options.maxCustomizationBytes
             apiConfiguration.historyRevisions = options.historyRevisions
+            apiConfiguration.auditRetention = options.auditRetention
             apiConfiguration.concurrentHistoryReads = options.historyReads
             apiConfiguration.historyPageCacheBytes = options.historyCacheBytes
             apiConfiguration.representationCacheBytes = options.layoutCacheBytes

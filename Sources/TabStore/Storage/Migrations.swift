@@ -206,6 +206,32 @@ package enum Migrations {
             ALTER TABLE apps ADD COLUMN minimum_schema_version INTEGER NOT NULL DEFAULT 1;
             ALTER TABLE apps ADD COLUMN minimum_applied INTEGER NOT NULL DEFAULT 1;
             """),
+        // History that explains (docs/api.md "History entries"): who made each revision and a revert's target.
+        // Rows stored before hold NULL: they read as the user's own writes, without a target (documented).
+        Migration(version: 10, name: "history rows name their actor and a revert's target", sql: """
+            ALTER TABLE customization_history ADD COLUMN actor TEXT;
+            ALTER TABLE customization_history ADD COLUMN target_revision INTEGER;
+            """),
+        // Named operator tokens (docs/api.md "Operator tokens and audit"): only SHA-256 digests are stored.
+        Migration(version: 11, name: "named operator tokens", sql: """
+            CREATE TABLE operator_tokens (
+                name TEXT PRIMARY KEY NOT NULL,
+                digest BLOB NOT NULL UNIQUE,
+                scope TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                expires_at INTEGER
+            ) WITHOUT ROWID;
+            """),
+        // The audit log (docs/api.md "Operator tokens and audit"), its growth bounded by `--audit-retention`.
+        Migration(version: 12, name: "audit log", sql: """
+            CREATE TABLE audit_log (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                at TEXT NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL, app_id TEXT, user_id TEXT, target TEXT,
+                request_id TEXT NOT NULL, status INTEGER NOT NULL
+            );
+            CREATE INDEX audit_log_by_app ON audit_log (app_id, seq);
+            CREATE INDEX audit_log_by_actor ON audit_log (actor, seq);
+            """),
     ]
 
     package static var latestVersion: Int { all.last?.version ?? 0 }

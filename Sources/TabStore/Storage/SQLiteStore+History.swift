@@ -120,11 +120,12 @@ extension SQLiteStore {
         }
     }
 
-    private static let historyColumns = "revision, schema_version, change_kind, operations, document, updated_at"
+    private static let historyColumns = "revision, schema_version, change_kind, operations, document, updated_at, actor, target_revision"
 
     private static func historyRow(_ statement: SQLiteStatement) -> HistoryRecord {
         HistoryRecord(revision: statement.int(0), schemaVersion: statement.int(1), change: statement.text(2),
-                      operations: statement.isNull(3) ? nil : statement.bytes(3), document: statement.bytes(4), updatedAt: statement.text(5))
+                      operations: statement.isNull(3) ? nil : statement.bytes(3), document: statement.bytes(4), updatedAt: statement.text(5),
+                      actor: statement.isNull(6) ? nil : statement.text(6), targetRevision: statement.isNull(7) ? nil : statement.int(7))
     }
 
     package func history(appId: String, userId: String, before: Int?, limit: Int, keep: Int, maxBytes: Int) async throws -> [HistoryRecord] {

@@ -20,11 +20,12 @@ extension SQLiteStore {
         } ?? Array(repeating: .null, count: 7)
         try db.run("""
             INSERT INTO customization_history (app_id, user_id, revision, previous, schema_version, change_kind, operations, document, updated_at,
-                answer_key, answer_digest, answer_status, answer_etag, answer_with_document, answer_created, answer_order)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                answer_key, answer_digest, answer_status, answer_etag, answer_with_document, answer_created, answer_order, actor, target_revision)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.text(record.appId), .text(record.userId), .integer(record.revision), previous.map { .integer($0) } ?? .null,
                   .integer(record.schemaVersion), .text(commit.change.rawValue), commit.operations.map { .blob($0) } ?? .null,
-                  .blob(record.document), .text(record.updatedAt)] + answerValues)
+                  .blob(record.document), .text(record.updatedAt)] + answerValues
+                + [commit.actor.map { .text($0) } ?? .null, commit.targetRevision.map { .integer($0) } ?? .null])
         return Int(sqlite3_last_insert_rowid(db.handle))
     }
 

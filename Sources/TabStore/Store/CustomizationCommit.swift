@@ -15,14 +15,41 @@ package struct HistoryRecord: Sendable, Equatable {
     package let operations: [UInt8]?
     package let document: [UInt8]
     package let updatedAt: String
+    /// Who made it (`HistoryActor.stored`); nil in rows stored before actors were recorded.
+    package let actor: String?
+    /// A revert's target revision; nil for other changes and rows stored before targets were recorded.
+    package let targetRevision: Int?
 
-    package init(revision: Int, schemaVersion: Int, change: String, operations: [UInt8]?, document: [UInt8], updatedAt: String) {
+    package init(revision: Int, schemaVersion: Int, change: String, operations: [UInt8]?, document: [UInt8], updatedAt: String,
+                 actor: String? = nil, targetRevision: Int? = nil) {
         self.revision = revision
         self.schemaVersion = schemaVersion
         self.change = change
         self.operations = operations
         self.document = document
         self.updatedAt = updatedAt
+        self.actor = actor
+        self.targetRevision = targetRevision
+    }
+}
+
+/// Who made a revision, as its history row stores it: `user` (the path's user, with their own token) or
+/// `operator:NAME` (an operator token's name). Bounded: an operator token's name is at most 64 bytes.
+package enum HistoryActor: Sendable, Equatable {
+    case user
+    case operatorToken(String)
+
+    package var stored: String {
+        switch self {
+        case .user: "user"
+        case .operatorToken(let name): "operator:" + name
+        }
+    }
+
+    /// A stored value; nil (rows from before actors were recorded) reads as the user, and so does anything unknown.
+    package init(stored: String?) {
+        guard let stored, stored.utf8.starts(with: "operator:".utf8) else { self = .user; return }
+        self = .operatorToken(String(stored.dropFirst("operator:".count)))
     }
 }
 
@@ -68,10 +95,16 @@ package struct CustomizationCommit: Sendable {
     package let answersExpireBefore: Int
     /// Answers kept per user: past it, the oldest go first.
     package let maxAnswersPerUser: Int
+    /// Who writes (`HistoryActor.stored`), kept with the history row.
+    package let actor: String?
+    /// A revert's target revision, kept with the history row.
+    package let targetRevision: Int?
 
     package init(appId: String, userId: String, expectedRevision: Int, record: CustomizationRecord?, change: ChangeKind,
                  operations: [UInt8]? = nil, historyRevisions: Int, answer: IdempotentAnswer? = nil, answersExpireBefore: Int = 0,
-                 maxAnswersPerUser: Int = 1000) {
+                 maxAnswersPerUser: Int = 1000, actor: String? = nil, targetRevision: Int? = nil) {
+        self.actor = actor
+        self.targetRevision = targetRevision
         self.appId = appId
         self.userId = userId
         self.expectedRevision = expectedRevision

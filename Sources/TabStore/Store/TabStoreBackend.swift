@@ -79,6 +79,85 @@ package struct CustomizationRecord: Sendable, Equatable {
     }
 }
 
+/// One user of an app, as the operator's user list shows it: no document.
+package struct StoredUser: Sendable, Equatable {
+    package let userId: String
+    package let revision: Int
+    /// The schema version of the client that last wrote (`CustomizationRecord.writtenUnder`).
+    package let schemaVersion: Int
+    package let updatedAt: String
+
+    package init(userId: String, revision: Int, schemaVersion: Int, updatedAt: String) {
+        self.userId = userId
+        self.revision = revision
+        self.schemaVersion = schemaVersion
+        self.updatedAt = updatedAt
+    }
+
+    /// The rows of a range scan that starts at `prefix` (or after `after`), in id order, up to the first that
+    /// no longer starts with `prefix`: every later row sorts above the prefix's range too.
+    package static func prefixed(_ rows: [StoredUser], prefix: String) -> [StoredUser] {
+        let bytes = Identifier(prefix)
+        return Array(rows.prefix { Identifier($0.userId).hasBytePrefix(bytes) })
+    }
+
+    /// Where a range scan for `prefix` after `after` starts (inclusive): the greater, in bytes.
+    package static func scanStart(prefix: String, after: String?) -> (start: String, inclusive: Bool) {
+        guard let after, Identifier(prefix) <= Identifier(after) else { return (prefix, true) }
+        return (after, false)
+    }
+}
+
+/// A named operator token as stored: never the token, only its SHA-256 digest.
+package struct OperatorTokenRecord: Sendable, Equatable {
+    package let name: String
+    package let digest: [UInt8]
+    /// `admin` or `read`.
+    package let scope: String
+    package let createdAt: String
+    /// Seconds since 1970; nil: never expires.
+    package let expiresAt: Int?
+
+    package init(name: String, digest: [UInt8], scope: String, createdAt: String, expiresAt: Int?) {
+        self.name = name
+        self.digest = digest
+        self.scope = scope
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+
+    /// Most named tokens stored at once; names are 1-64 bytes.
+    package static let maxTokens = 100
+    package static let maxNameBytes = 64
+}
+
+/// One audit log entry: who did what to which ids, when, under which request id, answered with which status.
+package struct AuditEntry: Sendable, Equatable {
+    /// Assigned by the store (ascending); 0 before it is stored.
+    package let seq: Int
+    package let at: String
+    package let actor: String
+    package let action: String
+    package let appId: String?
+    package let userId: String?
+    package let target: String?
+    package let requestId: String
+    package let status: Int
+
+    package init(seq: Int = 0, at: String, actor: String, action: String, appId: String?, userId: String?, target: String?,
+                 requestId: String, status: Int) {
+        self.seq = seq
+        self.at = at
+        self.actor = actor
+        self.action = action
+        self.appId = appId
+        self.userId = userId
+        self.target = target
+        self.requestId = requestId
+        self.status = status
+    }
+}
+
 /// What the API layer needs from storage. The SQLite implementation is the embedded default; another
 /// database can implement the same protocol without touching the API layer.
 package protocol TabStoreBackend: Sendable {
@@ -161,6 +240,21 @@ package protocol TabStoreBackend: Sendable {
     func forEachCustomization(appId: String, _ body: (CustomizationRecord) throws -> Void) async throws
     /// The number of stored customizations (all apps).
     func customizationCount() async throws -> Int
+    /// Up to `limit` users of an app with a stored customization, in byte order of their ids: those whose id
+    /// starts with `prefix` (bytes) and sorts after `after`. An index range scan of the primary key.
+    func users(appId: String, prefix: String, after: String?, limit: Int) async throws -> [StoredUser]
+    /// Stores a named operator token (only its SHA-256 digest); false when the name is taken.
+    func createOperatorToken(_ token: OperatorTokenRecord) async throws -> Bool
+    /// Every named operator token, by name (bounded by `OperatorTokenRecord.maxTokens` at creation).
+    func operatorTokens() async throws -> [OperatorTokenRecord]
+    /// The token with this digest, read from the database (so a revocation holds on every replica at once).
+    func operatorToken(digest: [UInt8]) async throws -> OperatorTokenRecord?
+    /// Revokes (deletes) a named token; false when there was none.
+    func revokeOperatorToken(name: String) async throws -> Bool
+    /// Appends an audit entry (numbered by the store) and keeps only the newest `keep` entries.
+    func appendAudit(_ entry: AuditEntry, keep: Int) async throws
+    /// Up to `limit` audit entries older than `before` (all: nil), newest first, of one app and one actor when given.
+    func audit(app: String?, actor: String?, before: Int?, limit: Int) async throws -> [AuditEntry]
     /// Whether the database answers.
     func ping() async -> Bool
     /// Why writes fail now (full, read-only, I/O error, corrupt), nil while they work.

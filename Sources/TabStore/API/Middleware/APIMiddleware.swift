@@ -10,6 +10,8 @@ struct APIRequestContext: Sendable {
     /// Set by routing: the matched route's pattern, `OPTIONS` for an answered OPTIONS, else `unmatched`.
     /// Metrics and logs name this, never the raw path (a client picks the path: unbounded cardinality).
     var pattern = "unmatched"
+    /// Set by routing once an operator's token was checked: its name, for the access log (never the token).
+    var operatorName: String?
 
     init(_ context: RequestContext) {
         requestId = context.requestId

@@ -1,8 +1,8 @@
 import TabStoreHTTP
 import TabStoreSupport
 
-/// One JSON line per answer: method label, route pattern, status, body bytes, duration and request id
-/// (never the raw path, a body or a token).
+/// One JSON line per answer: method label, route pattern, status, body bytes, duration, request id and, for an
+/// operator's request, the operator token's name (never the raw path, a body or a token).
 struct AccessLogMiddleware: ResponseMiddleware {
     let logger: Logger
 
@@ -14,10 +14,12 @@ struct AccessLogMiddleware: ResponseMiddleware {
 
     func handle(_ response: inout HTTPResponse, for request: HTTPRequest, context: APIRequestContext) {
         let seconds = context.elapsedSeconds()
-        logger.info("request", [
+        var fields: [(String, JSONValue)] = [
             ("method", .string(Metrics.methodLabel(request.method))), ("route", .string(context.pattern)), ("status", .integer(response.status)),
             ("bytes", .integer(response.body.count)), ("durationMs", .number((seconds * 1e6).rounded() / 1e3)),
             ("requestId", .string(context.requestId)),
-        ])
+        ]
+        if let name = context.operatorName { fields.append(("operator", .string(name))) }
+        logger.info("request", fields)
     }
 }

@@ -15,7 +15,7 @@ extension Authenticator {
         }
         let principal = try await authenticate(head, pathApp: context.validAppId)
         try context.checkPathIds()
-        try permit(principal, access, context)
+        try permit(principal, access, context, method: head.method)
         return principal
     }
 
@@ -28,10 +28,10 @@ extension Authenticator {
         }
         guard let principal = try authenticateNow(head, pathApp: context.validAppId) else { return false }
         try context.checkPathIds()
-        try permit(principal, access, context)
+        try permit(principal, access, context, method: head.method)
         // The operator may name any app: one that does not exist is a 404 now, before its body is read.
         // (A user's token was verified with its app's secret, and `permit` matched it to the path.)
-        if principal == .admin, context.parameters["appId"] != nil, try appExistsNow(try context.appId()) == false {
+        if principal.operatorName != nil, context.parameters["appId"] != nil, try appExistsNow(try context.appId()) == false {
             throw APIError.notFound(.appNotFound, "no app \"\(try context.appId())\"")
         }
         return true
@@ -57,7 +57,10 @@ extension Authenticator {
     }
 
     /// Whether `principal` may call a route with `access` on the path in `context` (ids compared as bytes).
-    private func permit(_ principal: Principal, _ access: RouteAccess, _ context: RouteContext) throws {
+    private func permit(_ principal: Principal, _ access: RouteAccess, _ context: RouteContext, method: String) throws {
+        if principal.readOnly, method != "GET", method != "HEAD" {
+            throw APIError.forbidden("this operator token has the read scope: it may call GET only; use an admin-scope token to write")
+        }
         guard case .user(let appId, let userId, _, _) = principal else { return }  // the operator may call everything
         switch access {
         case .anyone: return

@@ -5,7 +5,10 @@ import TabStoreStore
 import TabStoreSupport
 /// Who is calling.
 enum Principal: Sendable, Equatable {
+    /// The token configured at start (`--admin-token`, `TAB_SERVER_OPERATOR_TOKEN`): named "bootstrap", admin scope.
     case admin
+    /// A named operator token (`POST /v1/operator-tokens`), checked against the database at every request.
+    case operatorToken(name: String, readOnly: Bool)
     /// `secret`: the app's signing secret that verified the token.
     case user(appId: Identifier, userId: Identifier, expiresAt: Int, secret: String)
 
@@ -14,6 +17,24 @@ enum Principal: Sendable, Equatable {
         if case .user(_, _, let expiresAt, _) = self { return expiresAt }
         return nil
     }
+
+    /// The operator token's name; nil for a user.
+    var operatorName: String? {
+        switch self {
+        case .admin: Self.bootstrapName
+        case .operatorToken(let name, _): name
+        case .user: nil
+        }
+    }
+
+    /// Whether the caller may only read (an operator token of the `read` scope).
+    var readOnly: Bool {
+        if case .operatorToken(_, let readOnly) = self { return readOnly }
+        return false
+    }
+
+    /// The name of the token configured at start (`TAB_SERVER_OPERATOR_TOKEN`): the first operator's.
+    static let bootstrapName = "bootstrap"
 
     /// The signing secret that verified the credentials; nil for the operator's token.
     var secret: String? {
@@ -69,8 +90,11 @@ struct Authenticator: Sendable {
     /// - Throws: `APIError` 401 for missing, malformed, forged, expired or not-yet-valid credentials.
     func authenticate(_ head: HTTPRequestHead, pathApp: Identifier?) async throws -> Principal {
         if let principal = try authenticateNow(head, pathApp: pathApp) { return principal }
-        // Only when the token's app must be loaded from a backend that waits (or every reader was busy).
+        // Only when the token's app must be loaded from a backend that waits (or every reader was busy), or when
+        // the token may be a named operator token: those are read from the database at every request, so a
+        // revoked or expired one is refused on every replica at once.
         let token = try bearer(head)
+        if !Self.jwtShaped(token) { return try await namedOperator(token) }
         let (appId, parsed) = try audience(token, pathApp: pathApp)
         let wasCached = apps.cached(appId) != nil
         do {
@@ -91,6 +115,12 @@ struct Authenticator: Sendable {
         // in that cache was verified as an app's JWT; what it tells about the operator's token is nothing.)
         if let cached = try cachedUser(token, pathApp: pathApp) { return cached }
         if isAdminToken(token) { return .admin }
+        if !Self.jwtShaped(token) {
+            // A named operator token is read from the database by `authenticate`; anything else is refused now,
+            // from the head, before a body is read.
+            guard Self.operatorTokenShaped(token) else { throw APIError.unauthorized("invalid token") }
+            return nil
+        }
         let (appId, parsed) = try audience(token, pathApp: pathApp)
         if let entry = apps.cached(appId) {
             do {
@@ -117,6 +147,34 @@ struct Authenticator: Sendable {
     private func isAdminToken(_ token: String) -> Bool {
         guard let adminTokenDigest else { return false }
         return Crypto.constantTimeEqual(Crypto.sha256(Array(token.utf8)), adminTokenDigest)
+    }
+
+    /// What `newOperatorToken` mints: `tso_` and 43 base64url characters (32 random bytes).
+    static func operatorTokenShaped(_ token: String) -> Bool {
+        token.utf8.count == 47 && token.utf8.starts(with: "tso_".utf8)
+            && token.utf8.dropFirst(4).allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+            }
+    }
+
+    /// A new named operator token.
+    static func newOperatorToken() -> String { "tso_" + Crypto.newSecret() }
+
+    /// A JWT has exactly two dots; an operator token (base64url) none.
+    static func jwtShaped(_ token: String) -> Bool { token.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 }
+
+    /// A named operator token: looked up by its SHA-256 digest (the digest compared again in constant time), refused
+    /// once expired or revoked.
+    /// - Throws: `APIError` 401.
+    private func namedOperator(_ token: String) async throws -> Principal {
+        // Not a token this server mints: refused without hashing or reading.
+        guard Self.operatorTokenShaped(token) else { throw APIError.unauthorized("invalid token") }
+        let digest = Crypto.sha256(Array(token.utf8))
+        guard let record = try await store.operatorToken(digest: digest), Crypto.constantTimeEqual(record.digest, digest) else {
+            throw APIError.unauthorized("invalid token")
+        }
+        if let expiresAt = record.expiresAt, Int(configuration.clock()) >= expiresAt { throw APIError.unauthorized("invalid token: token expired") }
+        return .operatorToken(name: record.name, readOnly: record.scope != "admin")
     }
 
     /// The app whose secret must have signed a JWT, read from its (unverified) claims before verification.

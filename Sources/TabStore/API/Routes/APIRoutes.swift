@@ -11,7 +11,7 @@ protocol RouteGroup: Sendable {
 enum APIRoutes {
     static func groups(_ services: APIServices) -> [any RouteGroup] {
         var groups: [any RouteGroup] = [SystemRoutes(services), AppRoutes(services), SchemaRoutes(services), CustomizationRoutes(services),
-                                        UserDataRoutes(services)]
+                                        UserDataRoutes(services), AppUserRoutes(services), OperatorTokenRoutes(services)]
         if services.configuration.console { groups.append(ConsoleRoutes()) }
         return groups
     }

@@ -16,7 +16,7 @@ extension CustomizationRoutes {
         let key = try userKey(context)
         let application = services.application
         let page = try await Self.admitted(services) {
-            try await application.historyPage(key, under: schema, before: before, limit: limit)
+            try await application.historyPage(key, under: schema, before: before, limit: limit, current: entry.schema)
         }
         return .json(200, page, headers: HTTPHeaders([("Cache-Control", "no-store")]))
     }
@@ -74,7 +74,14 @@ extension CustomizationRoutes {
         // The revision's stored document, every supported version's choices (docs/domain.md "Several app versions at once"), pruned to what
         // the supported versions can name; answered under the writer's version.
         let (write, idempotent) = try await writeRequest(request, context)
-        return answer(try await services.writes.replaceStored(write, kind: CustomizationWrites.Kind(change: .revert), with: choices), idempotent)
+        return answer(try await services.writes.replaceStored(write, kind: Self.revertKind(target), with: choices), idempotent)
+    }
+
+    /// A revert's write, naming its target for the history.
+    static func revertKind(_ target: Int) -> CustomizationWrites.Kind {
+        var kind = CustomizationWrites.Kind(change: .revert)
+        kind.targetRevision = target
+        return kind
     }
 
     /// `{"toRevision": n}`, n ≥ 0.

@@ -18,8 +18,10 @@ extension CustomizationRoutes {
         let key = try userKey(context)
         let preconditions = try Preconditions(request)
         let idempotent = try IdempotentRequest(request)
-        return (CustomizationWrites.WriteRequest(key: key, entry: entry, served: served, preconditions: preconditions.forWrite,
-                                                 idempotency: idempotent?.write), idempotent)
+        var write = CustomizationWrites.WriteRequest(key: key, entry: entry, served: served, preconditions: preconditions.forWrite,
+                                                     idempotency: idempotent?.write)
+        write.actor = context.operatorName.map { .operatorToken($0) } ?? .user
+        return (write, idempotent)
     }
 
     /// The answer to a write: the customization under the writer's version with its ETag (200), 204 for a write

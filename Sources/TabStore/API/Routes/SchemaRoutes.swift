@@ -26,7 +26,13 @@ struct SchemaRoutes: RouteGroup {
         case "true": dryRun = true
         default: throw APIError.badRequest(.invalidParameter, "dryRun must be true or false")
         }
-        if dryRun { return .json(200, Self.impactReport(try await services.application.schemaImpact(schema, entry: entry))) }
+        // 400 with or without dryRun, as the minimum's dry run does.
+        let limit = try CustomizationRoutes.integerParameter(request, "limit", in: 1...AppRoutes.maxReportPage) ?? 50
+        let after = try AppUserRoutes.idParameter(request, "after", allowEmpty: false).map { Identifier($0) }
+        if dryRun {
+            let impact = try await services.application.schemaImpact(schema, entry: entry, page: ImpactPage(after: after, limit: limit))
+            return .json(200, Self.impactReport(impact))
+        }
         switch try await services.application.registerSchema(schema, entry: entry) {
         case .current(let document):
             return .json(200, document)
@@ -48,6 +54,18 @@ struct SchemaRoutes: RouteGroup {
             ("customizationsAffected", .integer(impact.customizationsAffected)),
             ("customizationsUnreadable", .integer(impact.customizationsUnreadable)),
             ("droppedIds", .array(impact.droppedIds.prefix(Self.maxListedIds).map { .string($0.text) })),
+            ("dynamicTabsDropped", .integer(impact.dynamicTabsDropped)),
+            ("affectedUsers", .array(impact.affectedUsers.map { Self.userImpactJSON($0.userId, $0.impact) })),
+            ("affectedUsersNext", impact.affectedUsersNext.map { .string($0.text) } ?? .null),
+        ]))
+    }
+
+    /// One affected user of a dry run; each list at most `maxListedIds` long.
+    static func userImpactJSON(_ userId: Identifier, _ impact: UserImpact) -> JSONValue {
+        func ids(_ list: [Identifier]) -> JSONValue { .array(list.prefix(Self.maxListedIds).map { .string($0.text) }) }
+        return .object(JSONObject([
+            ("userId", .string(userId.text)), ("droppedIds", ids(impact.droppedIds)), ("visibilityReset", ids(impact.visibilityReset)),
+            ("ordersChanged", ids(impact.ordersChanged)), ("tabBarOrderChanged", .bool(impact.tabBarOrderChanged)),
             ("dynamicTabsDropped", .integer(impact.dynamicTabsDropped)),
         ]))
     }
