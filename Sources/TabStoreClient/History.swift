@@ -20,11 +20,12 @@ public struct HistoryItem: Codable, Sendable, Hashable {
     public struct Actor: Codable, Sendable, Hashable {
         /// `user` or `operator`.
         public var kind: String
-        /// The user's id, or the operator token's name (`bootstrap` for the first token).
-        public var name: String
+        /// The user's id, or the operator token's name (`bootstrap` for the first token); nil for a `.schema` entry
+        /// (who registered the version is in the operators' audit log).
+        public var name: String?
 
         /// A value with these members.
-        public init(kind: String, name: String) {
+        public init(kind: String, name: String?) {
             self.kind = kind
             self.name = name
         }
@@ -46,12 +47,19 @@ public struct HistoryItem: Codable, Sendable, Hashable {
     public var toRevision: Int?
     /// A `.schema` entry's schema version.
     public var schemaVersion: Int?
-    /// A `.schema` entry's ids whose choices that version dropped or reset.
+    /// A `.schema` entry's ids the user's choices named that the version lacks.
     public var dropped: [TabStoreID]?
+    /// A `.schema` entry's tabs (and sections' expansion) whose choice fell back to the default.
+    public var reset: [TabStoreID]?
+    /// A `.schema` entry's sections whose customized order changed.
+    public var ordersChanged: [TabStoreID]?
+    /// A `.schema` entry's count of data-driven tabs dropped.
+    public var dynamicTabsDropped: Int?
 
     /// A value with these members.
     public init(revision: Int, updatedAt: Date, change: Change, operations: [TabOperation]? = nil, customization: Customization?,
-                actor: Actor? = nil, toRevision: Int? = nil, schemaVersion: Int? = nil, dropped: [TabStoreID]? = nil) {
+                actor: Actor? = nil, toRevision: Int? = nil, schemaVersion: Int? = nil, dropped: [TabStoreID]? = nil,
+                reset: [TabStoreID]? = nil, ordersChanged: [TabStoreID]? = nil, dynamicTabsDropped: Int? = nil) {
         self.revision = revision
         self.updatedAt = updatedAt
         self.change = change
@@ -61,10 +69,14 @@ public struct HistoryItem: Codable, Sendable, Hashable {
         self.toRevision = toRevision
         self.schemaVersion = schemaVersion
         self.dropped = dropped
+        self.reset = reset
+        self.ordersChanged = ordersChanged
+        self.dynamicTabsDropped = dynamicTabsDropped
     }
 
     private enum CodingKeys: String, CodingKey {
-        case revision, updatedAt, change, operations, customization, actor, toRevision, schemaVersion, dropped
+        case revision, updatedAt, change, operations, customization, actor, toRevision, schemaVersion, dropped, reset, ordersChanged
+        case dynamicTabsDropped
     }
 
     /// Decodes it from the JSON the server sends.
@@ -79,6 +91,9 @@ public struct HistoryItem: Codable, Sendable, Hashable {
         toRevision = try container.decodeIfPresent(Int.self, forKey: .toRevision)
         schemaVersion = try container.decodeIfPresent(Int.self, forKey: .schemaVersion)
         dropped = try container.decodeIfPresent([TabStoreID].self, forKey: .dropped)
+        reset = try container.decodeIfPresent([TabStoreID].self, forKey: .reset)
+        ordersChanged = try container.decodeIfPresent([TabStoreID].self, forKey: .ordersChanged)
+        dynamicTabsDropped = try container.decodeIfPresent(Int.self, forKey: .dynamicTabsDropped)
     }
 
     /// Encodes it as the JSON the server reads.
@@ -88,11 +103,15 @@ public struct HistoryItem: Codable, Sendable, Hashable {
         try container.encode(TabStoreJSON.timestamp(updatedAt), forKey: .updatedAt)
         try container.encode(change, forKey: .change)
         try container.encodeIfPresent(operations, forKey: .operations)
-        try container.encode(customization, forKey: .customization)
+        // A `.schema` entry has no customization; a revision's is null only when damaged.
+        try container.encodeIfPresent(customization, forKey: .customization)
         try container.encodeIfPresent(actor, forKey: .actor)
         try container.encodeIfPresent(toRevision, forKey: .toRevision)
         try container.encodeIfPresent(schemaVersion, forKey: .schemaVersion)
         try container.encodeIfPresent(dropped, forKey: .dropped)
+        try container.encodeIfPresent(reset, forKey: .reset)
+        try container.encodeIfPresent(ordersChanged, forKey: .ordersChanged)
+        try container.encodeIfPresent(dynamicTabsDropped, forKey: .dynamicTabsDropped)
     }
 }
 

@@ -163,7 +163,8 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
         "already-exists", "app-exists", "app-not-found", "body-not-allowed", "concurrent-registration", "database-unavailable", "draining",
         "forbidden", "idempotency-key-reused", "internal-error", "invalid-idempotency-key", "invalid-if-match", "invalid-if-none-match",
         "invalid-parameter", "invalid-path", "invalid-user-id", "malformed-json", "malformed-request", "method-not-allowed",
-        "minimum-schema-version-applied", "no-route", "no-schema", "not-implemented", "revision-mismatch", "revision-not-found", "rule-violation",
+        "minimum-schema-version-applied", "no-route", "no-schema", "not-implemented", "operator-token-not-found", "revision-mismatch",
+        "revision-not-found", "rule-violation",
         "schema-version-not-found", "schema-version-retired", "storage-unavailable", "too-many-followers", "too-many-history-reads",
         "too-many-waiting", "unauthorized", "unsupported-media-type", "write-contention",
     ].map(slug) + [aboutBlank]

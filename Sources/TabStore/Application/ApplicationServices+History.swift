@@ -26,7 +26,8 @@ extension ApplicationServices {
             // 0 (nothing stored, or erased) is never kept: an empty history is cheap anyway.
             let stored = try await reads.record(key)
             let revision = stored?.revision ?? 0
-            let schemaEntry = before == nil ? try await self.schemaEntry(stored, current: current, key) : nil
+            // Relative to the version the page is shown under: a client of an older version still sees its choices.
+            let schemaEntry = before == nil ? try await self.schemaEntry(stored, current: schema ?? current, key) : nil
             let cacheKey = Self.historyPageKey(key, schema: schema?.version, before: before, limit: limit, keep: keep, revision: revision,
                                                current: current?.version ?? 0)
             if revision > 0, let kept = historyPages.value(cacheKey) {
