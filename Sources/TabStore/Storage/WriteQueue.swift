@@ -125,7 +125,10 @@ final class WriteQueue: Sendable {
                 deadline: deadline,
                 expire: { dropped in
                     let bound = bound ?? 0
-                    let error = StorageError(unavailable: "the database did not answer within \(bound) s",
+                    // The client hears which: a dropped write was never made; one the writer ran may have been, and
+                    // its retry with the same Idempotency-Key gets its answer if it was.
+                    let error = StorageError(unavailable: dropped ? "the database did not answer within \(bound) s; the write was not made"
+                        : "the database did not finish the write within \(bound) s; it may still be made: retry with the same Idempotency-Key",
                                              message: dropped ? "the write waited \(bound) s for the writer and was not written"
                         : "the writer ran the write for longer than \(bound) s (a disk that stopped answering?); it may still commit")
                     return answer(.failure(error)) ? error : nil
@@ -147,6 +150,9 @@ final class WriteQueue: Sendable {
             }
         }
     }
+
+    /// Writes waiting for the writer, not yet in a batch (tests: a write known to be queued).
+    var queuedCount: Int { state.withLock { $0.jobs.count } }
 
     /// Changes `bound` for the writes that come next (tests: data made with headroom, then the bound tested).
     func setBound(_ seconds: Double?) { boundSeconds.withLock { $0 = seconds } }
