@@ -221,3 +221,49 @@ extension OperatorsTests {
         }
     }
 }
+
+extension OperatorsTests {
+    @Test("revoking a named operator token ends the streams (token-expired) and long polls (401) it opened; other tokens' go on",
+          arguments: PostgresTestCluster.backends)
+    func revocationEndsFollowers(_ backend: TestBackend) async throws {
+        try await withLiveService(backend: backend) { live in
+            let creds = try await Credentials.register(on: live)
+            let created = try await live.send(.post("/v1/operator-tokens").bearer(live.admin).json(#"{"name": "support-alex", "scope": "read"}"#))
+            guard case .string(let alex)? = created.field("token") else { Issue.record("no token: \(created.text)"); return }
+            let events = creds.customization + "/events"
+            let revoked = try await live.follow(.get(events).bearer(alex))
+            let bootstrap = try await live.follow(.get(events).bearer(live.admin))
+            for stream in [revoked, bootstrap] { #expect(try await FeedTests.next(stream)?.id == "0.1") }
+            let poll = Task { try await live.send(.get(creds.customization + "?waitSeconds=60").bearer(alex).ifNoneMatch("\"0.1\"")) }
+            try await waitUntil { live.service.api.followers.longPolls == 1 }
+            #expect(try await live.send(.delete("/v1/operator-tokens/support-alex").bearer(live.admin)).status == 204)
+            let answer = try await poll.value
+            #expect(answer.status == 401 && answer.text.contains("operator token was revoked"), "\(answer.status) \(answer.text)")
+            let ended = try await FeedTests.next(revoked)
+            #expect(ended?.event == "token-expired" && ended?.data?.contains("operator token was revoked") == true, "\(String(describing: ended))")
+            #expect(try await offPool { revoked.closesWithin(30) })
+            // The configured token's stream goes on.
+            #expect(try await live.send(.patch(creds.customization).bearer(live.admin).json(Sync.hide("bell"))).status == 200)
+            #expect(try await FeedTests.next(bootstrap)?.id == "1.1")
+            // And the revoked token opens nothing new.
+            #expect(try await live.send(.get(events).bearer(alex)).status == 401)
+        }
+    }
+
+    @Test("a named operator token's expiry ends the stream it opened (token-expired)")
+    func expiryEndsStream() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            // Expires three seconds from now (the API takes whole seconds).
+            let expires = Timestamp.format(Date(timeIntervalSince1970: Double(Int(Date().timeIntervalSince1970) + 3)))
+            let created = try await live.send(.post("/v1/operator-tokens").bearer(live.admin)
+                .json(#"{"name": "short-lived", "scope": "read", "expiresAt": "\#(expires)"}"#))
+            guard case .string(let token)? = created.field("token") else { Issue.record("no token: \(created.text)"); return }
+            let stream = try await live.follow(.get(creds.customization + "/events").bearer(token))
+            #expect(try await FeedTests.next(stream)?.id == "0.1")
+            let ended = try await FeedTests.next(stream, timeout: 60)
+            #expect(ended?.event == "token-expired", "\(String(describing: ended))")
+            #expect(try await offPool { stream.closesWithin(30) })
+        }
+    }
+}

@@ -187,3 +187,19 @@ struct ReplicaTests {
         }
     }
 }
+
+extension ReplicaTests {
+    @Test("a named operator token revoked on one replica ends the stream it opened on another")
+    func revocationEndsStreamsAcrossReplicas() async throws {
+        try await withReplicas(2) { replicas in
+            let creds = try await Credentials.register(on: replicas[0])
+            let created = try await replicas[0].send(.post("/v1/operator-tokens").bearer(replicas[0].admin).json(#"{"name": "ops-kim", "scope": "admin"}"#))
+            guard case .string(let kim)? = created.field("token") else { Issue.record("no token: \(created.text)"); return }
+            let stream = try await replicas[1].follow(.get(creds.customization + "/events").bearer(kim))
+            #expect(try await FeedTests.next(stream)?.id == "0.1")
+            #expect(try await replicas[0].send(.delete("/v1/operator-tokens/ops-kim").bearer(replicas[0].admin)).status == 204)
+            let ended = try await FeedTests.next(stream, timeout: 30)
+            #expect(ended?.event == "token-expired" && ended?.data?.contains("operator token was revoked") == true, "\(String(describing: ended))")
+        }
+    }
+}

@@ -58,6 +58,7 @@ package struct APIError: Error, Sendable {
     static let tokenExpired = unauthorized("invalid token: token expired; get a fresh one to follow changes")
 
     /// 401 for a follower whose token the app's previous signing secret verified.
+    static let operatorTokenRevoked = unauthorized("the operator token was revoked")
     static let credentialsRevoked = unauthorized("the token is no longer valid: the app's signing secret was rotated; get a fresh token")
 
     package static func forbidden(_ detail: String) -> APIError {

@@ -42,6 +42,7 @@ struct RouteDispatcher: Sendable {
             routeContext.credentialsExpireAt = principal?.expiresAt
             routeContext.credentialsKey = principal?.secret
             routeContext.operatorName = principal?.operatorName
+            routeContext.revocableOperatorName = principal?.revocableOperatorName
             context.operatorName = principal?.operatorName
             let response: HTTPResponse
             do {

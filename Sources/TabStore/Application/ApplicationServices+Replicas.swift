@@ -30,6 +30,8 @@ extension ApplicationServices {
             apps.invalidate(Identifier(appId))
             historyPages.removeAll { $0.hasFirstPart(appId) }
             changes.appDeleted(Identifier(appId))
+        case .operatorTokenRevoked(let name):
+            changes.operatorTokenRevoked(name)
         case .unknown:
             apps.invalidateAll()
             catchUp()
@@ -46,6 +48,14 @@ extension ApplicationServices {
         logger.info("notifications_resumed", [("followedUsers", .integer(users.count))])
         guard !users.isEmpty else { return }
         Task {
+            // A named operator token revoked meanwhile: its followers end.
+            if changes.hasOperatorFollowers {
+                do {
+                    changes.operatorTokensAre(try await store.operatorTokens().map(\.name))
+                } catch {
+                    logger.warning("catch_up_failed", [("operatorTokens", .bool(true)), ("error", .string(String(describing: error)))])
+                }
+            }
             var apps: [Identifier: Bool] = [:]
             for key in users where apps[key.appId] == nil {
                 do {

@@ -56,6 +56,8 @@ package enum FollowEnd: Sendable, Equatable {
     case appDeleted
     /// The key that verified the follower's credentials (the app's signing secret) was replaced.
     case credentialsRevoked
+    /// The named operator token that authorized the follower was revoked.
+    case operatorTokenRevoked
     /// The version the follower named is below the app's minimum now.
     case schemaVersionRetired(minimum: Int)
 }
@@ -93,6 +95,8 @@ package final class ChangeHub: Sendable {
         /// The app's signing secret that verified the follower's token (nil: the operator's token): let go when
         /// the secret is rotated, or found replaced after this replica missed notifications.
         let verifiedBy: [UInt8]?
+        /// The named operator token that authorized the follower (its name's bytes): let go when it is revoked.
+        let operatorToken: [UInt8]?
     }
 
     private struct Registry {
@@ -113,15 +117,17 @@ package final class ChangeHub: Sendable {
     }
 
     /// Registers `follower` for `key`'s changes, unless a limit or the drain refuses it. `verifiedBy`: the app's
-    /// signing secret that verified its caller's token (nil for the operator's token), so a rotation ends it.
-    package func follow(_ key: UserKey, _ follower: any ChangeFollower, kind: Kind, verifiedBy: String?) -> Admission {
+    /// signing secret that verified its caller's token (nil for the operator's token), so a rotation ends it;
+    /// `operatorToken`: the named operator token that authorized it, so a revocation ends it.
+    package func follow(_ key: UserKey, _ follower: any ChangeFollower, kind: Kind, verifiedBy: String?,
+                        operatorToken: String? = nil) -> Admission {
         registry.withLock { registry in
             if registry.draining { return .draining }
             if kind == .longPoll, registry.longPolls >= maxLongPolls { return .serverLimit }
             let current = registry.followers[key]?.count ?? 0
             if current >= maxPerUser { return .userLimit }
             registry.followers[key, default: [:]][ObjectIdentifier(follower)] = Entry(
-                follower: follower, kind: kind, verifiedBy: verifiedBy.map { Array($0.utf8) })
+                follower: follower, kind: kind, verifiedBy: verifiedBy.map { Array($0.utf8) }, operatorToken: operatorToken.map { Array($0.utf8) })
             switch kind {
             case .longPoll: registry.longPolls += 1
             case .stream: registry.streams += 1
@@ -204,6 +210,41 @@ package final class ChangeHub: Sendable {
     package func secretIsNow(_ current: String, of appId: Identifier) {
         let bytes = Array(current.utf8)
         revoke(appId) { !Crypto.constantTimeEqual($0, bytes) }
+    }
+
+    /// Lets go (`operatorTokenRevoked`) of every follower the named operator token authorized (compared as bytes).
+    package func operatorTokenRevoked(_ name: String) {
+        let bytes = Array(name.utf8)
+        endOperatorFollowers { $0 == bytes }
+    }
+
+    /// Lets go of every follower a named operator token authorized that is not among `current` (after this
+    /// replica missed notifications, a revocation elsewhere may have gone unheard).
+    package func operatorTokensAre(_ current: [String]) {
+        let kept = Set(current.map { Array($0.utf8) })
+        endOperatorFollowers { !kept.contains($0) }
+    }
+
+    /// Whether some follower was authorized by a named operator token.
+    package var hasOperatorFollowers: Bool {
+        registry.withLock { registry in registry.followers.values.contains { $0.values.contains { $0.operatorToken != nil } } }
+    }
+
+    private func endOperatorFollowers(_ revoked: ([UInt8]) -> Bool) {
+        let gone = registry.withLock { registry -> [any ChangeFollower] in
+            var gone: [any ChangeFollower] = []
+            for key in Array(registry.followers.keys) {
+                for (id, entry) in registry.followers[key] ?? [:] {
+                    guard let token = entry.operatorToken, revoked(token) else { continue }
+                    registry.followers[key]?[id] = nil
+                    Self.uncount(entry.kind, in: &registry)
+                    gone.append(entry.follower)
+                }
+                if registry.followers[key]?.isEmpty == true { registry.followers[key] = nil }
+            }
+            return gone
+        }
+        for follower in gone { follower.ended(.operatorTokenRevoked) }
     }
 
     /// Every user someone follows, of every app (after missed notifications, each is read again).

@@ -25,6 +25,10 @@ package enum FeedEvent {
         "event: token-expired\ndata: {\"detail\":\"the token is no longer valid (the app's signing secret was rotated); reconnect with a fresh one\"}\n\n"
             .utf8)
 
+    /// `token-expired` as well: the named operator token that opened the stream was revoked.
+    package static let operatorTokenRevoked = Array(
+        "event: token-expired\ndata: {\"detail\":\"the operator token was revoked; reconnect with another one\"}\n\n".utf8)
+
     /// The stream's schema version was retired (the operator raised the app's minimum): the app must be updated.
     package static let schemaVersionRetired = Array(
         "event: schema-version-retired\ndata: {\"detail\":\"this schema version is retired; update the app\"}\n\n".utf8)

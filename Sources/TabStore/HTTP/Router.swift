@@ -16,6 +16,9 @@ package struct RouteContext: Sendable {
     /// The operator token's name when an operator calls ("bootstrap" for the configured token); nil for a user
     /// and for routes anyone may call. Histories and the audit log name the actor by it.
     package var operatorName: String?
+    /// The named operator token's name (never the configured token's): a response that outlives its request
+    /// ends when the token is revoked.
+    package var revocableOperatorName: String?
 
     package init(parameters: [String: String], requestId: String, pattern: String) {
         self.parameters = parameters

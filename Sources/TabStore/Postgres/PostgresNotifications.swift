@@ -9,7 +9,7 @@ import TabStoreSupport
 /// transaction (PostgreSQL delivers it only once that commits, and not at all when it rolls back).
 ///
 /// A payload is `<kind><sender>|<app byte count>|<app id><user id>`: kind `c` customization, `a` app created,
-/// `r` signing secret rotated, `s` schema, `d` app deleted; the sender is the writing process's random id, so a replica skips its own
+/// `r` signing secret rotated, `s` schema, `d` app deleted, `o` operator token revoked (its name in the app's place); the sender is the writing process's random id, so a replica skips its own
 /// changes (its caches and followers already know). Ids are UTF-8 without NUL and control characters, and at
 /// most 128 + 256 bytes, well inside the 8000-byte payload limit.
 package enum PostgresNotifications {
@@ -22,6 +22,7 @@ package enum PostgresNotifications {
         case .secretRotated(let appId): "r\(sender)|\(appId.utf8.count)|\(appId)"
         case .schema(let appId): "s\(sender)|\(appId.utf8.count)|\(appId)"
         case .appDeleted(let appId): "d\(sender)|\(appId.utf8.count)|\(appId)"
+        case .operatorTokenRevoked(let name): "o\(sender)|\(name.utf8.count)|\(name)"
         case .unknown: "u\(sender)|0|"
         }
     }
@@ -41,6 +42,7 @@ package enum PostgresNotifications {
         case UInt8(ascii: "r"): return (.secretRotated(appId: appId), sender)
         case UInt8(ascii: "s"): return (.schema(appId: appId), sender)
         case UInt8(ascii: "d"): return (.appDeleted(appId: appId), sender)
+        case UInt8(ascii: "o"): return (.operatorTokenRevoked(name: appId), sender)
         case UInt8(ascii: "u"): return (.unknown, sender)
         default: return nil
         }

@@ -30,7 +30,12 @@ extension PostgresStore {
     }
 
     package func revokeOperatorToken(name: String) async throws -> Bool {
-        try await pool.run { db in try db.query("DELETE FROM operator_tokens WHERE name = $1", [.text(name)]).affected > 0 }
+        // The other replicas end the streams and long polls the token opened once this commits.
+        try await transaction { db in
+            let revoked = try db.query("DELETE FROM operator_tokens WHERE name = $1", [.text(name)]).affected > 0
+            if revoked { try self.notify(db, .operatorTokenRevoked(name: name)) }
+            return revoked
+        }
     }
 
     private static func operatorTokenRow(_ rows: PostgresRows, _ row: Int) -> OperatorTokenRecord {

@@ -284,6 +284,8 @@ package enum StoreChange: Sendable, Equatable {
     /// A new schema version became current.
     case schema(appId: String)
     case appDeleted(appId: String)
+    /// A named operator token was revoked: its streams and long polls end.
+    case operatorTokenRevoked(name: String)
     /// Changes may have been missed (the listener lost its connection): forget every cached app.
     case unknown
 }

@@ -8,13 +8,24 @@ enum Principal: Sendable, Equatable {
     /// The token configured at start (`--admin-token`, `TAB_SERVER_OPERATOR_TOKEN`): named "bootstrap", admin scope.
     case admin
     /// A named operator token (`POST /v1/operator-tokens`), checked against the database at every request.
-    case operatorToken(name: String, readOnly: Bool)
+    /// `expiresAt`: seconds since 1970, nil for a token without expiry.
+    case operatorToken(name: String, readOnly: Bool, expiresAt: Int?)
     /// `secret`: the app's signing secret that verified the token.
     case user(appId: Identifier, userId: Identifier, expiresAt: Int, secret: String)
 
-    /// When the credentials expire (seconds since 1970); nil for the operator's token.
+    /// When the credentials expire (seconds since 1970); nil for the configured operator token and a named one
+    /// without expiry.
     var expiresAt: Int? {
-        if case .user(_, _, let expiresAt, _) = self { return expiresAt }
+        switch self {
+        case .admin: nil
+        case .operatorToken(_, _, let expiresAt): expiresAt
+        case .user(_, _, let expiresAt, _): expiresAt
+        }
+    }
+
+    /// The named operator token's name: what a revocation ends; nil for the configured token and a user.
+    var revocableOperatorName: String? {
+        if case .operatorToken(let name, _, _) = self { return name }
         return nil
     }
 
@@ -22,14 +33,14 @@ enum Principal: Sendable, Equatable {
     var operatorName: String? {
         switch self {
         case .admin: Self.bootstrapName
-        case .operatorToken(let name, _): name
+        case .operatorToken(let name, _, _): name
         case .user: nil
         }
     }
 
     /// Whether the caller may only read (an operator token of the `read` scope).
     var readOnly: Bool {
-        if case .operatorToken(_, let readOnly) = self { return readOnly }
+        if case .operatorToken(_, let readOnly, _) = self { return readOnly }
         return false
     }
 
@@ -174,7 +185,7 @@ struct Authenticator: Sendable {
             throw APIError.unauthorized("invalid token")
         }
         if let expiresAt = record.expiresAt, Int(configuration.clock()) >= expiresAt { throw APIError.unauthorized("invalid token: token expired") }
-        return .operatorToken(name: record.name, readOnly: record.scope != "admin")
+        return .operatorToken(name: record.name, readOnly: record.scope != "admin", expiresAt: record.expiresAt)
     }
 
     /// The app whose secret must have signed a JWT, read from its (unverified) claims before verification.

@@ -33,7 +33,8 @@ extension CustomizationRoutes {
             let document = try services.application.reads.customizationDocument(record, key, schema: schema)!
             let state = CustomizationState(revision: record?.revision ?? 0, schemaVersion: schema.version, document: document)
             if lastEventId.map({ Identifier($0) }) != Identifier(state.etag.opaque) { stream.queue(state) }
-            switch services.changes.follow(key, stream, kind: .stream, verifiedBy: context.credentialsKey) {
+            switch services.changes.follow(key, stream, kind: .stream, verifiedBy: context.credentialsKey,
+                                          operatorToken: context.revocableOperatorName) {
             case .followed: break
             case .userLimit: throw Self.tooManyFollowers(services.configuration.maxFollowersPerUser)
             case .draining, .serverLimit:

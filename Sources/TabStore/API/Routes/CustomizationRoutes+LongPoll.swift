@@ -58,7 +58,8 @@ extension CustomizationRoutes {
                   pinned: SchemaIndex?) async throws -> HTTPResponse {
         let poll = LongPoll(pinned: pinned)
         let start = try await services.userLocks.withLock(key) { () async throws -> Start in
-            let admission = services.changes.follow(key, poll, kind: .longPoll, verifiedBy: context.credentialsKey)
+            let admission = services.changes.follow(key, poll, kind: .longPoll, verifiedBy: context.credentialsKey,
+                                                        operatorToken: context.revocableOperatorName)
             switch admission {
             case .followed, .draining: break  // draining: answered at once below
             case .userLimit: throw Self.tooManyFollowers(services.configuration.maxFollowersPerUser)
@@ -118,6 +119,8 @@ extension CustomizationRoutes {
             throw APIError.notFound(.appNotFound, "no app \"\(key.appId)\"")
         case .ended(.credentialsRevoked):
             throw APIError.credentialsRevoked
+        case .ended(.operatorTokenRevoked):
+            throw APIError.operatorTokenRevoked
         case .ended(.schemaVersionRetired(let minimum)):
             throw APIServices.retired(pinned?.version ?? 0, minimum: minimum, current: try await read(key).0.app.schemaVersion)
         case .cancelled:

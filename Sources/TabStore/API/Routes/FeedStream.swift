@@ -27,6 +27,8 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
         var appDeleted = false
         /// The app's signing secret that verified the caller's token was rotated.
         var revoked = false
+        /// The named operator token that opened the stream was revoked.
+        var operatorRevoked = false
         /// The version the stream follows is below the app's minimum now.
         var retired = false
         var finished = false
@@ -42,7 +44,8 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
     private let hub: ChangeHub
     private let metrics: Metrics
     private let keepAlive: UInt64
-    /// Seconds since 1970 when the caller's credentials expire; nil for never (the operator).
+    /// Seconds since 1970 when the caller's credentials expire; nil for never (the configured operator token, a
+    /// named one without expiry).
     private let expiresAt: Int?
     private let clock: @Sendable () -> Int
     let pinned: SchemaIndex?
@@ -81,6 +84,7 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
             switch reason {
             case .appDeleted: state.appDeleted = true
             case .credentialsRevoked: state.revoked = true
+            case .operatorTokenRevoked: state.operatorRevoked = true
             case .schemaVersionRetired: state.retired = true
             case .draining: break
             }
@@ -125,6 +129,11 @@ final class FeedStream: HTTPBodyStream, ChangeFollower {
                 closes = true
             } else if state.revoked {
                 bytes += FeedEvent.credentialsRevoked
+                events += 1
+                ended = true
+                closes = true
+            } else if state.operatorRevoked {
+                bytes += FeedEvent.operatorTokenRevoked
                 events += 1
                 ended = true
                 closes = true

@@ -105,6 +105,8 @@ struct OperatorTokenRoutes: RouteGroup {
         guard Self.isValidName(name), try await services.store.revokeOperatorToken(name: name) else {
             throw APIError.notFound(.operatorTokenNotFound, "no operator token named \(ClientText.quoted(name))")
         }
+        // Its streams and long polls on this replica end now; the others hear of it from the database.
+        services.changes.operatorTokenRevoked(name)
         return HTTPResponse(status: 204)
     }
 
