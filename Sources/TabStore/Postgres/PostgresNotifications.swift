@@ -9,7 +9,8 @@ import TabStoreSupport
 /// transaction (PostgreSQL delivers it only once that commits, and not at all when it rolls back).
 ///
 /// A payload is `<kind><sender>|<app byte count>|<app id><user id>`: kind `c` customization, `a` app created,
-/// `r` signing secret rotated, `s` schema, `d` app deleted, `o` operator token revoked (its name in the app's place); the sender is the writing process's random id, so a replica skips its own
+/// `r` signing secret rotated, `s` schema, `d` app deleted, `o` operator token revoked (its name in the app's place); the sender is the writing
+/// process's random id, so a replica skips its own
 /// changes (its caches and followers already know). Ids are UTF-8 without NUL and control characters, and at
 /// most 128 + 256 bytes, well inside the 8000-byte payload limit.
 package enum PostgresNotifications {
