@@ -82,16 +82,15 @@ struct StuckWriterTests {
 extension StuckWriterTests {
     /// Found by an attack: a keyed write answered 503 while the writer ran it ("it may still be made") did commit,
     /// and its retry with the same Idempotency-Key must get the first answer again, never be applied twice.
+    /// The bound's passing is made by `expireRunning` at a chosen moment, so nothing here depends on speed.
     @Test("a keyed write answered 503 while the writer ran it commits; its retry is replayed, not applied again")
     func overrunWriteIsReplayed() async throws {
         try await withLiveService { live in
             let creds = try await Credentials.register(on: live)
             #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell"))).status == 200)
             let store = try #require(live.service.store as? SQLiteStore)
-            store.setWriteTimeout(3)
             // The writer is held by `first`; the keyed PATCH queues behind it, then `second` behind that, so once
-            // `first` lets go the PATCH and `second` share a batch: the PATCH runs, and `second` holds the batch
-            // open until the PATCH's bound has passed.
+            // `first` lets go the PATCH and `second` share a batch: the PATCH runs, and `second` holds the batch open.
             let first = StuckCommit(store)
             var releasedFirst = false
             defer { if !releasedFirst { first.release() } }
@@ -107,21 +106,24 @@ extension StuckWriterTests {
             first.release()
             releasedFirst = true
             try await waitUntil { second.running.withLock { $0 } }
+            // The bound passes while the writer runs the batch the PATCH is in.
+            store.writer.expireRunning()
             let answer = try await refused.value
             #expect(answer.status == 503 && answer.problemType == "urn:tabstore:problem:database-unavailable", "\(answer.status) \(answer.text)")
             // The client is told that it may have been made, and how to find out.
             #expect(answer.text.contains("may still be made: retry with the same Idempotency-Key"), "\(answer.text)")
+            // Retried at once, while the writer still runs the first attempt: the retry waits for it.
+            let retried = Task { try await live.send(patch) }
+            try await waitUntil { store.writer.queuedCount == 1 }
             second.release()
             releasedSecond = true
-            try await waitUntil { second.answer.withLock { $0 } != nil }
-            store.setWriteTimeout(30)
             // The PATCH committed as revision 2; its retry gets that answer again.
-            let retry = try await live.send(patch)
+            let retry = try await retried.value
             #expect(retry.status == 200 && retry.revision == 2, "\(retry.status) \(retry.text)")
             #expect(retry.header("Idempotent-Replayed") == "true", "\(retry.headers)")
             let read = try await live.send(.get(creds.customization).bearer(creds.userToken))
             #expect(read.revision == 2, "\(read.text)")
-            // And a PATCH without a key, sent while the user's data is as the overrun write left it, is the next revision.
+            // A PATCH without a key is the next revision.
             let next = try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("lights")))
             #expect(next.status == 200 && next.revision == 3, "\(next.status) \(next.text)")
         }

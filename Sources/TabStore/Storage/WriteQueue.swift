@@ -154,6 +154,18 @@ final class WriteQueue: Sendable {
     /// Writes waiting for the writer, not yet in a batch (tests: a write known to be queued).
     var queuedCount: Int { state.withLock { $0.jobs.count } }
 
+    /// Tests: answers the caller of every write the writer is running now as its bound passing would (503, the
+    /// write may still commit), without waiting for the bound: the case of a disk that stopped answering, made
+    /// without depending on how fast the machine is.
+    func expireRunning() {
+        let overrun = state.withLock { state -> [Job] in
+            let due = state.running.filter { !$0.expired }
+            for job in due { job.expired = true }
+            return due
+        }
+        for job in overrun { if let error = job.expire(false) { health.record(error) } }
+    }
+
     /// Changes `bound` for the writes that come next (tests: data made with headroom, then the bound tested).
     func setBound(_ seconds: Double?) { boundSeconds.withLock { $0 = seconds } }
 
