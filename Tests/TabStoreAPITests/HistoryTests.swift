@@ -150,7 +150,7 @@ struct HistoryTests {
 
     @Test(
         "bad limits and cursors are 400 invalid-parameter",
-        arguments: ["limit=0", "limit=101", "limit=x", "before=0", "before=-1", "before=99999999999999999999", "limit="])
+        arguments: ["limit=0", "limit=101", "limit=x", "before=0", "before=-1", "before=", "limit="])
     func badParameters(_ query: String) async throws {
         try await withInProcessAPI { api in
             let creds = try await Credentials.register(on: api)

@@ -267,3 +267,24 @@ extension OperatorsTests {
         }
     }
 }
+
+extension OperatorsTests {
+    @Test("a page's before may be any positive integer: one past every stored number reads from the newest; 0 and non-digits are 400")
+    func beforeOfAnySize() async throws {
+        try await withLiveService { live in
+            let creds = try await Credentials.register(on: live)
+            #expect(try await live.send(.patch(creds.customization).bearer(creds.userToken).json(Sync.hide("bell"))).status == 200)
+            _ = try await live.send(.post("/v1/apps/app.one/signing-secret").bearer(live.admin))
+            let huge = "85556310469807226091399431786313285632"
+            for path in ["/v1/audit", creds.customization + "/history"] {
+                let all = try await live.send(.get(path).bearer(live.admin))
+                let bounded = try await live.send(.get(path + "?before=" + huge).bearer(live.admin))
+                #expect(all.status == 200 && bounded.status == 200 && bounded.field("items") == all.field("items"), "\(path): \(bounded.text)")
+                for bad in ["0", "000", "-1", "1e3", "%20"] {
+                    let refused = try await live.send(.get(path + "?before=" + bad).bearer(live.admin))
+                    #expect(refused.status == 400 && refused.problemType == "urn:tabstore:problem:invalid-parameter", "\(path) before=\(bad)")
+                }
+            }
+        }
+    }
+}

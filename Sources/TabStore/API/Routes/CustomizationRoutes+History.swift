@@ -8,7 +8,7 @@ import TabStoreSupport
 extension CustomizationRoutes {
     func history(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let limit = try Self.integerParameter(request, "limit", in: 1...APIConfiguration.maxHistoryPage) ?? APIConfiguration.defaultHistoryPage
-        let before = try Self.integerParameter(request, "before", in: 1...Int.max)
+        let before = try Self.beforeParameter(request)
         let entry = try await services.requireApp(context)
         // Under a version the client names, each revision shows as that version's clients see it; without one, as
         // stored (every supported version's choices).
@@ -56,6 +56,17 @@ extension CustomizationRoutes {
             throw APIError.badRequest(.invalidParameter, "\(name) must be an integer from \(range.lowerBound)\(upper)")
         }
         return value
+    }
+
+    /// A page's `before` bound: a positive integer of any size (one past every stored number means "from the
+    /// newest", as no bound does), so a client may pass what it has without knowing the server's integer width.
+    static func beforeParameter(_ request: HTTPRequest) throws -> Int? {
+        guard let text = request.queryParameter("before") else { return nil }
+        let digits = text.utf8.drop { $0 == 0x30 }
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), !digits.isEmpty else {
+            throw APIError.badRequest(.invalidParameter, "before must be an integer from 1")
+        }
+        return digits.count > 18 ? Int.max : Int(String(decoding: digits, as: UTF8.self))
     }
 
     func revert(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {

@@ -22,7 +22,7 @@ struct OperatorTokenRoutes: RouteGroup {
     /// `GET /v1/audit?app=ID&actor=NAME&before=SEQ&limit=N`: newest first, `limit` 1-100 (default 50).
     func audit(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
         let limit = try CustomizationRoutes.integerParameter(request, "limit", in: 1...100) ?? 50
-        let before = try CustomizationRoutes.integerParameter(request, "before", in: 1...Int.max)
+        let before = try CustomizationRoutes.beforeParameter(request)
         let app = request.queryParameter("app")
         if let app, !Identifier(app).isValidAppId { throw APIError.badRequest(.invalidParameter, "app must be an app id") }
         let actor = request.queryParameter("actor")
