@@ -1,3 +1,4 @@
+import Dispatch
 import TabStoreApplication
 import TabStoreDomain
 import TabStoreHTTP
@@ -17,6 +18,17 @@ struct RouteDispatcher: Sendable {
 
     /// The methods some route (or OPTIONS) implements; the same set metrics label by name.
     static let implementedMethods: Set<String> = Metrics.knownMethods
+
+    /// A path's token name or version as the audit log keeps it: at most 64 bytes, no control characters (a NUL
+    /// from the path is not stored); nil otherwise.
+    static func auditTarget(_ text: String) -> String? {
+        guard text.utf8.count <= 64, !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else { return nil }
+        return text
+    }
+
+    /// Audit entries waiting to be stored again after a failure, over every dispatcher; bounded by `maxAuditRetries`.
+    private static let auditRetries = Locked(0)
+    static let maxAuditRetries = 1_024
 
     func respond(to request: HTTPRequest, context: inout APIRequestContext) async -> HTTPResponse {
         // The database work of this request, however many calls, ends within one bound from its arrival.
@@ -38,7 +50,13 @@ struct RouteDispatcher: Sendable {
             context.pattern = route.pattern
             var routeContext = RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern)
             // The same check `admit` made before the body; repeated here for callers that skip the server (tests).
-            let principal = try await authenticator.authorize(route.access, request.head, routeContext)
+            let principal: Principal?
+            do {
+                principal = try await authenticator.authorize(route.access, request.head, routeContext)
+            } catch {
+                auditRefused(request.head, pattern: route.pattern, parameters: parameters, requestId: context.requestId, error)
+                throw error
+            }
             routeContext.credentialsExpireAt = principal?.expiresAt
             routeContext.credentialsKey = principal?.secret
             routeContext.operatorName = principal?.operatorName
@@ -66,12 +84,48 @@ struct RouteDispatcher: Sendable {
         guard !isRead || context.pattern.hasSuffix("/export") else { return }
         let entry = AuditEntry(at: Timestamp.now(), actor: actor, action: "\(request.method) \(context.pattern)", appId: context.parameters["appId"],
             userId: context.parameters["userId"],
-            target: (context.parameters["name"] ?? context.parameters["version"]).flatMap { $0.utf8.count <= 64 ? $0 : nil },
+            target: (context.parameters["name"] ?? context.parameters["version"]).flatMap { Self.auditTarget($0) },
                                requestId: context.requestId, status: status)
-        do {
-            try await store.appendAudit(entry, keep: auditRetention)
-        } catch {
+        // With a bound of its own from now: a request whose database work took its whole bound (a stalled disk
+        // or database) still has what it did recorded. One that cannot be stored is tried again in the background,
+        // a few times (bounded: at most `Self.maxAuditRetries` entries wait at once), then logged.
+        let store = self.store, keep = auditRetention, logger = self.logger
+        let append: @Sendable () async -> Bool = {
+            await RequestDeadline.$arrivedAt.withValue(DispatchTime.now().uptimeNanoseconds) {
+                (try? await store.appendAudit(entry, keep: keep)) != nil
+            }
+        }
+        guard !(await append()) else { return }
+        guard Self.auditRetries.withLock({ waiting in
+            guard waiting < Self.maxAuditRetries else { return false }
+            waiting += 1
+            return true
+        }) else {
             logger.warning("audit_not_recorded", [("route", .string(context.pattern)), ("requestId", .string(context.requestId))])
+            return
+        }
+        let (pattern, requestId) = (context.pattern, context.requestId)
+        Task.detached {
+            defer { Self.auditRetries.withLock { $0 -= 1 } }
+            for delay in [1, 2, 4, 8] {
+                try? await Task.sleep(for: .seconds(delay))
+                if await append() { return }
+            }
+            logger.warning("audit_not_recorded", [("route", .string(pattern)), ("requestId", .string(requestId))])
+        }
+    }
+
+    /// An operator's write refused before its handler ran (403: a read-scope token's write; 404: an app that does
+    /// not exist) is audited too, with its status, once the caller is known (in the background: the refusal is
+    /// answered now).
+    private func auditRefused(_ head: HTTPRequestHead, pattern: String, parameters: [String: String], requestId: String, _ error: any Error) {
+        guard head.method != "GET", head.method != "HEAD", let status = (error as? APIError)?.status, status == 403 || status == 404 else { return }
+        let dispatcher = self
+        Task {
+            guard let name = (try? await dispatcher.authenticator.authenticate(head, pathApp: nil))?.operatorName else { return }
+            var context = RouteContext(parameters: parameters, requestId: requestId, pattern: pattern)
+            context.operatorName = name
+            await dispatcher.record(HTTPRequest(head: head, body: []), context, status: status)
         }
     }
 
@@ -113,8 +167,14 @@ struct RouteDispatcher: Sendable {
             let (route, parameters) = try route(for: head)
             context.pattern = route.pattern
             // Whether decided now (admitted) or left to `respond` (needs storage), the request goes on.
-            let granted = try authenticator.authorizeNow(route.access, head,
+            let granted: Bool
+            do {
+                granted = try authenticator.authorizeNow(route.access, head,
                                                          RouteContext(parameters: parameters, requestId: context.requestId, pattern: route.pattern))
+            } catch {
+                auditRefused(head, pattern: route.pattern, parameters: parameters, requestId: context.requestId, error)
+                throw error
+            }
             try Self.checkBody(head, route.body, accessGranted: granted)
             return nil
         } catch {

@@ -82,12 +82,15 @@ extension ApplicationServices {
     func encodedPage(_ rows: [HistoryRecord], limit: Int, under schema: SchemaIndex?, _ key: UserKey, first: JSONValue? = nil) -> [UInt8] {
         var items: [JSONValue] = []
         var bytes = 0
-        for row in rows.prefix(limit) {
+        // The schema entry takes one of the page's `limit` places: a page never holds more than asked for.
+        for row in rows.prefix(first == nil ? limit : limit - 1) {
             if !items.isEmpty, bytes + row.document.count + (row.operations?.count ?? 0) > Self.maxHistoryPageBytes { break }
             bytes += row.document.count + (row.operations?.count ?? 0)
             items.append(historyItem(row, under: schema, key))
         }
-        let nextBefore: JSONValue = items.count < rows.count ? .integer(rows[items.count - 1].revision) : .null
+        // The next page starts below the last revision listed (or, when the schema entry took the only place, at
+        // the newest: `before` is exclusive).
+        let nextBefore: JSONValue = items.count < rows.count ? .integer(items.isEmpty ? rows[0].revision + 1 : rows[items.count - 1].revision) : .null
         if let first { items.insert(first, at: 0) }
         return JSONWriter.bytes(.object(JSONObject([("items", .array(items)), ("nextBefore", nextBefore)])))
     }

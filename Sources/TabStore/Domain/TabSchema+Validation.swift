@@ -113,6 +113,11 @@ extension TabSchema {
                 problems.append(Violation(pointer: pointer + "/role", code: .multipleSearchTabs, detail: "a schema has at most one search tab"))
             }
         }
+        // An empty tab view: every user would be served no tab at all (docs/domain.md: no change may leave a user
+        // without a visible tab).
+        if items.isEmpty {
+            problems.append(Violation(pointer: "/items", code: .noVisibleTab, detail: "a schema has at least one tab, section or forEach item"))
+        }
         if itemCount > Self.maxItems {
             problems.append(
                 Violation(pointer: "/items", code: .tooManyItems, detail: "a schema has at most \(Self.maxItems) tabs, sections and forEach items"))

@@ -111,6 +111,29 @@ package struct HTTPRequest: Sendable {
         return found
     }
 
+    /// Whether the query's first `name` parameter has a value that does not decode (a bad escape, or bytes that are
+    /// not UTF-8), which `queryParameter` reads as empty.
+    package func queryParameterIsUndecodable(_ name: String) -> Bool {
+        var undecodable = false
+        head.forEachQueryPair { raw, value in
+            guard Self.queryName(raw, is: name) else { return true }
+            if let value, !value.isEmpty { undecodable = PercentDecoding.decode(value, plusAsSpace: true) == nil }
+            return false
+        }
+        return undecodable
+    }
+
+    /// The first query parameter's name that is none of `allowed` (as the client sent it, still encoded), or nil.
+    package func unknownQueryParameter(allowed: [String]) -> String? {
+        var unknown: String?
+        head.forEachQueryPair { raw, _ in
+            guard !allowed.contains(where: { Self.queryName(raw, is: $0) }) else { return true }
+            unknown = String(raw.prefix(64))
+            return false
+        }
+        return unknown
+    }
+
     /// Whether a raw (still percent-encoded) query name is `name`, by bytes; decoded only when it has escapes.
     static func queryName(_ raw: Substring, is name: String) -> Bool {
         if !raw.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return raw.utf8.elementsEqual(name.utf8) }

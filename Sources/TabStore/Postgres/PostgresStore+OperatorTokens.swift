@@ -4,20 +4,24 @@ import TabStoreSupport
 /// Named operator tokens (migration 5): digests only. Every check reads the table, so a revocation holds on
 /// every replica at once.
 extension PostgresStore {
-    package func createOperatorToken(_ token: OperatorTokenRecord) async throws -> Bool {
-        try await pool.run { db in
-            try db.query("""
+    package func createOperatorToken(_ token: OperatorTokenRecord) async throws -> OperatorTokenCreation {
+        try await transaction { db in
+            // Creations take turns (the lock conflicts with itself, not with reads), so the count holds until commit.
+            try db.query("LOCK TABLE operator_tokens IN SHARE ROW EXCLUSIVE MODE")
+            let count = try db.query("SELECT count(*) FROM operator_tokens")
+            if count.int(0, 0) >= OperatorTokenRecord.maxTokens { return .full }
+            let inserted = try db.query("""
                 INSERT INTO operator_tokens (name, digest, scope, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)
                 ON CONFLICT DO NOTHING
                 """, [.text(token.name), .bytes(token.digest), .text(token.scope), .text(token.createdAt),
                       token.expiresAt.map { .integer($0) } ?? .null]).affected > 0
+            return inserted ? .created : .nameTaken
         }
     }
 
     package func operatorTokens() async throws -> [OperatorTokenRecord] {
         let rows = try await pool.run { db in
-            try db.query("SELECT name, digest, scope, created_at, expires_at FROM operator_tokens ORDER BY name LIMIT $1",
-                         [.integer(OperatorTokenRecord.maxTokens)])
+            try db.query("SELECT name, digest, scope, created_at, expires_at FROM operator_tokens ORDER BY name")
         }
         return (0..<rows.count).map { Self.operatorTokenRow(rows, $0) }
     }

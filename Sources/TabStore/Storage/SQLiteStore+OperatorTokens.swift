@@ -3,21 +3,23 @@ import TabStoreSupport
 
 /// Named operator tokens (migration 11): digests only.
 extension SQLiteStore {
-    package func createOperatorToken(_ token: OperatorTokenRecord) async throws -> Bool {
+    package func createOperatorToken(_ token: OperatorTokenRecord) async throws -> OperatorTokenCreation {
+        // One writer: the count and the insert are one step no other write comes between.
         try await writer.write { db in
+            if try db.scalarInt("SELECT count(*) FROM operator_tokens") ?? 0 >= OperatorTokenRecord.maxTokens { return .full }
             try db.run("""
                 INSERT INTO operator_tokens (name, digest, scope, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT DO NOTHING
                 """, [.text(token.name), .blob(token.digest), .text(token.scope), .text(token.createdAt),
                       token.expiresAt.map { .integer($0) } ?? .null])
-            return db.changes > 0
+            return db.changes > 0 ? .created : .nameTaken
         }
     }
 
     package func operatorTokens() async throws -> [OperatorTokenRecord] {
         try await readers.read { db in
-            let statement = try db.statement("SELECT name, digest, scope, created_at, expires_at FROM operator_tokens ORDER BY name LIMIT ?")
-                .bind([.integer(OperatorTokenRecord.maxTokens)])
+            // Every one, so each can be seen and revoked (creation keeps them at most `maxTokens`).
+            let statement = try db.statement("SELECT name, digest, scope, created_at, expires_at FROM operator_tokens ORDER BY name")
             defer { statement.reset() }
             var tokens: [OperatorTokenRecord] = []
             while try statement.step() { tokens.append(Self.operatorTokenRow(statement)) }

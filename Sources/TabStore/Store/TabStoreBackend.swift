@@ -131,6 +131,14 @@ package struct OperatorTokenRecord: Sendable, Equatable {
     package static let maxNameBytes = 64
 }
 
+/// What `createOperatorToken` did.
+package enum OperatorTokenCreation: Sendable, Equatable {
+    case created
+    case nameTaken
+    /// `OperatorTokenRecord.maxTokens` exist already.
+    case full
+}
+
 /// One audit log entry: who did what to which ids, when, under which request id, answered with which status.
 package struct AuditEntry: Sendable, Equatable {
     /// Assigned by the store (ascending); 0 before it is stored.
@@ -243,9 +251,10 @@ package protocol TabStoreBackend: Sendable {
     /// Up to `limit` users of an app with a stored customization, in byte order of their ids: those whose id
     /// starts with `prefix` (bytes) and sorts after `after`. An index range scan of the primary key.
     func users(appId: String, prefix: String, after: String?, limit: Int) async throws -> [StoredUser]
-    /// Stores a named operator token (only its SHA-256 digest); false when the name is taken.
-    func createOperatorToken(_ token: OperatorTokenRecord) async throws -> Bool
-    /// Every named operator token, by name (bounded by `OperatorTokenRecord.maxTokens` at creation).
+    /// Stores a named operator token (only its SHA-256 digest) unless the name is taken or `OperatorTokenRecord.maxTokens`
+    /// exist, both checked in the transaction that inserts (concurrent creations never pass the bound).
+    func createOperatorToken(_ token: OperatorTokenRecord) async throws -> OperatorTokenCreation
+    /// Every named operator token, by name (at most `OperatorTokenRecord.maxTokens`: creation is bounded).
     func operatorTokens() async throws -> [OperatorTokenRecord]
     /// The token with this digest, read from the database (so a revocation holds on every replica at once).
     func operatorToken(digest: [UInt8]) async throws -> OperatorTokenRecord?

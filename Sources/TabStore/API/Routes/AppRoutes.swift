@@ -159,12 +159,7 @@ struct AppRoutes: RouteGroup {
         guard let minimum = try reader.integer("minimumSchemaVersion") else {
             throw MalformedDocument(pointer: "/minimumSchemaVersion", code: .missingField, detail: "\"minimumSchemaVersion\" is required")
         }
-        let dryRun: Bool
-        switch request.queryParameter("dryRun") {
-        case nil, "false": dryRun = false
-        case "true": dryRun = true
-        default: throw APIError.badRequest(.invalidParameter, "dryRun must be true or false")
-        }
+        let dryRun = try Self.dryRunParameter(request)
         _ = try CustomizationRoutes.integerParameter(request, "limit", in: 1...Self.maxReportPage)  // 400 with or without dryRun
         let entry = try await services.requireApp(context)
         let current = entry.app.schemaVersion
@@ -202,6 +197,19 @@ struct AppRoutes: RouteGroup {
     private static func minimumApplied(_ applied: Int) -> APIError {
         APIError(status: 409, slug: .minimumSchemaVersionApplied, title: "Conflict",
                  detail: "writes already dropped choices only versions below \(applied) had: the minimum cannot go below \(applied) again")
+    }
+
+    /// `dryRun` of a write that can be rehearsed: `true` or `false` (absent: false). Any query parameter but it,
+    /// `limit` and `after` is 400, so a misspelled one (`dryrun`, `dry_run`) never does the real thing.
+    static func dryRunParameter(_ request: HTTPRequest) throws -> Bool {
+        if let unknown = request.unknownQueryParameter(allowed: ["dryRun", "limit", "after"]) {
+            throw APIError.badRequest(.invalidParameter, "unknown query parameter \(ClientText.quoted(unknown)); this route takes dryRun, limit and after")
+        }
+        switch request.queryParameter("dryRun") {
+        case nil, "false": return false
+        case "true": return true
+        default: throw APIError.badRequest(.invalidParameter, "dryRun must be true or false")
+        }
     }
 
     /// What raising the minimum to `minimum` would drop: per stored customization, the ids its choices name that no

@@ -39,9 +39,14 @@ struct AppUserRoutes: RouteGroup {
     /// - Throws: `APIError` 400 `invalid-parameter`.
     static func idParameter(_ request: HTTPRequest, _ name: String, allowEmpty: Bool) throws -> String? {
         guard let text = request.queryParameter(name) else { return nil }
+        let bytes = allowEmpty ? "0-\(Identifier.maxBytes)" : "1-\(Identifier.maxBytes)"
+        // A value that does not decode is refused, never read as empty (for `prefix`, that would list everyone).
+        guard !request.queryParameterIsUndecodable(name) else {
+            throw APIError.badRequest(.invalidParameter, "\(name) must be \(bytes) UTF-8 bytes (percent-encoded) without control characters")
+        }
         if text.isEmpty && allowEmpty { return text }
         guard Identifier(text).isValidId else {
-            throw APIError.badRequest(.invalidParameter, "\(name) must be 1-\(Identifier.maxBytes) UTF-8 bytes without control characters")
+            throw APIError.badRequest(.invalidParameter, "\(name) must be \(bytes) UTF-8 bytes without control characters")
         }
         return text
     }

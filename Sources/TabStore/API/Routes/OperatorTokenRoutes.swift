@@ -69,25 +69,27 @@ struct OperatorTokenRoutes: RouteGroup {
         }
         var expiresAt: Int?
         if case .object(let object) = body, let value = object["expiresAt"], value != .null {
-            guard case .string(let text) = value, text.utf8.count <= 40, let date = ISO8601DateFormatter().date(from: text),
-                  date.timeIntervalSince1970 > Double(services.configuration.clock()), date.timeIntervalSince1970 < 253_402_300_800
+            // Strict RFC 3339 (Foundation's parser takes offsets like +24:00 or +2:00 and rolls 30 February over).
+            guard case .string(let text) = value, let seconds = Timestamp.parse(text), seconds > Int(services.configuration.clock()),
+                  seconds < 253_402_300_800
             else {
                 throw RuleRefusal([Violation(pointer: "/expiresAt", code: .invalidValue,
                                              detail: "expiresAt is a future RFC 3339 time such as 2027-01-31T00:00:00Z")])
             }
-            expiresAt = Int(date.timeIntervalSince1970)
+            expiresAt = seconds
         }
         if !problems.isEmpty { throw RuleRefusal(problems) }
-        // Bounded: names are bounded, and so is their number.
-        guard try await services.store.operatorTokens().count < OperatorTokenRecord.maxTokens else {
-            throw APIError(status: 409, slug: .alreadyExists, title: "Conflict",
-                           detail: "at most \(OperatorTokenRecord.maxTokens) operator tokens; revoke one first")
-        }
         let token = Authenticator.newOperatorToken()
         let record = OperatorTokenRecord(name: name, digest: Crypto.sha256(Array(token.utf8)), scope: scope, createdAt: Timestamp.now(),
                                          expiresAt: expiresAt)
-        guard try await services.store.createOperatorToken(record) else {
+        // Bounded: names are bounded, and so is their number (checked where the token is inserted).
+        switch try await services.store.createOperatorToken(record) {
+        case .created: break
+        case .nameTaken:
             throw APIError(status: 409, slug: .alreadyExists, title: "Conflict", detail: "an operator token named \"\(name)\" exists")
+        case .full:
+            throw APIError(status: 409, slug: .alreadyExists, title: "Conflict",
+                           detail: "at most \(OperatorTokenRecord.maxTokens) operator tokens; revoke one first")
         }
         guard case .object(var json) = Self.json(record) else { preconditionFailure("json makes an object") }
         // The token is shown once, here; only its SHA-256 digest is stored.

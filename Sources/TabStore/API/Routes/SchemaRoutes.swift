@@ -20,12 +20,7 @@ struct SchemaRoutes: RouteGroup {
         let schema = try TabSchema.parse(try request.jsonBody())
         let entry = try await services.requireApp(context)
         let appId = Identifier(entry.app.id)
-        let dryRun: Bool
-        switch request.queryParameter("dryRun") {
-        case nil, "false": dryRun = false
-        case "true": dryRun = true
-        default: throw APIError.badRequest(.invalidParameter, "dryRun must be true or false")
-        }
+        let dryRun = try AppRoutes.dryRunParameter(request)
         // 400 with or without dryRun, as the minimum's dry run does.
         let limit = try CustomizationRoutes.integerParameter(request, "limit", in: 1...AppRoutes.maxReportPage) ?? 50
         let after = try AppUserRoutes.idParameter(request, "after", allowEmpty: false).map { Identifier($0) }
