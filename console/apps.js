@@ -30,9 +30,10 @@ export async function appsScreen(container, _args, { go }) {
         app.id === "." || app.id === ".."
           ? h("td", { class: "actions hint", "data-dot-id": "true" }, `An app with id "${app.id}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded. Use the API from a client that keeps them.`)
           : h("td", { class: "actions" },
-          h("button", { type: "button", class: "quiet", onclick: () => go("schemas", app.id) }, "Schemas"),
-          h("button", { type: "button", class: "quiet", onclick: () => go("stats", app.id) }, "Stats"),
-          h("button", { type: "button", class: "quiet", onclick: () => go("user", app.id) }, "Users"),
+          h("button", { type: "button", class: "quiet", "aria-label": `Schemas of ${app.id}`, onclick: () => go("schemas", app.id) }, "Schemas"),
+          h("button", { type: "button", class: "quiet", "aria-label": `Stats of ${app.id}`, onclick: () => go("stats", app.id) }, "Stats"),
+          h("button", { type: "button", class: "quiet", "aria-label": `Users of ${app.id}`, onclick: () => go("users", app.id) }, "Users"),
+          h("button", { type: "button", class: "quiet", "aria-label": `Audit log of ${app.id}`, onclick: () => go("audit", app.id) }, "Audit"),
           h("button", { type: "button", class: "quiet", "data-action": "rotate", "aria-label": `Rotate the signing secret of ${app.id}`,
                         onclick: () => askRotate(app) }, "Rotate secret"),
           h("button", { type: "button", class: "danger", "data-action": "delete", "aria-label": `Delete ${app.id}`,
@@ -61,7 +62,7 @@ export async function appsScreen(container, _args, { go }) {
   }
 
   function askRotate(app) {
-    fill(confirmPanel, h("section", { class: "card", "aria-labelledby": "confirm-title" },
+    fill(confirmPanel, h("section", { class: "card", "aria-labelledby": "confirm-title", "data-dialog": "rotate" },
       h("h3", { id: "confirm-title", tabindex: "-1" }, `Rotate the signing secret of ${app.id}?`),
       h("p", {}, "Tokens signed with the current secret stop working at once."),
       h("div", { class: "row" },
@@ -70,7 +71,7 @@ export async function appsScreen(container, _args, { go }) {
           confirmPanel.replaceChildren();
           if (answer) showSecret(app.id, answer.body.signingSecret, "rotated");
         } }, "Rotate"),
-        h("button", { type: "button", class: "quiet", onclick: () => confirmPanel.replaceChildren() }, "Cancel"))));
+        h("button", { type: "button", class: "quiet", "data-cancel": true, onclick: () => confirmPanel.replaceChildren() }, "Cancel"))));
     confirmPanel.querySelector("h3").focus();
   }
 
@@ -78,7 +79,7 @@ export async function appsScreen(container, _args, { go }) {
     const typed = h("input", { id: "confirm-id", autocomplete: "off", spellcheck: "false" });
     const remove = h("button", { type: "submit", class: "danger", disabled: true }, "Delete for good");
     typed.addEventListener("input", () => { remove.disabled = typed.value !== app.id; });
-    fill(confirmPanel, h("form", { class: "card danger-zone", "aria-labelledby": "confirm-title", onsubmit: async (event) => {
+    fill(confirmPanel, h("form", { class: "card danger-zone", "aria-labelledby": "confirm-title", "data-dialog": "delete", onsubmit: async (event) => {
       event.preventDefault();
       if (typed.value !== app.id) return;
       const answer = await attempt(() => call(`/v1/apps/${segment(app.id)}`, { method: "DELETE" }));
@@ -89,7 +90,7 @@ export async function appsScreen(container, _args, { go }) {
       h("h3", { id: "confirm-title", tabindex: "-1" }, `Delete ${app.id}?`),
       h("p", {}, "Its schema versions, every user's customization and their history go too. This cannot be undone."),
       h("label", { for: "confirm-id" }, "Type the app id to confirm: ", idCode(app.id)), typed,
-      h("div", { class: "row" }, remove, h("button", { type: "button", class: "quiet", onclick: () => confirmPanel.replaceChildren() }, "Cancel"))));
+      h("div", { class: "row" }, remove, h("button", { type: "button", class: "quiet", "data-cancel": true, onclick: () => confirmPanel.replaceChildren() }, "Cancel"))));
     typed.focus();
   }
 
