@@ -8,7 +8,7 @@ import { diffSchemas, flatten, withDefaults } from "./schema-diff.js";
 import { drawLayout } from "./layout-drawing.js";
 import { layoutOutline, previewLayout } from "./layout-preview.js";
 
-const IMPACT_PAGE = 20;   // affected users per page of the report
+const IMPACT_PAGE = 10;   // affected users per page of the report
 const DRAWN_USERS = 3;    // the first affected users drawn before and after
 
 const KIND_LABEL = { added: "added", removed: "removed", moved: "moved", behaviour: "behaviour changed", label: "label changed" };

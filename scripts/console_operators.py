@@ -103,6 +103,22 @@ def removal(page, base, admin, checks, args, app, api, users):
     shot(page, args, "16-impact-report")
     element_shot(page, "[data-testid=dry-run-report]", args, "16-impact-report-card", "impact-report.png")
 
+    print("== schemas: the affected users a page at a time")
+    _, fresh = api(base, "GET", f"/v1/apps/{app}/schema", admin)
+    wider = {"items": [item for item in fresh["items"] if item["id"] not in ("demo.settings", "demo.inbox")],
+             "customizablePlatforms": fresh["customizablePlatforms"]}
+    _, everyone = api(base, "PUT", f"/v1/apps/{app}/schema?dryRun=true&limit=100", admin, wider)
+    page.fill("#schema-json", json.dumps(wider, indent=2))
+    page.click("#dry-run-schema")
+    page.wait_for_function("() => document.querySelectorAll('#impact-users tbody tr').length === 10")
+    first = [r["user"] for r in impact_rows(page)]
+    page.click("#impact-more-users")
+    page.wait_for_function("() => document.querySelectorAll('#impact-users tbody tr').length > 10")
+    rows = impact_rows(page)
+    check(everyone["customizationsAffected"] > 10 and first == [u["userId"] for u in everyone["affectedUsers"][:10]]
+          and rows == wanted_rows(everyone["affectedUsers"]) and page.query_selector("#impact-more-users") is None,
+          f"removing Settings and Inbox: 10 affected users a page, More affected users reads the rest ({len(rows)}, the last {rows[-1]['user']})")
+
 
 def users_screen(page, base, admin, checks, args, app, api):
     check = checks.check
