@@ -12,6 +12,9 @@ export async function appsScreen(container, _args, { go }) {
   const confirmPanel = h("div", { id: "confirm-panel" });
 
   let loads = 0;  // only the latest page asked for is drawn
+  /** What a row's buttons say to screen readers: the action and the app, by id and name. */
+  const named = (app) => `${app.id} (${app.name})`;
+
   async function load() {
     const mine = ++loads;
     const cursor = cursors[cursors.length - 1];
@@ -30,13 +33,13 @@ export async function appsScreen(container, _args, { go }) {
         app.id === "." || app.id === ".."
           ? h("td", { class: "actions hint", "data-dot-id": "true" }, `An app with id "${app.id}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded. Use the API from a client that keeps them.`)
           : h("td", { class: "actions" },
-          h("button", { type: "button", class: "quiet", "aria-label": `Schemas of ${app.id}`, onclick: () => go("schemas", app.id) }, "Schemas"),
-          h("button", { type: "button", class: "quiet", "aria-label": `Stats of ${app.id}`, onclick: () => go("stats", app.id) }, "Stats"),
-          h("button", { type: "button", class: "quiet", "aria-label": `Users of ${app.id}`, onclick: () => go("users", app.id) }, "Users"),
-          h("button", { type: "button", class: "quiet", "aria-label": `Audit log of ${app.id}`, onclick: () => go("audit", app.id) }, "Audit"),
-          h("button", { type: "button", class: "quiet", "data-action": "rotate", "aria-label": `Rotate the signing secret of ${app.id}`,
+          h("button", { type: "button", class: "quiet", "aria-label": `Schemas of ${named(app)}`, onclick: () => go("schemas", app.id) }, "Schemas"),
+          h("button", { type: "button", class: "quiet", "aria-label": `Stats of ${named(app)}`, onclick: () => go("stats", app.id) }, "Stats"),
+          h("button", { type: "button", class: "quiet", "aria-label": `Users of ${named(app)}`, onclick: () => go("users", app.id) }, "Users"),
+          h("button", { type: "button", class: "quiet", "aria-label": `Audit log of ${named(app)}`, onclick: () => go("audit", app.id) }, "Audit"),
+          h("button", { type: "button", class: "quiet", "data-action": "rotate", "aria-label": `Rotate the signing secret of ${named(app)}`,
                         onclick: () => askRotate(app) }, "Rotate secret"),
-          h("button", { type: "button", class: "danger", "data-action": "delete", "aria-label": `Delete ${app.id}`,
+          h("button", { type: "button", class: "danger", "data-action": "delete", "aria-label": `Delete ${named(app)}`,
                         onclick: () => askDelete(app) }, "Delete")))))));
     fill(pager,
       h("button", { type: "button", class: "quiet", disabled: cursors.length === 1, onclick: () => { cursors.pop(); load(); } }, "Previous page"),

@@ -86,6 +86,7 @@ export async function liveScreen(container, args, { go, onLeave }) {
           let document = { title: response.statusText, status: response.status };
           try { document = await response.json(); } catch { /* not JSON */ }
           showProblem(new Problem(response.status, document));
+          if (response.status === 401) globalThis.document.dispatchEvent(new Event("console:unauthorized"));
           state.dataset.state = "stopped";
           state.textContent = `Not following: the feed answered ${response.status}.`;
           return;
