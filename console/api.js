@@ -56,6 +56,7 @@ const banner = () => document.getElementById("problem");
 /** Shows what went wrong in the page's alert region: a problem's title, status, detail, type and each error. */
 export function showProblem(error) {
   const region = banner();
+  if (error instanceof Problem && error.status === 403) document.dispatchEvent(new Event("console:forbidden"));
   if (error instanceof Problem) {
     const doc = error.document;
     fill(region,

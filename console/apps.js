@@ -12,6 +12,9 @@ export async function appsScreen(container, _args, { go }) {
   const confirmPanel = h("div", { id: "confirm-panel" });
 
   let loads = 0;  // only the latest page asked for is drawn
+  /** What a row's buttons say to screen readers: the action and the app, by id and name. */
+  const named = (app) => `${app.id} (${app.name})`;
+
   async function load() {
     const mine = ++loads;
     const cursor = cursors[cursors.length - 1];
@@ -30,12 +33,13 @@ export async function appsScreen(container, _args, { go }) {
         app.id === "." || app.id === ".."
           ? h("td", { class: "actions hint", "data-dot-id": "true" }, `An app with id "${app.id}" cannot be managed from the console: browsers fold "." and ".." path segments, even percent-encoded. Use the API from a client that keeps them.`)
           : h("td", { class: "actions" },
-          h("button", { type: "button", class: "quiet", onclick: () => go("schemas", app.id) }, "Schemas"),
-          h("button", { type: "button", class: "quiet", onclick: () => go("stats", app.id) }, "Stats"),
-          h("button", { type: "button", class: "quiet", onclick: () => go("user", app.id) }, "Users"),
-          h("button", { type: "button", class: "quiet", "data-action": "rotate", "aria-label": `Rotate the signing secret of ${app.id}`,
+          h("button", { type: "button", class: "quiet", "aria-label": `Schemas of ${named(app)}`, onclick: () => go("schemas", app.id) }, "Schemas"),
+          h("button", { type: "button", class: "quiet", "aria-label": `Stats of ${named(app)}`, onclick: () => go("stats", app.id) }, "Stats"),
+          h("button", { type: "button", class: "quiet", "aria-label": `Users of ${named(app)}`, onclick: () => go("users", app.id) }, "Users"),
+          h("button", { type: "button", class: "quiet", "aria-label": `Audit log of ${named(app)}`, onclick: () => go("audit", app.id) }, "Audit"),
+          h("button", { type: "button", class: "quiet", "data-action": "rotate", "aria-label": `Rotate the signing secret of ${named(app)}`,
                         onclick: () => askRotate(app) }, "Rotate secret"),
-          h("button", { type: "button", class: "danger", "data-action": "delete", "aria-label": `Delete ${app.id}`,
+          h("button", { type: "button", class: "danger", "data-action": "delete", "aria-label": `Delete ${named(app)}`,
                         onclick: () => askDelete(app) }, "Delete")))))));
     fill(pager,
       h("button", { type: "button", class: "quiet", disabled: cursors.length === 1, onclick: () => { cursors.pop(); load(); } }, "Previous page"),
@@ -61,7 +65,7 @@ export async function appsScreen(container, _args, { go }) {
   }
 
   function askRotate(app) {
-    fill(confirmPanel, h("section", { class: "card", "aria-labelledby": "confirm-title" },
+    fill(confirmPanel, h("section", { class: "card", "aria-labelledby": "confirm-title", "data-dialog": "rotate" },
       h("h3", { id: "confirm-title", tabindex: "-1" }, `Rotate the signing secret of ${app.id}?`),
       h("p", {}, "Tokens signed with the current secret stop working at once."),
       h("div", { class: "row" },
@@ -70,7 +74,7 @@ export async function appsScreen(container, _args, { go }) {
           confirmPanel.replaceChildren();
           if (answer) showSecret(app.id, answer.body.signingSecret, "rotated");
         } }, "Rotate"),
-        h("button", { type: "button", class: "quiet", onclick: () => confirmPanel.replaceChildren() }, "Cancel"))));
+        h("button", { type: "button", class: "quiet", "data-cancel": true, onclick: () => confirmPanel.replaceChildren() }, "Cancel"))));
     confirmPanel.querySelector("h3").focus();
   }
 
@@ -78,7 +82,7 @@ export async function appsScreen(container, _args, { go }) {
     const typed = h("input", { id: "confirm-id", autocomplete: "off", spellcheck: "false" });
     const remove = h("button", { type: "submit", class: "danger", disabled: true }, "Delete for good");
     typed.addEventListener("input", () => { remove.disabled = typed.value !== app.id; });
-    fill(confirmPanel, h("form", { class: "card danger-zone", "aria-labelledby": "confirm-title", onsubmit: async (event) => {
+    fill(confirmPanel, h("form", { class: "card danger-zone", "aria-labelledby": "confirm-title", "data-dialog": "delete", onsubmit: async (event) => {
       event.preventDefault();
       if (typed.value !== app.id) return;
       const answer = await attempt(() => call(`/v1/apps/${segment(app.id)}`, { method: "DELETE" }));
@@ -89,7 +93,7 @@ export async function appsScreen(container, _args, { go }) {
       h("h3", { id: "confirm-title", tabindex: "-1" }, `Delete ${app.id}?`),
       h("p", {}, "Its schema versions, every user's customization and their history go too. This cannot be undone."),
       h("label", { for: "confirm-id" }, "Type the app id to confirm: ", idCode(app.id)), typed,
-      h("div", { class: "row" }, remove, h("button", { type: "button", class: "quiet", onclick: () => confirmPanel.replaceChildren() }, "Cancel"))));
+      h("div", { class: "row" }, remove, h("button", { type: "button", class: "quiet", "data-cancel": true, onclick: () => confirmPanel.replaceChildren() }, "Cancel"))));
     typed.focus();
   }
 

@@ -11,20 +11,32 @@ export function deviceName(layout) {
   return layout.platform ? PLATFORM_DEVICE[layout.platform] : layout.sizeClass === "regular" ? "iPad" : "iPhone";
 }
 
+/** The frame a layout is drawn in, by the device that shows it (not by the size class alone): an iPhone (iOS in
+ *  either size class, or compact with no platform or iPadOS: the bottom bar) is a phone, an Apple TV a screen
+ *  with its bar on top, the others a tablet-shaped window. */
+export function frameOf(layout) {
+  if (layout.platform === "tvOS") return "tv";
+  if (layout.platform === "iOS") return "phone";
+  if ((!layout.platform || layout.platform === "iPadOS") && layout.sizeClass === "compact" && !layout.sidebar.length) return "phone";
+  return "tablet";
+}
+
 const icon = (tab) => h("span", { class: "icon", "aria-hidden": "true", title: tab.systemImage || tab.image || "" },
   (tab.role === "search" ? "⌕" : (tab.title || tab.id).trim().charAt(0) || "•").toUpperCase());
 
 const tabItem = (tab, className, selected) => h("li", { class: `${className}${selected === tab.id ? " selected" : ""}`, "data-tab-id": tab.id,
-  "aria-current": selected === tab.id ? "page" : false }, icon(tab), h("span", { class: "tab-title" }, tab.title));
+  "aria-current": selected === tab.id ? "page" : false }, icon(tab), h("span", { class: "tab-title", title: tab.title }, tab.title));
 
 /**
- * The drawing of one layout answer. `titles` maps tab ids to titles (from the schema) for the hidden list.
+ * The drawing of one layout answer. `titles` maps tab ids to titles (from the schema) for the hidden list;
+ * `heading` is the element of its More and Not shown headings (one level below the heading it is drawn under).
  */
-export function drawLayout(layout, titles = new Map()) {
+export function drawLayout(layout, titles = new Map(), { heading = "h4" } = {}) {
   const selected = layout.sidebar.length
     ? (layout.sidebar[0].kind === "section" ? layout.sidebar[0].tabs[0]?.id : layout.sidebar[0].id)
     : layout.tabBar[0]?.id;
-  const compactBar = !layout.sidebar.length;
+  const frame = frameOf(layout);
+  const compactBar = !layout.sidebar.length && frame !== "tv" && frame !== "tablet";
   const parts = [];
   if (layout.sidebar.length) {
     parts.push(h("div", { class: "sidebar", "data-part": "sidebar", role: "group", "aria-label": "Sidebar" },
@@ -58,15 +70,16 @@ export function drawLayout(layout, titles = new Map()) {
   return h("figure", { class: "layout", "data-size-class": layout.sizeClass, "data-device": device, "data-schema-version": layout.schemaVersion },
     h("figcaption", {}, h("strong", {}, caption), " ",
       h("span", { class: layout.customizationApplied ? "hint" : "hint note" },
-        layout.customizationApplied ? `revision ${layout.revision}, the user's choices applied` : "the schema's defaults (the user's choices do not apply here)"),
+        layout.revision === 0 ? "nothing stored for this user: the schema's defaults"
+          : layout.customizationApplied ? `revision ${layout.revision}, the user's choices applied` : "the schema's defaults (the user's choices do not apply here)"),
       layout.sidebar.length && layout.tabBar.length
         ? h("span", { class: "hint block" }, "Drawn with both: the device shows the tab bar, or the sidebar once the person opens it.") : null),
     h("div", { class: "layout-body" },
-      h("div", { class: `device device-${layout.sizeClass === "compact" && compactBar ? "phone" : "tablet"}` }, parts),
+      h("div", { class: `device device-${frame}` }, parts),
       h("div", { class: "beside" },
-        layout.more.length ? h("div", { class: "more-screen", "data-part": "more" }, h("h5", {}, "More"),
+        layout.more.length ? h("div", { class: "more-screen", "data-part": "more" }, h(heading, {}, "More"),
           h("ol", {}, layout.more.map((tab) => tabItem(tab, "more-tab", null)))) : null,
-        h("div", { class: "hidden-tabs", "data-part": "hidden" }, h("h5", {}, `Not shown (${layout.hidden.length})`),
+        h("div", { class: "hidden-tabs", "data-part": "hidden" }, h(heading, {}, `Not shown (${layout.hidden.length})`),
           layout.hidden.length === 0 ? h("p", { class: "hint" }, "none")
             : h("ul", {}, layout.hidden.map((id) => h("li", { "data-tab-id": id }, titles.get(id) || id, " ", idCode(id),
               layout.selectionFallback?.[id] ? h("span", { class: "hint" }, ` → selects ${titles.get(layout.selectionFallback[id]) || layout.selectionFallback[id]}`) : null)))),

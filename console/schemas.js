@@ -4,7 +4,12 @@ import { call, clearProblem, Problem, segment, showProblem } from "./api.js";
 import { fill, h, status, when, idCode } from "./dom.js";
 import { lineOfPointer, parseWithLines, JSONSyntaxError } from "./json-lines.js";
 import { appPicker } from "./picker.js";
-import { diffSchemas, withDefaults } from "./schema-diff.js";
+import { diffSchemas, flatten, withDefaults } from "./schema-diff.js";
+import { drawLayout } from "./layout-drawing.js";
+import { layoutOutline, previewLayout } from "./layout-preview.js";
+
+const IMPACT_PAGE = 10;   // affected users per page of the report
+const DRAWN_USERS = 3;    // the first affected users drawn before and after
 
 const KIND_LABEL = { added: "added", removed: "removed", moved: "moved", behaviour: "behaviour changed", label: "label changed" };
 
@@ -104,7 +109,7 @@ export async function schemasScreen(container, args, { go }) {
       return null;
     }
     try {
-      const answer = await call(`${base}${dryRun ? "?dryRun=true" : ""}`, { method: "PUT", body: editor.value });
+      const answer = await call(`${base}${dryRun ? `?dryRun=true&limit=${IMPACT_PAGE}` : ""}`, { method: "PUT", body: editor.value });
       clearProblem();
       return answer;
     } catch (error) {
@@ -151,7 +156,75 @@ export async function schemasScreen(container, args, { go }) {
         h("dt", {}, "Data-driven tabs dropped"), h("dd", { id: "count-dynamic-dropped" }, r.dynamicTabsDropped)),
       ids("Ids added", r.addedIds, "ids-added"), ids("Ids removed", r.removedIds, "ids-removed"),
       ids("Ids users' choices would lose", r.droppedIds, "ids-dropped"),
+      current && !r.identical ? impact(text, r) : null,
       current && !r.identical ? preview(text) : null));
+  }
+
+  /** Per affected user (the dry run's `affectedUsers`, paged in byte order): what changes for them, and for the
+   *  first few their layout now (the server's) beside the one the pasted schema would give (resolved here). */
+  function impact(text, r) {
+    const tbody = h("tbody", {});
+    const more = h("div", { class: "row" });
+    const pairs = h("div", { class: "impact-pairs", id: "impact-pairs" });
+    const list = (ids) => ids.length ? ids.map((id, index) => [index ? ", " : "", idCode(id)]) : h("span", { class: "hint" }, "—");
+    const rows = (users) => users.map((user) => h("tr", { "data-user-id": user.userId },
+      h("th", { scope: "row" }, h("button", { type: "button", class: "link", "aria-label": `Open user ${user.userId}`,
+                                             onclick: () => go("user", appId, user.userId) }, idCode(user.userId))),
+      h("td", { "data-field": "dropped" }, list(user.droppedIds)),
+      h("td", { "data-field": "reset" }, list(user.visibilityReset)),
+      h("td", { "data-field": "orders" }, list([...user.ordersChanged, ...(user.tabBarOrderChanged ? ["tab bar"] : [])])),
+      h("td", { "data-field": "dynamic" }, user.dynamicTabsDropped)));
+    const page = (answer) => {
+      tbody.append(...rows(answer.affectedUsers));
+      fill(more, answer.affectedUsersNext ? h("button", { type: "button", class: "quiet", id: "impact-more-users", onclick: async () => {
+        let next;
+        try {
+          next = (await call(`${base}?dryRun=true&limit=${IMPACT_PAGE}&after=${encodeURIComponent(answer.affectedUsersNext)}`, { method: "PUT", body: text })).body;
+        } catch (error) { showProblem(error); return; }
+        page(next);
+      } }, "More affected users") : null);
+    };
+    const section = h("section", { id: "impact", "aria-labelledby": "impact-title" },
+      h("h5", { id: "impact-title" }, `Affected users (${r.customizationsAffected})`),
+      r.customizationsAffected === 0 ? h("p", { class: "hint", id: "impact-none" }, "No user's served choices change: nothing they chose is dropped, reset or reordered.")
+        : [h("div", { class: "table-wrap" }, h("table", { id: "impact-users" },
+            h("caption", {}, "What changes for each affected user (byte order of their ids)"),
+            h("thead", {}, h("tr", {}, ["User", "Choices dropped", "Visibility reset", "Orders changed", "Data tabs dropped"].map((t) => h("th", { scope: "col" }, t)))),
+            tbody)), more,
+          h("h5", {}, `Before and after, the first ${Math.min(DRAWN_USERS, r.affectedUsers.length)} affected`),
+          h("p", { class: "hint" }, "Each user's regular layout (an iPad, no platform): now, as the server serves it, and under the pasted schema, as the console resolves it (the server resolves only registered versions). The tab selected instead of one not shown is left out of both."),
+          pairs]);
+    if (r.customizationsAffected > 0) {
+      page(r);  // the first page came with the report (asked for IMPACT_PAGE users)
+      drawPairs(text, r.affectedUsers.slice(0, DRAWN_USERS), r, pairs);
+    }
+    return section;
+  }
+
+  async function drawPairs(text, users, r, pairs) {
+    const { schema } = withDefaults(parseWithLines(text).value);
+    for (const user of users) {
+      const path = `/v1/apps/${segment(appId)}/users/${segment(user.userId)}`;
+      let stored, now;
+      try {
+        [stored, now] = await Promise.all([call(`${path}/customization`).then((a) => a.body), call(`${path}/layout?sizeClass=regular`).then((a) => a.body)]);
+      } catch (error) { showProblem(error); continue; }
+      const here = previewLayout(current, stored);
+      const reset = JSON.parse(JSON.stringify(stored));
+      for (const id of user.visibilityReset) {
+        if (reset.tabs && reset.tabs[id]) delete reset.tabs[id];
+        if (reset.sections && reset.sections[id]) delete reset.sections[id].expanded;
+      }
+      const after = previewLayout(schema, reset, { schemaVersion: r.wouldCreateVersion });
+      const agrees = layoutOutline(here) === layoutOutline(now);
+      const titles = new Map([...flatten(current), ...flatten(schema)].map((e) => [e.id, e.item.title || e.id]));
+      pairs.append(h("div", { class: "impact-pair card", "data-user-id": user.userId, "data-preview-agrees": String(agrees) },
+        h("h5", {}, "User ", idCode(user.userId)),
+        agrees ? null : h("p", { class: "note" }, "The console resolves the current version differently from the server for this user: the drawing after may be inexact."),
+        h("div", { class: "drawings" },
+          h("div", { "data-side": "before" }, h("p", { class: "hint" }, `Now (v${r.currentVersion}, the server's layout)`), drawLayout({ ...now, selectionFallback: {} }, titles, { heading: "h6" })),
+          h("div", { "data-side": "after" }, h("p", { class: "hint" }, `Under the pasted schema (would be v${r.wouldCreateVersion})`), drawLayout(after, titles, { heading: "h6" })))));
+    }
   }
 
   /** What the pasted schema changes against the current version, item by item (the defaults filled in here). */

@@ -2,7 +2,8 @@
 // platform and style (regular and compact side by side), under a schema version picked from the app's supported
 // ones (the minimum to the current one), as a device running that release reads them.
 import { attempt, call, clearProblem, Problem, segment, showProblem } from "./api.js";
-import { fill, h, status, when } from "./dom.js";
+import { fill, h, idCode, status, when } from "./dom.js";
+import { actorText, changeText, diffCustomizations } from "./history.js";
 import { drawLayout } from "./layout-drawing.js";
 import { appPicker } from "./picker.js";
 import { flatten } from "./schema-diff.js";
@@ -62,6 +63,8 @@ export async function userScreen(container, args, { go }) {
     shownVersion = number;
     const open = summary.querySelector("details")?.open || false;  // the JSON stays open across picks
     fill(summary, h("h3", { id: "customization-title" }, "Customization"),
+      c.revision === 0 ? h("p", { class: "note", id: "nothing-stored" }, "Nothing is stored for this user: every device of theirs shows the schema's defaults.") : null,
+      h("p", {}, h("a", { href: `#/live/${encodeURIComponent(appId)}/${encodeURIComponent(userId)}`, id: "open-live" }, "Follow live, export or erase this user")),
       h("dl", { class: "counts" },
         h("dt", {}, "Revision"), h("dd", { id: "user-revision" }, c.revision === 0 ? "0 (nothing stored: the schema's defaults)" : c.revision),
         h("dt", {}, "Schema version"), h("dd", { id: "user-schema-version" }, `v${c.schemaVersion}`,
@@ -123,30 +126,70 @@ export async function userScreen(container, args, { go }) {
     h("div", { class: "row" }, h("label", { for: "layout-platform" }, "Platform"), platform, h("label", { for: "layout-style" }, "Style"), style),
     drawings);
 
-  // History, newest first, a page at a time; each kept revision can be reverted to.
+  // History, newest first, a page at a time: who made each revision and what it was; each kept revision can be
+  // viewed, compared with another and reverted to.
   const list = h("ol", { class: "history-list", id: "history-list" });
   const more = h("div", { class: "row" });
+  const kept = new Map();  // revision → its history item (the kept revisions loaded so far)
+  const viewPanel = h("div", { id: "revision-view" });
+  const fromSelect = h("select", { id: "diff-from" });
+  const toSelect = h("select", { id: "diff-to" });
+  const diffPanel = h("div", { id: "revision-diff", "aria-live": "polite" });
+  function refreshPickers() {
+    const numbers = [...kept.keys()].sort((x, y) => y - x);
+    const options = (selected) => numbers.map((n) => h("option", { value: n, selected: n === selected }, `r${n}`));
+    const from = +fromSelect.value || numbers[1] || numbers[0], to = +toSelect.value || numbers[0];
+    fill(fromSelect, options(from));
+    fill(toSelect, options(to));
+  }
+  function viewRevision(item) {
+    fill(viewPanel, h("section", { class: "card", "aria-labelledby": "revision-view-title", "data-revision": item.revision },
+      h("h4", { id: "revision-view-title", tabindex: "-1" }, `r${item.revision}: ${changeText(item)} ${actorText(item)}`),
+      h("p", { class: "hint" }, `Written ${when(item.updatedAt)}; the whole customization as stored then.`),
+      h("pre", { class: "json", id: "revision-json" }, JSON.stringify(item.customization, null, 2)),
+      h("button", { type: "button", class: "quiet", onclick: () => viewPanel.replaceChildren() }, "Close")));
+    viewPanel.querySelector("h4").focus();
+  }
+  function compare() {
+    const from = kept.get(+fromSelect.value), to = kept.get(+toSelect.value);
+    if (!from || !to) return;
+    const changes = diffCustomizations(from.customization, to.customization);
+    fill(diffPanel, h("h4", {}, `From r${from.revision} to r${to.revision}`),
+      changes.length === 0 ? status("The same choices.") : h("ul", { class: "revision-diff", id: "revision-diff-list" }, changes.map((change) =>
+        h("li", { "data-what": change.what, "data-id": change.id }, h("strong", {}, change.what), " ", idCode(change.id), `: ${change.from} → ${change.to}`))));
+  }
   async function loadHistory(before) {
     const page = await attempt(() => call(`${user}/customization/history?limit=20` + (before ? `&before=${before}` : "")));
     if (!page) return;
-    list.append(...page.body.items.map((item) => h("li", { "data-revision": item.revision },
-      h("strong", {}, `r${item.revision}`), ` ${item.change} · ${when(item.updatedAt)}`,
-      item.operations ? h("span", { class: "hint" }, ` · ${item.operations.map(describeOperation).join("; ")}`) : null,
-      item.revision === c.revision ? h("span", { class: "badge" }, "current")
-        : h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(item.revision) }, `Revert to r${item.revision}`))));
+    list.append(...page.body.items.map((item) => {
+      if (item.change === "schema") {
+        return h("li", { class: "schema-entry", "data-change": "schema", "data-schema-version": item.schemaVersion },
+          h("strong", {}, changeText(item)), h("span", { class: "hint" }, ` · registered ${when(item.updatedAt)} · applies to r${item.revision}; the user's next write stores it`));
+      }
+      kept.set(item.revision, item);
+      return h("li", { "data-revision": item.revision, "data-change": item.change },
+        h("strong", {}, `r${item.revision}`), ` ${changeText(item)} `, h("span", { class: "actor", "data-actor": item.actor?.name ?? "" }, actorText(item)),
+        ` · ${when(item.updatedAt)}`,
+        item.operations ? h("span", { class: "hint" }, ` · ${item.operations.map(describeOperation).join("; ")}`) : null,
+        item.customization ? h("button", { type: "button", class: "quiet", "data-action": "view", "aria-label": `View r${item.revision}`, onclick: () => viewRevision(item) }, "View") : null,
+        item.revision === c.revision ? h("span", { class: "badge" }, "current")
+          : h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(item.revision) }, `Revert to r${item.revision}`));
+    }));
+    refreshPickers();
     fill(more, page.body.nextBefore ? h("button", { type: "button", class: "quiet", onclick: () => loadHistory(page.body.nextBefore) }, "Older revisions") : null);
   }
   // A revert is a write that reaches the user's devices at once: confirmed first, as rotate and delete are.
   const revertConfirm = h("div", { id: "revert-confirm" });
+  const conflict = h("div", { id: "revert-conflict" });
   function revert(revision) {
-    fill(revertConfirm, h("section", { class: "card", "aria-labelledby": "revert-confirm-title" },
-      h("h3", { id: "revert-confirm-title", tabindex: "-1" }, revision === 0 ? "Revert to the empty customization (revision 0)?" : `Revert to r${revision}?`),
+    fill(revertConfirm, h("section", { class: "card", "aria-labelledby": "revert-confirm-title", "data-dialog": "revert" },
+      h("h4", { id: "revert-confirm-title", tabindex: "-1" }, revision === 0 ? "Revert to the empty customization (revision 0)?" : `Revert to r${revision}?`),
       h("p", {}, `This writes a new revision with the customization of r${revision}${revision === 0 ? " (none: the schema's defaults)" : ""}, `
         + "data-driven tabs of that revision included. It reaches the user's devices at once."),
       h("div", { class: "row" },
         h("button", { type: "button", id: "confirm-revert", onclick: () => { revertConfirm.replaceChildren(); doRevert(revision); } }, "Revert"),
-        h("button", { type: "button", class: "quiet", onclick: () => revertConfirm.replaceChildren() }, "Cancel"))));
-    revertConfirm.querySelector("h3").focus();
+        h("button", { type: "button", class: "quiet", "data-cancel": true, onclick: () => revertConfirm.replaceChildren() }, "Cancel"))));
+    revertConfirm.querySelector("h4").focus();
   }
   async function doRevert(revision) {
     try {
@@ -156,11 +199,26 @@ export async function userScreen(container, args, { go }) {
       go("user", appId, userId);
     } catch (error) {
       showProblem(error);
-      if (error instanceof Problem && error.status === 412) list.before(status("The customization changed meanwhile: reload to see it."));
+      if (error instanceof Problem && error.status === 412) {
+        // Someone wrote meanwhile (a device, another operator): read the user again rather than tell the person to.
+        let now = null;
+        try { now = (await call(withVersion(`${user}/customization`, shownVersion))).body; } catch { now = null; }
+        fill(conflict, h("div", { class: "card warning", "data-testid": "revert-conflict" },
+          h("p", {}, h("strong", {}, "Not reverted: the customization changed meanwhile"),
+            now ? ` (it is at r${now.revision} now, you were looking at r${c.revision}).` : "."),
+          h("div", { class: "row" },
+            h("button", { type: "button", id: "reload-user", onclick: () => { clearProblem(); go("user", appId, userId); } }, "Reload the user"),
+            h("span", { class: "hint" }, `then revert to r${revision} again if it is still wanted.`))));
+        conflict.querySelector("button").focus();
+      }
     }
   }
-  fill(history, h("h3", { id: "history-title" }, "History"), revertConfirm, list, more,
-    c.revision > 0 ? h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(0) }, "Revert to the empty customization (revision 0)") : null);
+  fill(history, h("h3", { id: "history-title" }, "History"), conflict, revertConfirm, viewPanel, list, more,
+    c.revision > 0 ? h("button", { type: "button", class: "quiet", "data-action": "revert", onclick: () => revert(0) }, "Revert to the empty customization (revision 0)") : null,
+    h("form", { class: "row", id: "diff-form", onsubmit: (event) => { event.preventDefault(); compare(); } },
+      h("label", { for: "diff-from" }, "Compare"), fromSelect, h("label", { for: "diff-to" }, "with"), toSelect,
+      h("button", { type: "submit", id: "diff-compare" }, "Compare")),
+    diffPanel);
   await Promise.all([drawLayouts(), loadHistory(null)]);
 }
 

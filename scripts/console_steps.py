@@ -109,6 +109,7 @@ def sign_in(page, base, token):
 
 
 def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, user_token):
+    import console_operators as ops  # the Operators v2 steps (they import this module's helpers)
     check = checks.check
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -227,6 +228,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     check(report["customizationsChecked"] == 2 and report["customizationsAffected"] >= 1 and report["droppedIds"] == ["demo.garage"],
           "the report names the stored customizations and alice's dropped choice")
     check(page.inner_text("#register-schema") == "Register as v2", "Register names the version it would create")
+    ops.v2_impact(page, checks, report)
     preview = page.eval_on_selector_all("#dry-run-changes li", "(items) => items.map((i) => [i.dataset.change, i.dataset.id])")
     check(sorted(preview) == sorted([["added", "demo.energy"], ["removed", "demo.garage"], ["moved", "demo.settings"], ["behaviour", "demo.alerts"], ["label", "demo.inbox"]]),
           f"the dry run previews the pasted schema's changes against v1, and only those ({preview})")
@@ -248,6 +250,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     columns = page.eval_on_selector_all(".schema-column", "(cols) => cols.map((c) => c.querySelector('h4').textContent)")
     check(len(columns) == 2 and columns[0].startswith("v1") and columns[1].startswith("v2"), "v1 and v2 side by side")
     shot(page, args, "04-schema-diff")
+    ops.title_only(page, base, admin, checks, app, schema_v2, api)
 
     print("== schemas: the preview against a stored schema with sections, data-driven tabs, hiddenIn and standIn")
     example = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "schema.json")))
@@ -311,6 +314,8 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     check(ones and all(w > 0 for w in ones) and all(w == 0 for w in zeros), "bar lengths follow the counts")
     shot(page, args, "06-stats")
     element_shot(page, ".chart-card", args, "06-stats-chart", "stats.png")
+    ops.removal(page, base, admin, checks, args, app, api, ["alice", "bob"] + [f"user-{n:02}" for n in range(12)])
+    ops.users_screen(page, base, admin, checks, args, app, api)
 
     print("== a user: the drawn layouts follow the layout answers")
     gaps = []
@@ -340,6 +345,8 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
             label = f"{platform or 'no platform'} {style or ''} {size}".replace("  ", " ")
             check({k: seen[k] for k in want} == want, f"{label}: sidebar {want['sidebar']}, bar {want['tabBar']}, pinned {want['pinned']}, more {want['more']}, hidden {want['hidden']} as drawn")
             check(seen["sidebarInOrder"] and seen["barInOrder"] and seen["visible"] and seen["inside"], f"{label}: drawn on screen in that order, inside the device")
+        if platform == "iOS":
+            ops.ios_regular(page, checks)
         if platform is None:
             shot(page, args, "07-user")
             element_shot(page, "#layouts", args, "07-user-layouts", "user-layouts.png")
@@ -355,6 +362,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     bob_drawn = page.query_selector("#layout-drawings figure[data-size-class=compact]").evaluate(DRAWN)
     check(bob_drawn["inside"], "bob's iPhone bar (four tabs, More and Search) fits inside the device")
     before = api(base, "GET", f"/v1/apps/{app}/users/bob/customization", admin)[1]
+    ops.bob_history(page, base, admin, checks, app, api)
     page.click("#history-list li[data-revision='1'] button[data-action=revert]")
     page.wait_for_selector("#revert-confirm #confirm-revert")
     time.sleep(0.3)
@@ -368,8 +376,10 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     check(after_revert["revision"] == before["revision"] + 1 and history["items"][0]["change"] == "revert", "Revert stores revision 1's choices as a new revision")
     check("demo.kitchen" not in after_revert["tabs"] or after_revert["tabs"]["demo.kitchen"]["sidebarVisibility"] != "hidden", "bob's second change is undone")
     shot(page, args, "08-user-history")
+    ops.after_revert(page, base, admin, checks, app, api, bob)
 
     several_versions(page, base, admin, checks, args, app=app, api=api, user_token=user_token, secret=secret, path=path)
+    ops.live(page, base, admin, checks, args, app, api, alice)
 
     print("== apps: rotate the secret, delete with a typed confirmation")
     page.evaluate("() => { const p = document.createElement('p'); p.textContent = 'faint control text'; p.style.color = '#aaaaaa'; document.querySelector('#screen').append(p); }")
@@ -384,6 +394,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     check(api(base, "GET", f"/v1/apps/{app}/users/alice/layout?sizeClass=compact", alice)[0] == 401, "tokens signed with the old secret stop working")
     check(api(base, "GET", f"/v1/apps/{app}/users/alice/layout?sizeClass=compact", user_token(rotated, app, "alice"))[0] == 200, "tokens signed with the new one work")
     shot(page, args, "09-apps-rotated")
+    ops.audit_and_tokens(browser, page, base, admin, checks, args, app, api)
     api(base, "POST", "/v1/apps", admin, {"id": "com.console.scratch", "name": "Scratch"})
     open_screen(page, base, "#/apps")
     page.wait_for_selector("tr[data-app-id='com.console.scratch'] button[data-action=delete]")
@@ -395,11 +406,12 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     page.wait_for_selector("text=Deleted com.console.scratch.")
     check(api(base, "GET", "/v1/apps/com.console.scratch", admin)[0] == 404, "the typed confirmation deletes the app")
     check(page.evaluate(UNLABELLED) == [], "every control of the apps screen has a label")
-    for route in ["#/apps", f"#/schemas/{app}", f"#/stats/{app}", f"#/user/{app}/alice"]:
+    for route in ["#/apps", f"#/schemas/{app}", f"#/stats/{app}", f"#/user/{app}/alice", f"#/users/{app}", "#/tokens", "#/audit"]:
         open_screen(page, base, route)
         page.wait_for_load_state("networkidle")
         low = page.evaluate(LOW_CONTRAST)
         check(low == [], f"every text of {route} has WCAG AA contrast ({low[:4]})")
+        ops.headings(page, checks, route)
     open_screen(page, base, "#/apps")
     for number in range(25):
         api(base, "POST", "/v1/apps", admin, {"id": f"com.console.page{number:02}", "name": f"Paging {number}"})
@@ -431,10 +443,11 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
     page.keyboard.press("Enter")
     page.wait_for_selector("#app-id")
     check(page.evaluate("() => location.hash") == "#/stats", "the navigation works from the keyboard")
+    ops.small_things(browser, page, base, admin, checks, args, app)
 
     problems = [m for m in messages if m.startswith("error") or m.startswith("pageerror") or "Content Security Policy" in m]
     # The refused sign-in and the 409 and 422 are answers the test asked for; Chromium logs each failed fetch.
-    expected_refusals = ["status of 401", "status of 409", "status of 422"]
+    expected_refusals = ["status of 401", "status of 409", "status of 422", "status of 412"]
     problems = [m for m in problems if not any(refusal in m for refusal in expected_refusals)]
     check(problems == [], f"no script error and no CSP violation while using the console ({problems[:3]})")
 
@@ -479,6 +492,7 @@ def run(browser, base, admin, checks, args, *, schema_v1, schema_v2, app, api, u
             shown = phone.evaluate("() => import('/console/dom.js').then((m) => [m.idCode('admin\\u202e').textContent, m.idCode('zw\\u200b\\u200d\\ufeff').textContent])")
             check(shown == ["admin\\u202E", "zw\\u200B\\u200D\\uFEFF"], f"ids are shown with invisible and direction-control characters escaped ({shown})")
         shot(phone, args, f"10-narrow-{name}")
+    ops.narrow_screens(phone, base, checks, args, app)
     narrow.close()
     context.close()
 

@@ -89,6 +89,20 @@ struct ConsoleTests {
         await client.close()
     }
 
+    @Test("GET /console/ (a trailing slash) is the page too, with the same headers and ETag; other slashes are not")
+    func trailingSlash() async throws {
+        let client = try InProcessClient { $0.console = true }
+        let plain = await client.send(.get("/console"))
+        let slashed = await client.send(.get("/console/"))
+        #expect(slashed.status == 200)
+        #expect(slashed.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(slashed.header("Content-Security-Policy") == Self.policy)
+        #expect(slashed.etag == plain.etag && slashed.body == plain.body)
+        #expect(await client.send(.get("/console/").ifNoneMatch(try #require(plain.etag))).status == 304)
+        #expect(await client.send(.get("/console/app.js/")).status == 404)
+        await client.close()
+    }
+
     @Test("--console false (or TAB_SERVER_CONSOLE) turns it off: every console path is 404; on by default")
     func disabled() async throws {
         #expect(try ServiceOptions.parse([], environment: [:]).0.console)
@@ -120,7 +134,7 @@ struct ConsoleTests {
         let api = APIResponder(store: try SQLiteStore(configuration: .init(path: directory.file("x.sqlite"))), configuration: configuration)
         let routed = Set(api.router.routes.map { "\($0.method) \($0.pattern)" })
         let undocumented = routed.subtracting(OpenAPITests.documentedOperations(yaml))
-        #expect(undocumented == Set(ConsoleRoutes.assets.map { "GET \($0.path)" }))
+        #expect(undocumented == Set(ConsoleRoutes.assets.flatMap(ConsoleRoutes.paths).map { "GET \($0)" }))
         #expect(api.router.routes.filter { $0.pattern.hasPrefix("/console") }.allSatisfy { $0.access == .anyone && $0.body == .empty })
     }
 

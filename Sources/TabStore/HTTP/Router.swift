@@ -105,9 +105,11 @@ package struct Router: Sendable {
 
         package mutating func add(_ method: String, _ pattern: String, access: RouteAccess, body: RouteBody, inline: InlineHandler? = nil,
                                   _ handler: @escaping Handler) {
-            let segments: [Segment] = pattern.split(separator: "/").map { part in
+            var segments: [Segment] = pattern.split(separator: "/").map { part in
                 part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
             }
+            // A pattern ending in "/" (`/console/`) matches only the path with that slash: its last segment is empty.
+            if pattern.count > 1 && pattern.hasSuffix("/") { segments.append(.literal("")) }
             precondition(!routes.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
             routes.append(Route(method: method, pattern: pattern, access: access, body: body, segments: segments, handler: handler, inline: inline))
         }

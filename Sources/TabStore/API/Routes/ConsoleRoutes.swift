@@ -40,10 +40,18 @@ struct ConsoleRoutes: RouteGroup {
         return String(Crypto.sha256(bytes).prefix(16).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
     }
 
+    /// The paths each asset is served at: the page at `/console` and `/console/` alike (an address typed or
+    /// bookmarked with the slash opens the console, not a 404), every other asset at its one path.
+    static func paths(of asset: Asset) -> [String] {
+        asset.path == "/console" ? ["/console", "/console/"] : [asset.path]
+    }
+
     func register(on builder: inout Router.Builder) {
         for asset in Self.assets {
             let serve: Router.InlineHandler = { request, _ in try Self.serve(asset, to: request) }
-            builder.add("GET", asset.path, access: .anyone, body: .empty, inline: serve) { request, _ in try Self.serve(asset, to: request) }
+            for path in Self.paths(of: asset) {
+                builder.add("GET", path, access: .anyone, body: .empty, inline: serve) { request, _ in try Self.serve(asset, to: request) }
+            }
         }
     }
 
