@@ -17,7 +17,8 @@ import TabStoreTestSupport
 struct AbuseTests {
     /// Probes, metrics, the API description and the operator console's page and assets (they hold no data; every
     /// call the console makes carries the operator's token).
-    static let publicRoutes: Set<String> = Set(["/healthz", "/readyz", "/metrics", "/openapi.yaml"] + ConsoleRoutes.assets.flatMap(ConsoleRoutes.paths))
+    static let publicRoutes: Set<String> = Set(
+        ["/healthz", "/readyz", "/metrics", "/openapi.yaml"] + ConsoleRoutes.assets.flatMap(ConsoleRoutes.paths))
     static let userRoutes: Set<String> = ["/v1/apps/{appId}/users/{userId}/customization", "/v1/apps/{appId}/users/{userId}/layout"]
     static let readerRoutes: Set<String> = ["/v1/apps/{appId}/schema", "/v1/apps/{appId}/schema/versions/{version}"]
 
