@@ -129,4 +129,20 @@ struct OperatorAttackFindingsTests {
             #expect(empty.status == 422 && empty.text.contains(#""code":"no-visible-tab""#), "\(empty.text)")
         }
     }
+
+    @Test("a dry run that changes only a data-driven section's prefix drops the user's data tabs, not the section it keeps")
+    func prefixChangeKeepsSection() async throws {
+        func schema(_ prefix: String) -> String {
+            #"{"items": [{"kind": "tab", "id": "home", "title": "Home"}, {"kind": "section", "id": "pl", "title": "Playlists", "tabs": [], "dynamicTabs": {"idPrefix": "\#(prefix)"}}]}"#
+        }
+        try await withLiveService { live in
+            let app = try await Credentials.App.register(on: live, id: "com.myApp", schema: schema("pl."))
+            let set = #"{"op": "setDynamicTabs", "section": "pl", "tabs": [{"id": "pl.a", "title": "A"}]}"#
+            #expect(try await live.send(.patch(app.userPath("bob") + "/customization").bearer(live.admin).json(V.patch(set))).status == 200)
+            let report = try await live.send(.put("/v1/apps/com.myApp/schema?dryRun=true").bearer(live.admin).json(schema("list.")))
+            #expect(
+                report.status == 200 && report.ids("droppedIds") == ["pl.a"] && report.field("customizationsAffected") == .integer(1),
+                "\(report.text)")
+        }
+    }
 }

@@ -41,7 +41,9 @@ package struct UserImpact: Sendable, Equatable {
         }
         for (section, list) in served.dynamicTabs {
             guard let kept = reconciled.dynamicTabs[section] else {
-                dropped.insert(section)
+                // The list goes (its section is gone, or its entries no longer fit the prefix); the section's id is
+                // dropped only when the new version lacks it.
+                if newIndex.section(section) == nil, !newIndex.schema.items.contains(where: { $0.id == section }) { dropped.insert(section) }
                 dynamicTabsDropped += list.count
                 for tab in list.tabs { dropped.insert(tab.id) }
                 continue

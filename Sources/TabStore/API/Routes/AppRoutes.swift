@@ -160,7 +160,9 @@ struct AppRoutes: RouteGroup {
             throw MalformedDocument(pointer: "/minimumSchemaVersion", code: .missingField, detail: "\"minimumSchemaVersion\" is required")
         }
         let dryRun = try Self.dryRunParameter(request)
-        _ = try CustomizationRoutes.integerParameter(request, "limit", in: 1...Self.maxReportPage)  // 400 with or without dryRun
+        // 400 with or without dryRun.
+        _ = try CustomizationRoutes.integerParameter(request, "limit", in: 1...Self.maxReportPage)
+        _ = try AppUserRoutes.idParameter(request, "after", allowEmpty: false)
         let entry = try await services.requireApp(context)
         let current = entry.app.schemaVersion
         // A re-created app's versions start above its predecessor's (`schemaVersionFloor`): those are not its versions.
@@ -216,7 +218,7 @@ struct AppRoutes: RouteGroup {
     /// version from `minimum` to the current one has.
     private func minimumReport(_ request: HTTPRequest, _ entry: AppCache.Entry, minimum: Int) async throws -> JSONValue {
         let limit = try CustomizationRoutes.integerParameter(request, "limit", in: 1...Self.maxReportPage) ?? 50
-        let after = request.queryParameter("after").map { Identifier($0) }
+        let after = try AppUserRoutes.idParameter(request, "after", allowEmpty: false).map { Identifier($0) }
         var indexes: [SchemaIndex] = []
         if let current = entry.schema {
             indexes.append(current)
