@@ -125,6 +125,10 @@ struct OperatorAttackFindingsTests {
                 #expect(minimum.status == 400, "\(query): \(minimum.text)")
             }
             #expect(try await live.send(.get("/v1/apps/com.myApp").bearer(live.admin)).field("schemaVersion") == .integer(1))
+            // A rehearsal is told from the real thing in the audit log.
+            #expect(try await live.send(.put("/v1/apps/com.myApp/schema?dryRun=true").bearer(live.admin).json(V.v2)).status == 200)
+            let audit = try await live.send(.get("/v1/audit?app=com.myApp&limit=1").bearer(live.admin))
+            #expect(audit.text.contains(#""action":"PUT /v1/apps/{appId}/schema?dryRun=true""#), "\(audit.text)")
             let empty = try await live.send(.put("/v1/apps/com.myApp/schema").bearer(live.admin).json(#"{"items": []}"#))
             #expect(empty.status == 422 && empty.text.contains(#""code":"no-visible-tab""#), "\(empty.text)")
         }

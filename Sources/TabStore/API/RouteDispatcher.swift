@@ -82,7 +82,9 @@ struct RouteDispatcher: Sendable {
         guard let actor = context.operatorName else { return }
         let isRead = request.method == "GET" || request.method == "HEAD"
         guard !isRead || context.pattern.hasSuffix("/export") else { return }
-        let entry = AuditEntry(at: Timestamp.now(), actor: actor, action: "\(request.method) \(context.pattern)", appId: context.parameters["appId"],
+        // A rehearsal says so: a dry run's 200 is not a registration's.
+        let action = "\(request.method) \(context.pattern)" + (request.queryParameter("dryRun") == "true" ? "?dryRun=true" : "")
+        let entry = AuditEntry(at: Timestamp.now(), actor: actor, action: action, appId: context.parameters["appId"],
             userId: context.parameters["userId"],
             target: (context.parameters["name"] ?? context.parameters["version"]).flatMap { Self.auditTarget($0) },
                                requestId: context.requestId, status: status)
