@@ -73,6 +73,10 @@ export function showProblem(error) {
       h("button", { type: "button", class: "quiet", onclick: clearProblem }, "Dismiss"));
   }
   region.hidden = false;
+  // Where the operator can see it, however far down the page the refused action was; focus follows, so a
+  // keyboard user is where the message is (Dismiss is the next stop).
+  region.scrollIntoView({ block: "nearest" });
+  region.focus({ preventScroll: true });
 }
 
 export function clearProblem() {

@@ -144,7 +144,15 @@ document.querySelector(".skip").addEventListener("click", (event) => {
   $("main").focus();
 });
 
-// Esc closes the confirmation open on the page (its Cancel), and focus goes back to the main region.
+// The button that opened a confirmation, so Esc can give focus back where the operator was.
+let opener = null;
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("button") : null;
+  if (button && !button.closest("[data-dialog]")) opener = button;
+}, true);
+
+// Esc closes the confirmation open on the page (its Cancel), and focus goes back to the button that opened it
+// (or, when that is gone, to the main region).
 document.addEventListener("keydown", (event) => {
   if (event.key !== "Escape" || event.defaultPrevented) return;
   const dialogs = [...document.querySelectorAll("[data-dialog]")];
@@ -154,7 +162,7 @@ document.addEventListener("keydown", (event) => {
   if (!cancel) return;
   event.preventDefault();
   cancel.click();
-  $("main").focus();
+  (opener && opener.isConnected ? opener : $("main")).focus();
 });
 
 // A new screen: focus moves to the page's main region, so keyboard and screen-reader users start there.

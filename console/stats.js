@@ -31,9 +31,11 @@ export async function statsScreen(container, args, { go }) {
   container.append(
     h("dl", { class: "counts" },
       h("dt", {}, "Schema version"), h("dd", {}, stats.schemaVersion ? `v${stats.schemaVersion}` : "none"),
-      h("dt", {}, "Users with a customization"), h("dd", { id: "stats-users" }, stats.usersWithCustomization),
+      h("dt", {}, "Users with choices now"), h("dd", { id: "stats-users" }, stats.usersWithCustomization),
       h("dt", {}, "Stored customizations"), h("dd", {}, stats.storedCustomizations),
       h("dt", {}, "Unreadable (skipped)"), h("dd", {}, stats.unreadableCustomizations)),
+    h("p", { class: "hint" }, "Users with choices now: whose stored choices still say something under the current version. ",
+      "Stored customizations counts every stored one, also those a schema change left with nothing to say."),
     // Drawn at the width it is shown at (text stays 13 px on a phone): the card's inner width, 300 to 820.
     rows.length === 0 ? status("The app has no tabs yet (no schema).")
       : chart(rows, stats.usersWithCustomization, Math.round(Math.min(820, Math.max(300, container.clientWidth - 36)))),

@@ -183,7 +183,7 @@ def bob_history(page, base, admin, checks, app, api):
     page.wait_for_selector("#revert-confirm [data-dialog]")
     page.keyboard.press("Escape")
     page.wait_for_function("() => !document.querySelector('#revert-confirm [data-dialog]')")
-    check(page.evaluate("() => document.activeElement.id") == "main", "Esc closes the confirmation (focus back on the main region)")
+    check(page.evaluate("() => document.activeElement.dataset.action") == "revert", "Esc closes the confirmation (focus back on the button that opened it)")
 
 
 def after_revert(page, base, admin, checks, app, api, bob_token):
@@ -284,6 +284,7 @@ def audit_and_tokens(browser, page, base, admin, checks, args, app, api):
     check(status == 403 and "(403)" in other.inner_text("#problem") and other.inner_text("[data-testid=problem-detail]") == problem["detail"],
           f"a read-scope token cannot rotate a secret: the console shows the 403's problem ({problem['detail']!r})")
     check(other.query_selector("#secret-value") is None and "read scope" in other.inner_text("#whoami"), "no secret shown; the header says the token is read-only")
+    check(other.evaluate("() => document.activeElement.id") == "problem", "the refusal has the focus (and is scrolled into view), wherever the button was")
     shot(other, args, "20-read-scope-refused")
     reader.close()
     open_screen(page, base, "#/tokens")
