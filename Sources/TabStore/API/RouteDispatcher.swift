@@ -88,16 +88,17 @@ struct RouteDispatcher: Sendable {
             userId: context.parameters["userId"],
             target: (context.parameters["name"] ?? context.parameters["version"]).flatMap { Self.auditTarget($0) },
                                requestId: context.requestId, status: status)
-        // With a bound of its own from now: a request whose database work took its whole bound (a stalled disk
-        // or database) still has what it did recorded. One that cannot be stored is tried again in the background,
-        // a few times (bounded: at most `Self.maxAuditRetries` entries wait at once), then logged.
+        // First within what is left of the request's bound, so the answer is never held past it. An entry that
+        // could not be stored then (a stalled disk or database, or a request whose database work took the whole
+        // bound) is tried again in the background, each time with a bound of its own, a few times (at most
+        // `Self.maxAuditRetries` entries wait at once), then logged.
         let store = self.store, keep = auditRetention, logger = self.logger
+        if (try? await store.appendAudit(entry, keep: keep)) != nil { return }
         let append: @Sendable () async -> Bool = {
             await RequestDeadline.$arrivedAt.withValue(DispatchTime.now().uptimeNanoseconds) {
                 (try? await store.appendAudit(entry, keep: keep)) != nil
             }
         }
-        guard !(await append()) else { return }
         guard Self.auditRetries.withLock({ waiting in
             guard waiting < Self.maxAuditRetries else { return false }
             waiting += 1
