@@ -231,20 +231,7 @@ package final class ChangeHub: Sendable {
     }
 
     private func endOperatorFollowers(_ revoked: ([UInt8]) -> Bool) {
-        let gone = registry.withLock { registry -> [any ChangeFollower] in
-            var gone: [any ChangeFollower] = []
-            for key in Array(registry.followers.keys) {
-                for (id, entry) in registry.followers[key] ?? [:] {
-                    guard let token = entry.operatorToken, revoked(token) else { continue }
-                    registry.followers[key]?[id] = nil
-                    Self.uncount(entry.kind, in: &registry)
-                    gone.append(entry.follower)
-                }
-                if registry.followers[key]?.isEmpty == true { registry.followers[key] = nil }
-            }
-            return gone
-        }
-        for follower in gone { follower.ended(.operatorTokenRevoked) }
+        letGo(.operatorTokenRevoked, users: { _ in true }) { entry in entry.operatorToken.map(revoked) ?? false }
     }
 
     /// Every user someone follows, of every app (after missed notifications, each is read again).
@@ -252,11 +239,16 @@ package final class ChangeHub: Sendable {
 
     /// Ends (`credentialsRevoked`) the app's followers whose verifying secret `revoked` says is no longer valid.
     private func revoke(_ appId: Identifier, _ revoked: ([UInt8]) -> Bool) {
+        letGo(.credentialsRevoked, users: { $0.appId == appId }) { entry in entry.verifiedBy.map(revoked) ?? false }
+    }
+
+    /// Unregisters the followers of the users `users` picks whose entry `matches`, then tells each `reason`
+    /// (outside the lock).
+    private func letGo(_ reason: FollowEnd, users: (UserKey) -> Bool, _ matches: (Entry) -> Bool) {
         let gone = registry.withLock { registry -> [any ChangeFollower] in
             var gone: [any ChangeFollower] = []
-            for key in Array(registry.followers.keys) where key.appId == appId {
-                for (id, entry) in registry.followers[key] ?? [:] {
-                    guard let secret = entry.verifiedBy, revoked(secret) else { continue }
+            for key in Array(registry.followers.keys) where users(key) {
+                for (id, entry) in registry.followers[key] ?? [:] where matches(entry) {
                     registry.followers[key]?[id] = nil
                     Self.uncount(entry.kind, in: &registry)
                     gone.append(entry.follower)
@@ -265,7 +257,7 @@ package final class ChangeHub: Sendable {
             }
             return gone
         }
-        for follower in gone { follower.ended(.credentialsRevoked) }
+        for follower in gone { follower.ended(reason) }
     }
 
     /// Lets go of every long poll (they answer at once) and refuses new followers: the server drains. Streams
