@@ -117,34 +117,48 @@ package final class PostgresPool: Sendable {
     }
 
     /// One checked-out connection; its `run` calls must not overlap (each awaits the last).
-    package final class Session: @unchecked Sendable {
+    ///
+    /// Each `run` takes the connection out under a lock and puts it back when its work is done, and `end` takes it
+    /// under the same lock: the runs and the end happen on different threads, and the lock (not only the
+    /// continuation between them) orders what each does to the connection.
+    package final class Session: Sendable {
+        private struct Held {
+            var grant: Grant?
+            var connection: PostgresConnection?
+        }
+
         private let pool: PostgresPool
-        private var grant: Grant?
-        private var connection: PostgresConnection?
+        private let held: Locked<Held>
         /// When the session's work must end (its request's arrival plus the bound).
         private let deadline: UInt64?
 
         fileprivate init(pool: PostgresPool, grant: Grant, deadline: UInt64?) {
             self.pool = pool
-            self.grant = grant
+            held = Locked(Held(grant: grant))
             self.deadline = deadline
         }
 
         package func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
             try await withCheckedThrowingContinuation { continuation in
                 pool.queue.async {
+                    var now = self.held.withLock { held in
+                        defer { held = Held() }
+                        return held
+                    }
                     do {
-                        if self.connection == nil {
-                            if case .connection(let idle)? = self.grant, idle.isAlive() {
-                                self.connection = idle
+                        if now.connection == nil {
+                            if case .connection(let idle)? = now.grant, idle.isAlive() {
+                                now.connection = idle
                             } else {
-                                self.connection = try self.pool.settings.connect(by: self.deadline)
+                                now.connection = try self.pool.settings.connect(by: self.deadline)
                             }
-                            self.grant = nil
+                            now.grant = nil
                         }
-                        let connection = self.connection!
-                        continuation.resume(returning: try connection.bounded(by: self.deadline, body))
+                        let value = try now.connection!.bounded(by: self.deadline, body)
+                        self.held.withLock { $0 = now }
+                        continuation.resume(returning: value)
                     } catch {
+                        self.held.withLock { $0 = now }
                         continuation.resume(throwing: PostgresPool.storageError(error))
                     }
                 }
@@ -153,13 +167,15 @@ package final class PostgresPool: Sendable {
 
         /// Gives the connection (or the right to open one) back to the pool.
         fileprivate func end() {
+            let connection = held.withLock { held in
+                defer { held = Held() }
+                return held.connection
+            }
             if let connection {
                 pool.release(connection, broken: !connection.isReusable)
             } else {
                 pool.release(nil, broken: true)  // never opened (or failed to): frees its place
             }
-            connection = nil
-            grant = nil
         }
     }
 
