@@ -82,6 +82,24 @@ struct OperatorAttackFindingsTests {
         }
     }
 
+    @Test("the audit log names what a write created: the app a POST made, the token's name, the schema's version")
+    func createdResourcesAudited() async throws {
+        try await withLiveService { live in
+            _ = try await Credentials.App.register(on: live, id: "com.myApp", schema: V.v1)
+            let token = try await live.send(.post("/v1/operator-tokens").bearer(live.admin).json(#"{"name": "ci-bot", "scope": "read"}"#))
+            #expect(token.status == 201 && token.headers["Location"] == "/v1/operator-tokens/ci-bot", "\(token.text)")
+            #expect(try await live.send(.put("/v1/apps/com.myApp/schema").bearer(live.admin).json(V.v2)).status == 201)
+            let audit = try await live.send(.get("/v1/audit?limit=10").bearer(live.admin))
+            #expect(audit.text.contains(#""action":"POST /v1/apps","appId":"com.myApp","requestId""#), "\(audit.text)")
+            #expect(audit.text.contains(#""action":"POST /v1/operator-tokens","target":"ci-bot","requestId""#), "\(audit.text)")
+            #expect(audit.text.contains(#""action":"PUT /v1/apps/{appId}/schema","appId":"com.myApp","target":"2","requestId""#), "\(audit.text)")
+            // A refused creation made nothing: its entry names no app.
+            #expect(try await live.send(.post("/v1/apps").bearer(live.admin).json(#"{"id": "com.myApp", "name": "Again"}"#)).status == 409)
+            let refused = try await live.send(.get("/v1/audit?limit=1").bearer(live.admin))
+            #expect(refused.text.contains(#""action":"POST /v1/apps","requestId""#) && refused.text.contains(#""status":409"#), "\(refused.text)")
+        }
+    }
+
     @Test("the users list refuses a prefix or after that does not decode, instead of listing everyone")
     func undecodablePrefix() async throws {
         try await withLiveService { live in

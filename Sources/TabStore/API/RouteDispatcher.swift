@@ -68,7 +68,7 @@ struct RouteDispatcher: Sendable {
             } catch {
                 response = problem(for: error, requestId: context.requestId)
             }
-            await record(request, routeContext, status: response.status)
+            await record(request, routeContext, status: response.status, created: createdParameters(response))
             return response
         } catch {
             return problem(for: error, requestId: context.requestId)
@@ -78,15 +78,16 @@ struct RouteDispatcher: Sendable {
     /// The audit log: every operator write (any method but GET and HEAD, dry runs included) and every export of a
     /// user's data (exports and erases are the operator's only), with its answer's status. A failure to record is
     /// logged; the answer stands (what it did is done).
-    private func record(_ request: HTTPRequest, _ context: RouteContext, status: Int) async {
+    private func record(_ request: HTTPRequest, _ context: RouteContext, status: Int, created: [String: String] = [:]) async {
         guard let actor = context.operatorName else { return }
+        let parameters = context.parameters.merging(created) { fromPath, _ in fromPath }
         let isRead = request.method == "GET" || request.method == "HEAD"
         guard !isRead || context.pattern.hasSuffix("/export") else { return }
         // A rehearsal says so: a dry run's 200 is not a registration's.
         let action = "\(request.method) \(context.pattern)" + (request.queryParameter("dryRun") == "true" ? "?dryRun=true" : "")
-        let entry = AuditEntry(at: Timestamp.now(), actor: actor, action: action, appId: context.parameters["appId"],
-            userId: context.parameters["userId"],
-            target: (context.parameters["name"] ?? context.parameters["version"]).flatMap { Self.auditTarget($0) },
+        let entry = AuditEntry(at: Timestamp.now(), actor: actor, action: action, appId: parameters["appId"],
+            userId: parameters["userId"],
+            target: (parameters["name"] ?? parameters["version"]).flatMap { Self.auditTarget($0) },
                                requestId: context.requestId, status: status)
         // First within what is left of the request's bound, so the answer is never held past it. An entry that
         // could not be stored then (a stalled disk or database, or a request whose database work took the whole
@@ -116,6 +117,17 @@ struct RouteDispatcher: Sendable {
             }
             logger.warning("audit_not_recorded", [("route", .string(pattern)), ("requestId", .string(requestId))])
         }
+    }
+
+    /// The path parameters of what a write created, read from its 201's `Location` as the routes that read or
+    /// delete it would, so the audit log names what a POST or a schema PUT made (the app's id, the token's name,
+    /// the schema's version) as it names what a DELETE took away.
+    private func createdParameters(_ response: HTTPResponse) -> [String: String] {
+        guard response.status == 201, let location = response.headers["Location"] else { return [:] }
+        for method in ["GET", "DELETE"] {
+            if case .found(_, let parameters) = router.match(method: method, path: Substring(location)) { return parameters }
+        }
+        return [:]
     }
 
     /// An operator's write refused before its handler ran (403: a read-scope token's write; 404: an app that does

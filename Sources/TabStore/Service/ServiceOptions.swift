@@ -309,5 +309,5 @@ public struct ServiceOptions: Sendable {
 }
 
 public enum TabStoreVersion {
-    public static let current = "1.0.0"
+    public static let current = "1.2.0"
 }

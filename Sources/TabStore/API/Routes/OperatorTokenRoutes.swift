@@ -94,7 +94,7 @@ struct OperatorTokenRoutes: RouteGroup {
         guard case .object(var json) = Self.json(record) else { preconditionFailure("json makes an object") }
         // The token is shown once, here; only its SHA-256 digest is stored.
         json["token"] = .string(token)
-        return .json(201, .object(json), headers: HTTPHeaders([("Cache-Control", "no-store")]))
+        return .json(201, .object(json), headers: HTTPHeaders([("Location", "/v1/operator-tokens/\(name)"), ("Cache-Control", "no-store")]))
     }
 
     func list(_ request: HTTPRequest, _ context: RouteContext) async throws -> HTTPResponse {
