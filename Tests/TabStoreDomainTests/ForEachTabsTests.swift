@@ -4,7 +4,7 @@ import Testing
 import TabStoreTestSupport
 
 /// A `ForEach` directly in the `TabView` (docs/domain.md "A top-level ForEach"): the `forEach` schema item across schema versions, in PUT documents,
-/// in the served schema, and at the schema's limits. Layouts are in `SeedBehaviorTests` and `LayoutGoldenTests`, rule
+/// in the served schema, and at the schema's limits. Layouts are in `ExampleSchemaTests` and `LayoutGoldenTests`, rule
 /// codes in `RuleCodeTests`.
 @Suite("Top-level ForEach tabs")
 struct ForEachTabsTests {

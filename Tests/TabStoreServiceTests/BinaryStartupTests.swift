@@ -103,8 +103,8 @@ func mode(_ path: String) throws -> Int {
     return Int(info.st_mode) & 0o777
 }
 
-@Suite("Start-up, files and locks of the real binary (security audit)", .serialized)
-struct HardeningBinaryTests {
+@Suite("Start-up, files and locks of the real binary", .serialized)
+struct BinaryStartupTests {
     @Test("under umask 0 the generated admin token and a backup are created 0600; a backup never overwrites or follows a symlink")
     func secretsAreOwnerOnly() async throws {
         let directory = TemporaryDirectory()

@@ -5,7 +5,7 @@ import Testing
 @testable import TabStoreSupport
 import TabStoreTestSupport
 
-extension HardeningBinaryTests {
+extension BinaryStartupTests {
     @Test("a second SIGTERM or SIGINT during the drain exits at once, non-zero (128 + the signal), with a shutdown_forced line")
     func secondSignalForcesExit() async throws {
         let directory = TemporaryDirectory()

@@ -8,8 +8,8 @@ import FoundationNetworking
 /// What an app developer's trial of the client found, kept fixed: an empty queue file opens as a new queue, a
 /// queued write refused with 403 (a token for another user) stays queued, a `Retry-After` is waited out, and
 /// the app's own cancellation never says the connection went offline.
-@Suite("TabStoreClient: trial findings, without a server")
-struct TrialFindingsTests {
+@Suite("TabStoreClient recovers: empty queue files, refused queued writes, Retry-After, cancellation (without a server)")
+struct ClientRecoveryTests {
     @Test("an empty queue file (created, never written) opens as a new, empty queue")
     func emptyQueueFile() async throws {
         let file = SchemaVersionStubTests.queueFile()

@@ -7,8 +7,8 @@ import TabStoreTestSupport
 /// What an attack on the v1.2 operator endpoints found, each held here: the token cap under concurrent
 /// creations, strict RFC 3339 expiries, refused operator writes in the audit log, a prefix that does not
 /// decode, a history page of exactly `limit`, a misspelled `dryRun`, an empty schema.
-@Suite("Operators: attack findings", .serialized)
-struct OperatorAttackFindingsTests {
+@Suite("Operators at their edges: the token cap, strict times, audits of refusals and creations, list parameters", .serialized)
+struct OperatorEdgeCaseTests {
     typealias V = AppVersionsTests
 
     @Test("concurrent creations never pass 100 operator tokens, and every token stored is listed", arguments: PostgresTestCluster.backends)

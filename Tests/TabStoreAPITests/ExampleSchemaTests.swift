@@ -11,7 +11,7 @@ import Testing
 import TabStoreTestSupport
 
 @Suite("The example schemas behave as docs/domain.md says")
-struct SeedBehaviorTests {
+struct ExampleSchemaTests {
     @Test("every example schema is valid", arguments: Seeds.all.map(\.1))
     func seedsParse(text: String) throws {
         let index = try Seeds.index(text)
