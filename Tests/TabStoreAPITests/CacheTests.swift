@@ -49,6 +49,29 @@ struct CacheTests {
         #expect(cache.value(ByteKey("k4")) == 4)
     }
 
+    @Test("a full cache keeps a value read after a miss only when its key missed lately too; a written value always")
+    func admission() {
+        let cache = ByteBoundedCache<Int>(budget: 400, shards: 1)
+        for index in 0..<4 { cache.put(ByteKey("k\(index)"), index, cost: 100) }  // room: each kept at once
+        #expect(cache.statistics.entries == 4)
+        cache.put(ByteKey("once"), 9, cost: 100)  // full, and the key never missed before: not kept, nothing evicted
+        #expect(cache.value(ByteKey("once")) == nil)
+        for index in 0..<4 { #expect(cache.value(ByteKey("k\(index)")) == index) }
+        #expect(cache.statistics.refused == 1)
+        cache.put(ByteKey("once"), 9, cost: 100)  // its second miss: kept, one entry evicted for it
+        #expect(cache.value(ByteKey("once")) == 9)
+        #expect(cache.statistics.entries == 4)
+        let key = ByteKey("filled")
+        cache.fill(key, 7, cost: 100, ticket: cache.ticket(for: key))
+        #expect(cache.value(key) == nil)
+        cache.fill(key, 7, cost: 100, ticket: cache.ticket(for: key))
+        #expect(cache.value(key) == 7)
+        cache.set(ByteKey("written"), 5, cost: 100)  // a write's value: kept at once
+        #expect(cache.value(ByteKey("written")) == 5)
+        #expect(cache.statistics.cost <= 400)
+        #expect(cache.statistics.refused == 2)
+    }
+
     @Test("a fill that began before a write is dropped; one that began after it is kept")
     func ticketsOrderFillsAfterWrites() {
         let cache = ByteBoundedCache<Int>(budget: 1 << 20, shards: 1)
@@ -173,18 +196,24 @@ struct RecordCacheTests {
 
 @Suite("The verified-token cache")
 struct TokenCacheTests {
-    @Test("bounded by bytes: thousands of tokens never hold more than the budget, recent ones stay")
+    @Test("bounded by bytes: thousands of tokens never hold more than the budget; once full, a token verified again is kept")
     func bounded() {
         let cache = TabStoreAuth.TokenCache(budget: 64 << 10)
+        func token(_ index: Int) -> String { "header.payload-\(index)-" + String(repeating: "x", count: 150) + ".signature" }
+        func entry(_ index: Int) -> TabStoreAuth.TokenCache.Entry {
+            .init(appId: "app", audience: ["app"], userId: Identifier("user-\(index)"), secret: "s", expiresAt: 1, notBefore: nil)
+        }
         for index in 0..<5_000 {
-            let token = "header.payload-\(index)-" + String(repeating: "x", count: 150) + ".signature"
-            cache.store(token, .init(appId: "app", audience: ["app"], userId: Identifier("user-\(index)"), secret: "s", expiresAt: 1, notBefore: nil))
+            cache.store(token(index), entry(index))
             #expect(cache.statistics.cost <= 64 << 10)
         }
-        let last = "header.payload-4999-" + String(repeating: "x", count: 150) + ".signature"
-        #expect(cache.lookup(last)?.userId == Identifier("user-4999"))
-        #expect(cache.lookup("header.payload-0-" + String(repeating: "x", count: 150) + ".signature") == nil)
         #expect(cache.statistics.entries > 50)
+        #expect(cache.lookup(token(0))?.userId == Identifier("user-0"))  // kept while the cache had room
+        // Full: a token seen once did not push out the tokens in use; verified a second time, it is kept.
+        #expect(cache.lookup(token(4_999)) == nil)
+        cache.store(token(4_999), entry(4_999))
+        #expect(cache.lookup(token(4_999))?.userId == Identifier("user-4999"))
+        #expect(cache.statistics.cost <= 64 << 10)
     }
 }
 

@@ -165,6 +165,8 @@ package final class Metrics: Sendable, ServerObserver {
         perCache("tabstore_cache_bytes", "Bytes the entries of each read cache count against its budget (--cache-bytes).", "gauge") { $0.cost }
         perCache("tabstore_cache_hits_total", "Reads each read cache answered.", "counter") { $0.hits }
         perCache("tabstore_cache_misses_total", "Reads each read cache could not answer.", "counter") { $0.misses }
+        perCache("tabstore_cache_not_admitted_total", "Values read after a miss that a full cache did not keep (their key had not missed lately).",
+                 "counter") { $0.refused }
         var described: Set<String> = []
         for gauge in gauges.backend {
             if described.insert(gauge.name).inserted { out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) \(gauge.counter ? "counter" : "gauge")\n" }

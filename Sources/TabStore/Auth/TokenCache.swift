@@ -34,7 +34,8 @@ package final class TokenCache: Sendable {
 
     package func lookup(_ token: String) -> Entry? { entries.value(ByteKey(Array(token.utf8))) }
 
-    /// Bounded by bytes, evicting the least recently used first (CLOCK): a miss only costs one verification.
+    /// Bounded by bytes, evicting the least recently used first (CLOCK). Once full, a token is kept at its second
+    /// verification (`ByteBoundedCache`'s admission), so tokens seen once never push out the ones in use.
     package func store(_ token: String, _ entry: Entry) {
         let key = ByteKey(Array(token.utf8))
         let cost = 192 + key.bytes.count + entry.appId.byteCount + entry.userId.byteCount + entry.audience.reduce(0) { $0 + 16 + $1.byteCount }

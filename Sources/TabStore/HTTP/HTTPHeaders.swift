@@ -25,6 +25,11 @@ package struct HTTPHeaders: Sendable, Equatable, Sequence {
         fields.first { Self.equal($0.name, name) }?.value
     }
 
+    /// How many fields have this name (no array made, unlike `values`).
+    package func count(_ name: String) -> Int {
+        fields.reduce(0) { Self.equal($1.name, name) ? $0 + 1 : $0 }
+    }
+
     /// Every value of the field, in order.
     package func values(_ name: String) -> [String] {
         fields.filter { Self.equal($0.name, name) }.map(\.value)

@@ -118,22 +118,28 @@ package struct Router: Sendable {
     }
 
     /// Matches a raw (percent-encoded) path. Segments are split first and decoded after,
-    /// so `%2F` inside an id never creates a new segment.
+    /// so `%2F` inside an id never creates a new segment. A segment without an escape is compared where it lies
+    /// in the path (no copy); only the answering route's parameters become `String`s.
     package func match(method: String, path: Substring) -> Match {
         guard path.hasPrefix("/") else { return .notFound }
         let rawSegments = path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        var decoded: [String] = []
+        var decoded: [Substring] = []
         decoded.reserveCapacity(rawSegments.count)
         for raw in rawSegments {
-            guard let segment = PercentDecoding.decode(Substring(raw)) else { return .badPath }
-            decoded.append(segment)
+            let segment = Substring(raw)
+            if raw.contains(UInt8(ascii: "%")) {
+                guard let unescaped = PercentDecoding.decode(segment) else { return .badPath }
+                decoded.append(Substring(unescaped))
+            } else {
+                decoded.append(segment)
+            }
         }
-        if decoded == [""] { decoded = [] }  // "/"
+        if decoded.count == 1 && decoded[0].isEmpty { decoded = [] }  // "/"
         var allowed: [String] = []
         for route in routes where route.segments.count == decoded.count {
             let matches = zip(route.segments, decoded).allSatisfy { segment, value in
                 switch segment {
-                case .literal(let literal): Identifier(literal) == Identifier(value)  // bytes, not canonical equivalence
+                case .literal(let literal): literal.utf8.elementsEqual(value.utf8)  // bytes, not canonical equivalence
                 case .parameter: !value.isEmpty
                 }
             }
@@ -141,7 +147,7 @@ package struct Router: Sendable {
             if route.method == method || (method == "HEAD" && route.method == "GET") {
                 // Only the route that answers collects its parameters (the others were compared, not filled).
                 var parameters: [String: String] = [:]
-                for case (.parameter(let name), let value) in zip(route.segments, decoded) { parameters[name] = value }
+                for case (.parameter(let name), let value) in zip(route.segments, decoded) { parameters[name] = String(value) }
                 return .found(route, parameters: parameters)
             }
             allowed.append(route.method)

@@ -1,9 +1,19 @@
 /// A key made of bytes, hashed and compared as bytes (never as a `String`, whose `==` and hash follow
-/// Unicode canonical equivalence: two spellings of one name must stay two keys).
+/// Unicode canonical equivalence: two spellings of one name must stay two keys). Its hash is computed once,
+/// when the key is made, with the process's seeded hasher over every byte; a cache then picks the shard and
+/// the dictionary bucket from that one value instead of hashing the bytes twice (a token key is a few hundred
+/// bytes).
 package struct ByteKey: Hashable, Sendable {
     package let bytes: [UInt8]
+    /// `Hasher` over `bytes` (seeded per process, so a client cannot choose colliding keys).
+    fileprivate let digest: Int
 
-    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+    package init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        var hasher = Hasher()
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        digest = hasher.finalize()
+    }
 
     /// `parts` joined by 0xFF, a byte no UTF-8 text contains, so ("ab", "c") and ("a", "bc") differ.
     package init(_ parts: String...) {
@@ -13,7 +23,7 @@ package struct ByteKey: Hashable, Sendable {
             if index > 0 { bytes.append(0xFF) }
             bytes.append(contentsOf: part.utf8)
         }
-        self.bytes = bytes
+        self.init(bytes)
     }
 
     /// Whether the key starts with `part` followed by the separator (the first of the parts it was made of).
@@ -23,17 +33,24 @@ package struct ByteKey: Hashable, Sendable {
         return bytes[..<count].elementsEqual(part.utf8)
     }
 
-    package static func == (lhs: ByteKey, rhs: ByteKey) -> Bool { lhs.bytes == rhs.bytes }
+    /// The digest first: keys that differ almost always differ there, so their bytes are rarely walked.
+    package static func == (lhs: ByteKey, rhs: ByteKey) -> Bool { lhs.digest == rhs.digest && lhs.bytes == rhs.bytes }
 
-    package func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-    }
+    package func hash(into hasher: inout Hasher) { hasher.combine(digest) }
+
+    /// The shard of `count` this key belongs to (from the digest, so a cache hashes no byte again).
+    package func shard(of count: Int) -> Int { Int(UInt(bitPattern: digest) % UInt(count)) }
 }
 
 /// A cache bounded by the bytes its values hold (as the caller counts them), split into shards that each
 /// have their own lock, so event-loop threads rarely wait for one another. Eviction is CLOCK (second
 /// chance): an entry read since the hand last passed stays for one more round, so hot entries stay
 /// without a list to reorder on every hit.
+///
+/// Admission: a value filled after a miss (`fill`, `put`) into a shard that is full is kept only when its key
+/// missed recently before (a doorkeeper of recent misses' digests per shard), so a stream of keys seen once (a
+/// hot set far larger than the cache) does not evict, on every miss, entries that are read again. A value a
+/// write stores (`set`) is always kept.
 ///
 /// Filling from a slower source races with the writer that changes that source: `ticket(for:)` before
 /// reading the source, `fill(_:_:cost:ticket:)` after: the fill is dropped when the key's shard changed
@@ -56,6 +73,9 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
         var changes: UInt64 = 0
         var hits = 0
         var misses = 0
+        /// Digests of keys refused admission lately (a slot per digest, overwritten): a second miss is admitted.
+        var doorkeeper: [Int] = []
+        var refused = 0
     }
 
     /// A shard's change count when a read from the source began.
@@ -76,7 +96,7 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
     }
 
     private func shard(_ key: ByteKey) -> Locked<Shard> {
-        shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]
+        shards[key.shard(of: shards.count)]
     }
 
     package func value(_ key: ByteKey) -> Value? {
@@ -103,7 +123,7 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
     /// Keeps `value` unless the key's shard changed since `ticket` was taken.
     package func fill(_ key: ByteKey, _ value: Value, cost: Int, ticket: Ticket) {
         shard(key).withLock { shard in
-            guard shard.changes == ticket.changes else { return }
+            guard shard.changes == ticket.changes, Self.admits(key, cost: cost, in: &shard, budget: budgetPerShard) else { return }
             Self.store(key, value, cost: cost, in: &shard, budget: budgetPerShard, maxEntryCost: maxEntryCost)
         }
     }
@@ -120,6 +140,7 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
     /// in flight is dropped.
     package func put(_ key: ByteKey, _ value: Value, cost: Int) {
         shard(key).withLock { shard in
+            guard Self.admits(key, cost: cost, in: &shard, budget: budgetPerShard) else { return }
             Self.store(key, value, cost: cost, in: &shard, budget: budgetPerShard, maxEntryCost: maxEntryCost)
         }
     }
@@ -150,8 +171,28 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
                 total.cost += $0.cost
                 total.hits += $0.hits
                 total.misses += $0.misses
+                total.refused += $0.refused
             }
         }
+    }
+
+    /// Slots of a shard's doorkeeper: enough to remember the misses of several rounds of a full shard's entries.
+    static var doorkeeperSlots: Int { 1_024 }
+
+    /// Whether a value filled after a miss is kept: always while the shard has room for it; when it would
+    /// evict, only if its key was refused lately too (then its slot is cleared).
+    private static func admits(_ key: ByteKey, cost: Int, in shard: inout Shard, budget: Int) -> Bool {
+        guard shard.cost + cost > budget, shard.index[key] == nil else { return true }
+        if shard.doorkeeper.isEmpty { shard.doorkeeper = Array(repeating: 0, count: doorkeeperSlots) }
+        let digest = key.digest | 1  // never 0, the empty slot
+        let slot = Int(UInt(bitPattern: digest >> 8) % UInt(doorkeeperSlots))
+        if shard.doorkeeper[slot] == digest {
+            shard.doorkeeper[slot] = 0
+            return true
+        }
+        shard.doorkeeper[slot] = digest
+        shard.refused &+= 1
+        return false
     }
 
     private static func drop(_ key: ByteKey, in shard: inout Shard) {
@@ -195,6 +236,8 @@ package struct CacheStatistics: Sendable, Equatable {
     package var cost = 0
     package var hits = 0
     package var misses = 0
+    /// Values filled after a miss that a full cache did not keep (their key had not missed lately).
+    package var refused = 0
 
     package init() {}
 }

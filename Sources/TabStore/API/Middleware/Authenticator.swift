@@ -80,9 +80,10 @@ struct Authenticator: Sendable {
 
     /// The bearer token of the request, or 401.
     private func bearer(_ head: HTTPRequestHead) throws -> String {
-        let values = head.headers.values("Authorization")
-        guard !values.isEmpty else { throw APIError.unauthorized("send Authorization: Bearer <token>", credentialsSent: false) }
-        guard values.count == 1, let value = values.first else { throw APIError.unauthorized("send exactly one Authorization header") }
+        guard let value = head.headers["Authorization"] else {
+            throw APIError.unauthorized("send Authorization: Bearer <token>", credentialsSent: false)
+        }
+        guard head.headers.count("Authorization") == 1 else { throw APIError.unauthorized("send exactly one Authorization header") }
         // RFC 6750 §2.1: "Bearer" (any case), one space, the token.
         let bytes = value.utf8
         guard let space = bytes.firstIndex(of: UInt8(ascii: " ")), bytes.distance(from: bytes.startIndex, to: space) == 6,
@@ -91,7 +92,7 @@ struct Authenticator: Sendable {
             // Another scheme (Basic, ...) carries no Bearer credentials: the challenge names none as invalid (§3.1).
             throw APIError.unauthorized("the Authorization header must be Bearer <token>", credentialsSent: false)
         }
-        let token = String(value[value.index(after: space)...]).trimmingOWS()
+        let token = String(value[value.index(after: space)...].trimmingOWS())
         guard !token.isEmpty else { throw APIError.unauthorized("the Authorization header must be Bearer <token>", credentialsSent: false) }
         return token
     }
