@@ -82,9 +82,61 @@ struct PostgresReplicationTests {
         await store.close()
     }
 
+    @Test("a replica that starts knows nothing committed before: no standby serves a read below the primary's position at start")
+    func startFloor() async throws {
+        let url = try cluster.freshDatabase()
+        let writer = try PostgresStore(configuration: .loadedMachine(url: url))
+        _ = try await writer.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
+        try await write(writer, user: "before", revision: 1)
+        await writer.close()
+        let admin = try PostgresConnection(conninfo: url)
+        let position = UInt64(try #require(try admin.query(PostgresStore.currentPosition).scalarInt))
+        var configuration = PostgresStore.Configuration.loadedMachine(url: url)
+        configuration.readURL = url
+        let store = try PostgresStore(configuration: configuration)
+        #expect(store.startupReadURL == .notInRecovery)
+        // Every user, one this replica never heard of included, needs a standby at least as far as the primary was.
+        #expect(try #require(store.routing).required(appId: "app", userId: "before") >= position)
+        #expect(try #require(store.routing).required(appId: "app", userId: "anyone") >= position)
+        await store.close()
+    }
+
+    @Test("a read URL on another cluster: start-up stops naming both identifiers; found later, its rows are never served")
+    func foreignCluster() async throws {
+        let other = try PostgresTestCluster.dedicated()
+        let foreignURL = try other.freshDatabase()
+        let foreign = try PostgresStore(configuration: .loadedMachine(url: foreignURL))
+        _ = try await foreign.createApp(id: "app", name: "Other", signingSecret: "s", createdAt: "t")
+        for revision in 1...3 { try await write(foreign, user: "alice", revision: revision) }
+        await foreign.close()
+        var configuration = PostgresStore.Configuration.loadedMachine(url: try cluster.freshDatabase())
+        configuration.readURL = foreignURL
+        do {
+            _ = try PostgresStore(configuration: configuration)
+            Issue.record("a read URL on another cluster was taken")
+        } catch let error as ConfigurationError {
+            #expect(error.description.contains("another cluster"))
+            #expect(!error.description.contains(PostgresTestCluster.password))
+        }
+        // Unreachable at start (reported, not refused), then back: every read of it is answered by the primary.
+        try other.pgCtl(["stop", "-m", "fast", "-w"])
+        let store = try PostgresStore(configuration: configuration)
+        guard case .unreachable? = store.startupReadURL else {
+            Issue.record("expected the read URL to be reported unreachable, got \(String(describing: store.startupReadURL))")
+            return
+        }
+        try other.start()
+        _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
+        try await write(store, user: "alice", revision: 1)
+        #expect(try await store.customizationForRead(appId: "app", userId: "alice", atLeast: nil)?.revision == 1)  // not the other's 3
+        let gauges = await store.backendGauges()
+        #expect(gauges.contains(BackendGauge(name: "tabstore_postgres_read_url_other_cluster_total", help: "", value: 1)))
+        await store.close()
+    }
+
     @Test("positions: a user's own is required until the standby passes it; too many collapse into one floor")
     func positions() {
-        let routing = PostgresReadRouting()
+        let routing = PostgresReadRouting(primarySystem: "")
         #expect(routing.required(appId: "a", userId: "u") == 0)
         routing.committed(appId: "a", userId: "u", position: 100)
         routing.committed(appId: "a", userId: "u", position: 50)

@@ -112,6 +112,29 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test("pooled connections the server closed while idle (a restart, terminated backends) are replaced before use: no request fails")
+    func idleConnectionsClosedByTheServer() async throws {
+        let url = try cluster.freshDatabase()
+        let database = String(url.split(separator: "/").last!)
+        let admin = try PostgresConnection(conninfo: cluster.url(database: "postgres"))
+        let store = try PostgresStore(configuration: .loadedMachine(url: url))
+        _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
+        // Several connections in the pool, idle.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<6 { group.addTask { _ = try await store.customization(appId: "app", userId: "u") } }
+            try await group.waitForAll()
+        }
+        let backends = "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()"
+        #expect(try admin.query(backends, [.text(database)]).scalarInt ?? 0 >= 2)
+        // Each backend says goodbye (FATAL: terminating connection) and closes; wait until every one is gone.
+        try admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [.text(database)])
+        #expect(await eventually { (try? admin.query(backends, [.text(database)]).scalarInt) == 0 })
+        for _ in 0..<12 {
+            #expect(try await store.customization(appId: "app", userId: "u") == nil)
+        }
+        await store.close()
+    }
+
     @Test("forEachCustomization walks every row once, in byte order of user ids, across pages of 500")
     func forEachAcrossPages() async throws {
         let url = try cluster.freshDatabase()

@@ -147,10 +147,29 @@ package final class PostgresConnection: @unchecked Sendable {
     package var isReusable: Bool { !isBroken && PQtransactionStatus(connection) == PQTRANS_IDLE }
 
     /// Reads what the server sent while the connection was idle (libpq's sockets never block here), so a
-    /// connection the server closed (a restart) is noticed before a request is sent on it.
+    /// connection the server closed (a restart, a terminated backend, a failover) is noticed before a request is
+    /// sent on it. A server that closes says goodbye first (a FATAL message) and then ends the stream: one read
+    /// may take the goodbye alone and leave libpq's status OK, so the socket is asked until nothing is pending,
+    /// and a peer that hung up is seen in the poll itself.
     package func isAlive() -> Bool {
-        !timedOut && PQconsumeInput(connection) == 1 && PQstatus(connection) == CONNECTION_OK
+        guard !timedOut, PQstatus(connection) == CONNECTION_OK else { return false }
+        let socket = PQsocket(connection)
+        guard socket >= 0 else { return false }
+        for _ in 0..<8 {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN) | Self.peerHungUp, revents: 0)
+            let ready = poll(&descriptor, 1, 0)
+            if ready < 0 { return errno == EINTR && PQstatus(connection) == CONNECTION_OK }
+            if ready == 0 { return true }  // nothing pending: an idle connection as it should be
+            if descriptor.revents & (Self.peerHungUp | Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)) != 0 { return false }
+            guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else { return false }
+            _ = PQisBusy(connection)  // parses what came (a notice, a parameter status, a goodbye)
+            if PQstatus(connection) != CONNECTION_OK { return false }
+        }
+        return PQstatus(connection) == CONNECTION_OK
     }
+
+    /// `POLLRDHUP` (Linux): the peer closed its end of the stream.
+    private static let peerHungUp: Int16 = 0x2000
 
     /// Runs SQL without parameters, several statements allowed (BEGIN, COMMIT, migrations).
     package func execute(_ sql: String) throws(PostgresFailure) {

@@ -22,6 +22,8 @@ final class PostgresReadRouting: Sendable {
         var primaryReads = 0
         /// When the standby last failed (monotonic nanoseconds): it is not asked again for `restSeconds`.
         var failedAt: UInt64?
+        /// Reads that found the read URL on another cluster (answered by the primary).
+        var foreignClusterReads = 0
     }
 
     /// Seconds a standby that failed is left alone (the primary answers meanwhile).
@@ -34,6 +36,13 @@ final class PostgresReadRouting: Sendable {
 
     static let maxEntries = 100_000
     private let state = Locked(State())
+    /// The primary's `system_identifier` (`pg_control_system()`): a server under the read URL that reports another
+    /// is a copy of some other cluster (a mistyped host), whose rows are never served.
+    let primarySystem: String
+
+    init(primarySystem: String) {
+        self.primarySystem = primarySystem
+    }
 
     /// The position a standby must have replayed to serve this user.
     func required(appId: String, userId: String) -> UInt64 {
@@ -76,6 +85,16 @@ final class PostgresReadRouting: Sendable {
         }
     }
 
+    /// A read found the read URL on another cluster: the primary answers, and `/metrics` counts it.
+    func foundForeignCluster() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        state.withLock { state in
+            state.primaryReads += 1
+            state.foreignClusterReads += 1
+            state.failedAt = now
+        }
+    }
+
     /// Whether the standby may be asked now (it did not fail within `restSeconds`).
     var standbyUsable: Bool {
         guard let failedAt = state.withLock({ $0.failedAt }) else { return true }
@@ -83,13 +102,17 @@ final class PostgresReadRouting: Sendable {
     }
 
     var gauges: [BackendGauge] {
-        let (standby, primary) = state.withLock { ($0.standbyReads, $0.primaryReads) }
+        let (standby, primary, foreign) = state.withLock { ($0.standbyReads, $0.primaryReads, $0.foreignClusterReads) }
         let help = "Customization reads that may lag (GET with TAB_SERVER_DATABASE_READ_URL set), by the server that answered."
         return [
             BackendGauge(
                 name: "tabstore_postgres_lagging_reads_total", help: help, labels: [("served_by", "standby")], value: Double(standby), counter: true),
             BackendGauge(
                 name: "tabstore_postgres_lagging_reads_total", help: help, labels: [("served_by", "primary")], value: Double(primary), counter: true),
+            BackendGauge(
+                name: "tabstore_postgres_read_url_other_cluster_total",
+                help: "Reads whose TAB_SERVER_DATABASE_READ_URL server belonged to another cluster (another system identifier); the primary answered.",
+                value: Double(foreign), counter: true),
         ]
     }
 }
@@ -98,10 +121,14 @@ extension PostgresStore {
     /// The primary's WAL position now, as a number (`pg_lsn` minus `0/0`).
     static let currentPosition = "SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint"
 
-    /// The row and the standby's replay position in one statement (NULL position: not in recovery, i.e. a
-    /// primary, which has everything it committed).
+    /// The cluster a server belongs to: every standby made from a primary (`pg_basebackup`) reports the primary's.
+    static let systemIdentifier = "SELECT system_identifier::text FROM pg_control_system()"
+
+    /// The row, the standby's replay position (NULL: not in recovery, i.e. a primary, which has everything it
+    /// committed) and its cluster's identifier, in one statement.
     static let standbyRead = """
-        SELECT c.revision, c.schema_version, c.document, c.updated_at, (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint
+        SELECT c.revision, c.schema_version, c.document, c.updated_at, (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint,
+               (SELECT system_identifier::text FROM pg_control_system())
         FROM (SELECT 1) AS one LEFT JOIN customizations AS c ON c.app_id = $1 AND c.user_id = $2
         """
 
@@ -119,6 +146,11 @@ extension PostgresStore {
             rows = try await readPool.run { db in try db.query(Self.standbyRead, [.text(appId), .text(userId)]) }
         } catch {
             routing.fellBack(standbyFailed: true)  // the standby does not answer: the primary does
+            return try await customization(appId: appId, userId: userId)
+        }
+        guard rows.text(0, 5) == routing.primarySystem else {
+            // Not a copy of this cluster (the read URL names another database's server): its rows are never served.
+            routing.foundForeignCluster()
             return try await customization(appId: appId, userId: userId)
         }
         let replayed = rows.isNull(0, 4) ? UInt64.max : UInt64(max(0, rows.int(0, 4)))

@@ -39,12 +39,25 @@ package final class PostgresStore: TabStoreBackend {
     let routing: PostgresReadRouting?
     /// The replication settings in force when the store opened (`PostgresReplication`), for the start-up log.
     package let startupReplication: PostgresReplication?
+    /// What the read URL led to when the store opened (`Configuration.readURL`), for the start-up log: nil without one.
+    package let startupReadURL: ReadURLCheck?
+
+    /// The server under `TAB_SERVER_DATABASE_READ_URL` when the store opened.
+    package enum ReadURLCheck: Sendable, Equatable {
+        /// A hot standby of the primary's cluster.
+        case standby
+        /// A server of the primary's cluster that is not in recovery (the primary itself, or a promoted standby).
+        case notInRecovery
+        /// It did not answer (reads go to the primary until it does).
+        case unreachable(String)
+    }
 
     /// Connects once to check the database (reachable, credentials, exists, UTF-8), migrates it under the
     /// advisory lock, then keeps a pool that opens connections as requests need them.
     /// - Throws: `ConfigurationError` that says what is wrong without printing the password.
     package init(configuration: Configuration) throws {
         let target = Self.describe(configuration.url)
+        let startPosition: UInt64, primarySystem: String
         let db: PostgresConnection
         do {
             db = try PostgresConnection(conninfo: configuration.url, connectTimeoutSeconds: configuration.connectTimeoutSeconds)
@@ -58,6 +71,15 @@ package final class PostgresStore: TabStoreBackend {
             }
             try PostgresMigrations.migrate(db, now: Timestamp.now())
             startupReplication = try? PostgresReplication.read(db)
+            if let readURL = configuration.readURL {
+                // A replica knows nothing of what was committed before it started: no standby serves a read until it has
+                // replayed that far. And a standby serves only if it is a copy of this cluster (same system identifier).
+                startPosition = UInt64(max(0, try db.query(Self.currentPosition).scalarInt ?? 0))
+                primarySystem = try db.query(Self.systemIdentifier).text(0, 0)
+                startupReadURL = try Self.checkReadURL(readURL, primarySystem: primarySystem, connectTimeoutSeconds: configuration.connectTimeoutSeconds)
+            } else {
+                (startPosition, primarySystem, startupReadURL) = (0, "", nil)
+            }
         } catch let error as PostgresFailure {
             throw ConfigurationError(description: "cannot prepare the PostgreSQL database (\(target)): \(error.message)")
         }
@@ -75,7 +97,8 @@ package final class PostgresStore: TabStoreBackend {
             readSettings.statementTimeout = settings.statementTimeout.map { $0 / 2 }
             readSettings.acquireTimeout = settings.acquireTimeout / 2
             readPool = PostgresPool(settings: readSettings)
-            routing = PostgresReadRouting()
+            routing = PostgresReadRouting(primarySystem: primarySystem)
+            routing?.missed(upTo: startPosition)
         } else {
             readPool = nil
             routing = nil
@@ -395,5 +418,32 @@ package final class PostgresStore: TabStoreBackend {
 
     package func backup(to path: String) async throws {
         throw ConfigurationError(description: "the database is PostgreSQL (TAB_SERVER_DATABASE_URL): back it up with pg_dump, e.g. pg_dump --format=custom --file=tabstore.dump \"$TAB_SERVER_DATABASE_URL\" (or your provider's point-in-time recovery); tab-server backup copies only the embedded SQLite database")
+    }
+}
+
+extension PostgresStore {
+    /// Connects once to the read URL: a server of another cluster (another `system_identifier`: a mistyped host or
+    /// database) stops start-up, since its rows would be served as this cluster's; one that does not answer is
+    /// reported and checked again at every read.
+    /// - Throws: `ConfigurationError` naming both identifiers (never the password).
+    static func checkReadURL(_ url: String, primarySystem: String, connectTimeoutSeconds: Int) throws -> ReadURLCheck {
+        let standby: PostgresConnection
+        do {
+            standby = try PostgresConnection(conninfo: url, connectTimeoutSeconds: connectTimeoutSeconds)
+        } catch {
+            return .unreachable(error.message)
+        }
+        let rows: PostgresRows
+        do {
+            rows = try standby.query("SELECT system_identifier::text, pg_is_in_recovery() FROM pg_control_system()")
+        } catch {
+            return .unreachable(error.message)
+        }
+        guard rows.text(0, 0) == primarySystem else {
+            throw ConfigurationError(description: "TAB_SERVER_DATABASE_READ_URL (\(describe(url))) leads to a server of another cluster "
+                + "(system identifier \(rows.text(0, 0)); the primary's is \(primarySystem)): a read URL must name hot standbys "
+                + "made from the primary (pg_basebackup)")
+        }
+        return rows.int(0, 1) != 0 ? .standby : .notInRecovery
     }
 }

@@ -59,7 +59,10 @@ public final class TabStoreService: Sendable {
             let metrics = Metrics()
             let opened = try openStore(options) { size, seconds in metrics.recordBatch(size: size, seconds: seconds) }
             store = opened
-            if let postgres = opened as? PostgresStore { logReplication(postgres, logger: logger) }
+            if let postgres = opened as? PostgresStore {
+                logReplication(postgres, logger: logger)
+                logReadURL(postgres, logger: logger)
+            }
             let adminToken = try configuredToken ?? resolveAdminToken(options, logger: logger)
             let state = ServerState()
             var apiConfiguration = APIConfiguration(adminToken: adminToken)
@@ -137,6 +140,21 @@ public final class TabStoreService: Sendable {
             logger.info("postgres_replication", fields)
         } else {
             logger.warning("postgres_replication", fields + [("hint", .string("a failover may lose acknowledged writes: set synchronous_standby_names on the primary and keep synchronous_commit = on (docs/postgres.md#failover)"))])
+        }
+    }
+
+    /// Says at start what `TAB_SERVER_DATABASE_READ_URL` led to (docs/postgres.md "Reads from standbys"): a hot standby
+    /// of the primary's cluster, a server not in recovery, or nothing that answered (a warning: reads go to the primary).
+    static func logReadURL(_ store: PostgresStore, logger: Logger) {
+        switch store.startupReadURL {
+        case nil: return
+        case .standby?: logger.info("postgres_read_url", [("server", .string("hot standby of the primary's cluster"))])
+        case .notInRecovery?:
+            logger.warning("postgres_read_url", [("server", .string("not in recovery (a primary): reads there see everything committed on it")),
+                                                 ("hint", .string("name hot standbys; never a primary restarted on its own (docs/postgres.md#reads-from-standbys)"))])
+        case .unreachable(let message)?:
+            logger.warning("postgres_read_url", [("server", .string("unreachable")), ("error", .string(message)),
+                                                 ("hint", .string("reads go to the primary until a standby answers"))])
         }
     }
 
