@@ -42,15 +42,6 @@ package final class PostgresStore: TabStoreBackend {
     /// What the read URL led to when the store opened (`Configuration.readURL`), for the start-up log: nil without one.
     package let startupReadURL: ReadURLCheck?
 
-    /// The server under `TAB_SERVER_DATABASE_READ_URL` when the store opened.
-    package enum ReadURLCheck: Sendable, Equatable {
-        /// A hot standby of the primary's cluster.
-        case standby
-        /// A server of the primary's cluster that is not in recovery (the primary itself, or a promoted standby).
-        case notInRecovery
-        /// It did not answer (reads go to the primary until it does).
-        case unreachable(String)
-    }
 
     /// Connects once to check the database (reachable, credentials, exists, UTF-8), migrates it under the
     /// advisory lock, then keeps a pool that opens connections as requests need them.
@@ -76,7 +67,8 @@ package final class PostgresStore: TabStoreBackend {
                 // replayed that far. And a standby serves only if it is a copy of this cluster (same system identifier).
                 startPosition = UInt64(max(0, try db.query(Self.currentPosition).scalarInt ?? 0))
                 primarySystem = try db.query(Self.systemIdentifier).text(0, 0)
-                startupReadURL = try Self.checkReadURL(readURL, primarySystem: primarySystem, connectTimeoutSeconds: configuration.connectTimeoutSeconds)
+                startupReadURL = try Self.checkReadURL(readURL, primarySystem: primarySystem,
+                                                       connectTimeoutSeconds: configuration.connectTimeoutSeconds)
             } else {
                 (startPosition, primarySystem, startupReadURL) = (0, "", nil)
             }
@@ -255,33 +247,6 @@ package final class PostgresStore: TabStoreBackend {
         }
     }
 
-    // MARK: - Schemas
-
-    package func addSchemaVersion(
-        appId: String, expectedCurrent: Int, makeDocument: @escaping @Sendable (Int) -> [UInt8], createdAt: String
-    ) async throws -> SchemaVersionRecord {
-        try await transaction { db in
-            let app = try db.query("SELECT schema_version, schema_version_floor FROM apps WHERE id = $1 FOR UPDATE", [.text(appId)])
-            guard app.count == 1 else { throw StoreConflict.notFound }
-            let (current, floor) = (app.int(0, 0), app.int(0, 1))
-            guard current == expectedCurrent else { throw StoreConflict.revisionMismatch(current: current) }
-            let version = max(current, floor) &+ 1
-            let document = makeDocument(version)
-            try db.query("INSERT INTO schema_versions (app_id, version, document, created_at) VALUES ($1, $2, $3, $4)",
-                         [.text(appId), .integer(version), .bytes(document), .text(createdAt)])
-            try db.query("UPDATE apps SET schema_version = $1 WHERE id = $2", [.integer(version), .text(appId)])
-            try self.notify(db, .schema(appId: appId))
-            return SchemaVersionRecord(appId: appId, version: version, document: document, createdAt: createdAt)
-        }
-    }
-
-    package func schemaVersion(appId: String, version: Int) async throws -> SchemaVersionRecord? {
-        let rows = try await pool.run { db in
-            try db.query("SELECT document, created_at FROM schema_versions WHERE app_id = $1 AND version = $2", [.text(appId), .integer(version)])
-        }
-        return rows.count > 0 ? SchemaVersionRecord(appId: appId, version: version, document: rows.bytes(0, 0), createdAt: rows.text(0, 1)) : nil
-    }
-
     // MARK: - Customizations
 
     static let selectCustomization =
@@ -418,32 +383,5 @@ package final class PostgresStore: TabStoreBackend {
 
     package func backup(to path: String) async throws {
         throw ConfigurationError(description: "the database is PostgreSQL (TAB_SERVER_DATABASE_URL): back it up with pg_dump, e.g. pg_dump --format=custom --file=tabstore.dump \"$TAB_SERVER_DATABASE_URL\" (or your provider's point-in-time recovery); tab-server backup copies only the embedded SQLite database")
-    }
-}
-
-extension PostgresStore {
-    /// Connects once to the read URL: a server of another cluster (another `system_identifier`: a mistyped host or
-    /// database) stops start-up, since its rows would be served as this cluster's; one that does not answer is
-    /// reported and checked again at every read.
-    /// - Throws: `ConfigurationError` naming both identifiers (never the password).
-    static func checkReadURL(_ url: String, primarySystem: String, connectTimeoutSeconds: Int) throws -> ReadURLCheck {
-        let standby: PostgresConnection
-        do {
-            standby = try PostgresConnection(conninfo: url, connectTimeoutSeconds: connectTimeoutSeconds)
-        } catch {
-            return .unreachable(error.message)
-        }
-        let rows: PostgresRows
-        do {
-            rows = try standby.query("SELECT system_identifier::text, pg_is_in_recovery() FROM pg_control_system()")
-        } catch {
-            return .unreachable(error.message)
-        }
-        guard rows.text(0, 0) == primarySystem else {
-            throw ConfigurationError(description: "TAB_SERVER_DATABASE_READ_URL (\(describe(url))) leads to a server of another cluster "
-                + "(system identifier \(rows.text(0, 0)); the primary's is \(primarySystem)): a read URL must name hot standbys "
-                + "made from the primary (pg_basebackup)")
-        }
-        return rows.int(0, 1) != 0 ? .standby : .notInRecovery
     }
 }
