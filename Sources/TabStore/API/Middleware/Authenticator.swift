@@ -173,7 +173,11 @@ struct Authenticator: Sendable {
     static func newOperatorToken() -> String { "tso_" + Crypto.newSecret() }
 
     /// A JWT has exactly two dots; an operator token (base64url) none.
-    static func jwtShaped(_ token: String) -> Bool { token.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 }
+    static func jwtShaped(_ token: String) -> Bool {
+        // Over the contiguous bytes: `count(where:)` on `String.UTF8View` walked them one index at a time.
+        var bytes = token
+        return bytes.withUTF8 { $0.reduce(0) { $1 == UInt8(ascii: ".") ? $0 + 1 : $0 } } == 2
+    }
 
     /// A named operator token: looked up by its SHA-256 digest (the digest compared again in constant time), refused
     /// once expired or revoked.
@@ -193,7 +197,7 @@ struct Authenticator: Sendable {
     private func audience(_ token: String, pathApp: Identifier?) throws -> (Identifier, JWT.Parsed) {
         // Not the operator's token, and not shaped like a JWT either: say so plainly, without explaining JWTs
         // to someone who may have mistyped the operator's token.
-        guard token.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 else { throw APIError.unauthorized("invalid token") }
+        guard Self.jwtShaped(token) else { throw APIError.unauthorized("invalid token") }
         let parsed: JWT.Parsed
         do {
             parsed = try JWT.parse(token)
