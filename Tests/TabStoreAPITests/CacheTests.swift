@@ -68,8 +68,12 @@ struct CacheTests {
         #expect(cache.value(key) == 7)
         cache.set(ByteKey("written"), 5, cost: 100)  // a write's value: kept at once
         #expect(cache.value(ByteKey("written")) == 5)
+        cache.put(ByteKey("made by a write"), 6, cost: 100, always: true)
+        #expect(cache.value(ByteKey("made by a write")) == 6)
+        cache.put(ByteKey("too large"), 7, cost: 101)  // over a quarter of the shard: never kept, not counted as refused
         #expect(cache.statistics.cost <= 400)
         #expect(cache.statistics.refused == 2)
+        #expect(ByteBoundedCache<Int>.doorkeeperSlots(entries: 10) == 1_024 && ByteBoundedCache<Int>.doorkeeperSlots(entries: 5_000) == 20_000)
     }
 
     @Test("a fill that began before a write is dropped; one that began after it is kept")

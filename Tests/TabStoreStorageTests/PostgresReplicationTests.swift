@@ -56,6 +56,8 @@ struct PostgresReplicationTests {
         var configuration = PostgresStore.Configuration.loadedMachine(url: primaryURL)
         configuration.readURL = lagging
         let store = try PostgresStore(configuration: configuration)
+        store.observeChanges { _ in }  // the listener starts with its first observer (the service's, in tab-server)
+        #expect(await eventually { store.routing?.isListening == true })  // before, every read goes to the primary
         _ = try await store.createApp(id: "app", name: "App", signingSecret: "s", createdAt: "t")
         try await write(store, user: "mine", revision: 1)
         // Its own write: the "standby" never replays it, but it is not in recovery (NULL position), so only the
@@ -82,7 +84,7 @@ struct PostgresReplicationTests {
         await store.close()
     }
 
-    @Test("a replica that starts knows nothing committed before: no standby serves a read below the primary's position at start")
+    @Test("a replica reads no standby before it listens for other replicas' changes, then none below the primary's position then")
     func startFloor() async throws {
         let url = try cluster.freshDatabase()
         let writer = try PostgresStore(configuration: .loadedMachine(url: url))
@@ -95,9 +97,14 @@ struct PostgresReplicationTests {
         configuration.readURL = url
         let store = try PostgresStore(configuration: configuration)
         #expect(store.startupReadURL == .notInRecovery)
-        // Every user, one this replica never heard of included, needs a standby at least as far as the primary was.
-        #expect(try #require(store.routing).required(appId: "app", userId: "before") >= position)
-        #expect(try #require(store.routing).required(appId: "app", userId: "anyone") >= position)
+        let routing = try #require(store.routing)
+        // Until it listens, nothing it might not hear of can be excluded: every read goes to the primary; then every
+        // user, one this replica never heard of included, needs a standby at least as far as the primary was.
+        #expect(!routing.isListening && routing.required(appId: "app", userId: "anyone") == .max)
+        store.observeChanges { _ in }  // the listener starts with its first observer (the service's, in tab-server)
+        #expect(await eventually { routing.isListening })
+        #expect(routing.required(appId: "app", userId: "before") >= position)
+        #expect(routing.required(appId: "app", userId: "anyone") >= position)
         await store.close()
     }
 
@@ -137,12 +144,15 @@ struct PostgresReplicationTests {
     @Test("positions: a user's own is required until the standby passes it; too many collapse into one floor")
     func positions() {
         let routing = PostgresReadRouting(primarySystem: "")
+        // Before the listener listens no standby serves: it would not hear of other replicas' changes.
+        #expect(routing.required(appId: "a", userId: "u") == .max)
+        routing.listening(from: 0)
         #expect(routing.required(appId: "a", userId: "u") == 0)
         routing.committed(appId: "a", userId: "u", position: 100)
         routing.committed(appId: "a", userId: "u", position: 50)
         #expect(routing.required(appId: "a", userId: "u") == 100)
         #expect(routing.required(appId: "a", userId: "v") == 0)
-        routing.missed(upTo: 70)
+        routing.listening(from: 70)  // listening again after a reconnect: what came meanwhile was missed
         #expect(routing.required(appId: "a", userId: "v") == 70 && routing.required(appId: "a", userId: "u") == 100)
         for index in 0...PostgresReadRouting.maxEntries { routing.committed(appId: "a", userId: "x\(index)", position: UInt64(200 + index)) }
         // Collapsed: every user needs at least the highest position kept.

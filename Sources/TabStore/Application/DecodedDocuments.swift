@@ -35,14 +35,14 @@ package final class DecodedDocuments: Sendable {
     /// exact (`Customization.json` writes every field `decode` reads); debug builds check it on every write.
     package func encoded(_ document: [UInt8], from value: Customization, of key: UserKey) {
         assert((try? Customization.decodeStored(document)) == value, "a stored document must decode to the value it was encoded from")
-        keep(Entry(document: document, value: value), Self.key(key))
+        keep(Entry(document: document, value: value), Self.key(key), always: true)  // a write's: the user's next write starts here
     }
 
     private static func key(_ key: UserKey) -> ByteKey { ByteKey(key.appId.text, key.userId.text) }
 
     /// The cost of an entry: the document, and about twice its size for the decoded value (ids as `String`s,
     /// dictionaries and arrays), the key and the entry's bookkeeping.
-    private func keep(_ entry: Entry, _ key: ByteKey) {
-        cache.put(key, entry, cost: 3 * entry.document.count + key.bytes.count + 160)
+    private func keep(_ entry: Entry, _ key: ByteKey, always: Bool = false) {
+        cache.put(key, entry, cost: 3 * entry.document.count + key.bytes.count + 160, always: always)
     }
 }

@@ -104,6 +104,10 @@ package final class PostgresConnection: @unchecked Sendable {
     package var callDeadline: UInt64?
     /// A statement outlived `statementDeadline`: the connection is never used again.
     private(set) var timedOut = false
+    /// The cluster's `system_identifier`, once asked (reads from a standby check it once per connection).
+    var systemIdentifier: String?
+    /// The server said goodbye (a FATAL or PANIC notice while idle: terminated, shutting down): never used again.
+    fileprivate(set) var saidGoodbye = false
     /// Users whose customization the open transaction changed (`PostgresStore.notify`), for the read routing.
     var changedUsers: [(appId: String, userId: String)] = []
 
@@ -133,15 +137,23 @@ package final class PostgresConnection: @unchecked Sendable {
             PQfinish(connection)
             throw PostgresFailure(sqlState: "08001", message: message, sql: nil, connectionBroken: true)
         }
-        // Notices (e.g. "relation already exists, skipping") are not errors; libpq would print them to stderr.
-        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         self.connection = connection
+        // Notices (e.g. "relation already exists, skipping") are not errors; libpq would print them to stderr. A
+        // FATAL one is the server's goodbye on an idle connection (libpq passes an error that arrives while idle on
+        // as a notice, and may see the end of the stream only at a later read): remembered, so `isAlive` says no.
+        PQsetNoticeReceiver(connection, { context, result in
+            guard let context, let result, let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))) else { return }
+            let level = String(cString: severity)
+            if level == "FATAL" || level == "PANIC" {
+                Unmanaged<PostgresConnection>.fromOpaque(context).takeUnretainedValue().saidGoodbye = true
+            }
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit { PQfinish(connection) }
 
     /// Whether the connection is unusable (the server closed it, the network failed, a statement timed out).
-    package var isBroken: Bool { timedOut || PQstatus(connection) != CONNECTION_OK }
+    package var isBroken: Bool { timedOut || saidGoodbye || PQstatus(connection) != CONNECTION_OK }
 
     /// Usable by the next caller: open, and not left inside a transaction.
     package var isReusable: Bool { !isBroken && PQtransactionStatus(connection) == PQTRANS_IDLE }
@@ -152,7 +164,7 @@ package final class PostgresConnection: @unchecked Sendable {
     /// may take the goodbye alone and leave libpq's status OK, so the socket is asked until nothing is pending,
     /// and a peer that hung up is seen in the poll itself.
     package func isAlive() -> Bool {
-        guard !timedOut, PQstatus(connection) == CONNECTION_OK else { return false }
+        guard !timedOut, !saidGoodbye, PQstatus(connection) == CONNECTION_OK else { return false }
         let socket = PQsocket(connection)
         guard socket >= 0 else { return false }
         for _ in 0..<8 {
@@ -163,7 +175,7 @@ package final class PostgresConnection: @unchecked Sendable {
             if descriptor.revents & (Self.peerHungUp | Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)) != 0 { return false }
             guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else { return false }
             _ = PQisBusy(connection)  // parses what came (a notice, a parameter status, a goodbye)
-            if PQstatus(connection) != CONNECTION_OK { return false }
+            if saidGoodbye || PQstatus(connection) != CONNECTION_OK { return false }
         }
         return PQstatus(connection) == CONNECTION_OK
     }

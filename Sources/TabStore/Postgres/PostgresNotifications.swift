@@ -109,11 +109,10 @@ final class PostgresListener: Sendable {
                 for _ in 0..<2 where !isStopped { usleep(500_000) }
                 continue
             }
-            if listenedBefore {
-                // What was committed meanwhile was not delivered: the standby must be past the primary's position now.
-                routing?.missed(upTo: (try? db.query(PostgresStore.currentPosition).scalarInt).map { UInt64(max(0, $0)) } ?? .max)
-                deliver(.unknown)
-            }
+            // What was committed before this LISTEN was never delivered (at start: everything before it; after a
+            // reconnect: what came meanwhile): no standby serves a read until it is past the primary's position now.
+            routing?.listening(from: (try? db.query(PostgresStore.currentPosition).scalarInt).map { UInt64(max(0, $0)) } ?? .max)
+            if listenedBefore { deliver(.unknown) }
             listenedBefore = true
             db.statementDeadline = probeSeconds
             var quiet: UInt64 = 0

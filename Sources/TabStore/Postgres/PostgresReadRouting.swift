@@ -14,8 +14,10 @@ import TabStoreSupport
 final class PostgresReadRouting: Sendable {
     private struct State {
         var positions: [UserKey: UInt64] = [:]
-        /// Every user's position at least (changes missed while the listener reconnected, or collapsed entries).
+        /// Every user's position at least (changes missed before the listener listened, or collapsed entries).
         var floor: UInt64 = 0
+        /// Whether the listener has listened once: before, no standby serves (changes would go unheard).
+        var listening = false
         /// The standby's replay position last seen.
         var replayed: UInt64 = 0
         var standbyReads = 0
@@ -44,9 +46,22 @@ final class PostgresReadRouting: Sendable {
         self.primarySystem = primarySystem
     }
 
-    /// The position a standby must have replayed to serve this user.
+    /// The position a standby must have replayed to serve this user: none can (`.max`) before this replica listens
+    /// for other replicas' changes, since it would not hear of them.
     func required(appId: String, userId: String) -> UInt64 {
-        state.withLock { max($0.floor, $0.positions[UserKey(appId: appId, userId: userId)] ?? 0) }
+        state.withLock { $0.listening ? max($0.floor, $0.positions[UserKey(appId: appId, userId: userId)] ?? 0) : .max }
+    }
+
+    /// Whether the listener has listened (reads may go to the standby).
+    var isListening: Bool { state.withLock { $0.listening } }
+
+    /// The listener listens (again), and the primary is at `position`: nothing committed before was delivered, so no
+    /// standby serves a read below it.
+    func listening(from position: UInt64) {
+        state.withLock { state in
+            state.floor = max(state.floor, position)
+            state.listening = true
+        }
     }
 
     /// A change of the user's committed at or before `position` on the primary.
@@ -62,11 +77,6 @@ final class PostgresReadRouting: Sendable {
                 state.positions = [:]
             }
         }
-    }
-
-    /// Changes may have been missed (the listener reconnected): no user is served by the standby below `position`.
-    func missed(upTo position: UInt64) {
-        state.withLock { $0.floor = max($0.floor, position) }
     }
 
     func observed(replayed: UInt64, servedByStandby: Bool) {
@@ -124,11 +134,10 @@ extension PostgresStore {
     /// The cluster a server belongs to: every standby made from a primary (`pg_basebackup`) reports the primary's.
     static let systemIdentifier = "SELECT system_identifier::text FROM pg_control_system()"
 
-    /// The row, the standby's replay position (NULL: not in recovery, i.e. a primary, which has everything it
-    /// committed) and its cluster's identifier, in one statement.
+    /// The row and the standby's replay position (NULL: not in recovery, i.e. a primary, which has everything it
+    /// committed) in one statement.
     static let standbyRead = """
-        SELECT c.revision, c.schema_version, c.document, c.updated_at, (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint,
-               (SELECT system_identifier::text FROM pg_control_system())
+        SELECT c.revision, c.schema_version, c.document, c.updated_at, (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint
         FROM (SELECT 1) AS one LEFT JOIN customizations AS c ON c.app_id = $1 AND c.user_id = $2
         """
 
@@ -142,13 +151,18 @@ extension PostgresStore {
         }
         let required = routing.required(appId: appId, userId: userId)
         let rows: PostgresRows
+        let system: String
         do {
-            rows = try await readPool.run { db in try db.query(Self.standbyRead, [.text(appId), .text(userId)]) }
+            (rows, system) = try await readPool.run { db in
+                // The server's cluster, asked once per connection (it reads the control file).
+                if db.systemIdentifier == nil { db.systemIdentifier = try db.query(Self.systemIdentifier).text(0, 0) }
+                return (try db.query(Self.standbyRead, [.text(appId), .text(userId)]), db.systemIdentifier ?? "")
+            }
         } catch {
             routing.fellBack(standbyFailed: true)  // the standby does not answer: the primary does
             return try await customization(appId: appId, userId: userId)
         }
-        guard rows.text(0, 5) == routing.primarySystem else {
+        guard system == routing.primarySystem else {
             // Not a copy of this cluster (the read URL names another database's server): its rows are never served.
             routing.foundForeignCluster()
             return try await customization(appId: appId, userId: userId)

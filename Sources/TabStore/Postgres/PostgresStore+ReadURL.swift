@@ -1,3 +1,4 @@
+import CPostgres
 import TabStoreSupport
 
 /// What `TAB_SERVER_DATABASE_READ_URL` leads to, checked once when the store opens (docs/postgres.md "Reads from
@@ -18,9 +19,13 @@ extension PostgresStore {
     /// reported and checked again at every read.
     /// - Throws: `ConfigurationError` naming both identifiers (never the password).
     static func checkReadURL(_ url: String, primarySystem: String, connectTimeoutSeconds: Int) throws -> ReadURLCheck {
+        try checkSyntax(url, variable: "TAB_SERVER_DATABASE_READ_URL")
         let standby: PostgresConnection
         do {
-            standby = try PostgresConnection(conninfo: url, connectTimeoutSeconds: connectTimeoutSeconds)
+            // Bounded like every call: the connect (per host), then the query, each by the connect timeout.
+            let bound = Double(connectTimeoutSeconds)
+            standby = try PostgresConnection(conninfo: url, connectTimeoutSeconds: connectTimeoutSeconds, sessionTimeoutSeconds: bound)
+            standby.statementDeadline = bound
         } catch {
             return .unreachable(error.message)
         }
@@ -36,5 +41,18 @@ extension PostgresStore {
                 + "made from the primary (pg_basebackup)")
         }
         return rows.int(0, 1) != 0 ? .standby : .notInRecovery
+    }
+
+    /// A connection string libpq cannot parse stops start-up with a message of our own: libpq's would quote the
+    /// part it could not decode, which may be the password (`invalid percent-encoded token: "…"`).
+    /// - Throws: `ConfigurationError` naming the variable, never the string.
+    static func checkSyntax(_ url: String, variable: String) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(url, &error) else {
+            if let error { PQfreemem(error) }
+            throw ConfigurationError(description: "\(variable) is not a connection string libpq can parse (postgres://USER:PASSWORD@HOST:PORT/DATABASE, "
+                + "with any reserved character of the password percent-encoded, or key=value pairs)")
+        }
+        PQconninfoFree(options)
     }
 }

@@ -48,7 +48,8 @@ package final class PostgresStore: TabStoreBackend {
     /// - Throws: `ConfigurationError` that says what is wrong without printing the password.
     package init(configuration: Configuration) throws {
         let target = Self.describe(configuration.url)
-        let startPosition: UInt64, primarySystem: String
+        try Self.checkSyntax(configuration.url, variable: "TAB_SERVER_DATABASE_URL")
+        let primarySystem: String
         let db: PostgresConnection
         do {
             db = try PostgresConnection(conninfo: configuration.url, connectTimeoutSeconds: configuration.connectTimeoutSeconds)
@@ -63,14 +64,13 @@ package final class PostgresStore: TabStoreBackend {
             try PostgresMigrations.migrate(db, now: Timestamp.now())
             startupReplication = try? PostgresReplication.read(db)
             if let readURL = configuration.readURL {
-                // A replica knows nothing of what was committed before it started: no standby serves a read until it has
-                // replayed that far. And a standby serves only if it is a copy of this cluster (same system identifier).
-                startPosition = UInt64(max(0, try db.query(Self.currentPosition).scalarInt ?? 0))
+                // A standby serves only if it is a copy of this cluster (the same system identifier). (And none serves
+                // before the listener listens: `PostgresReadRouting.listening`.)
                 primarySystem = try db.query(Self.systemIdentifier).text(0, 0)
                 startupReadURL = try Self.checkReadURL(readURL, primarySystem: primarySystem,
                                                        connectTimeoutSeconds: configuration.connectTimeoutSeconds)
             } else {
-                (startPosition, primarySystem, startupReadURL) = (0, "", nil)
+                (primarySystem, startupReadURL) = ("", nil)
             }
         } catch let error as PostgresFailure {
             throw ConfigurationError(description: "cannot prepare the PostgreSQL database (\(target)): \(error.message)")
@@ -90,7 +90,6 @@ package final class PostgresStore: TabStoreBackend {
             readSettings.acquireTimeout = settings.acquireTimeout / 2
             readPool = PostgresPool(settings: readSettings)
             routing = PostgresReadRouting(primarySystem: primarySystem)
-            routing?.missed(upTo: startPosition)
         } else {
             readPool = nil
             routing = nil

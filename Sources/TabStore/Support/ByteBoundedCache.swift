@@ -123,7 +123,8 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
     /// Keeps `value` unless the key's shard changed since `ticket` was taken.
     package func fill(_ key: ByteKey, _ value: Value, cost: Int, ticket: Ticket) {
         shard(key).withLock { shard in
-            guard shard.changes == ticket.changes, Self.admits(key, cost: cost, in: &shard, budget: budgetPerShard) else { return }
+            guard shard.changes == ticket.changes, Self.admits(key, cost: cost, in: &shard, budget: budgetPerShard, maxEntryCost: maxEntryCost)
+            else { return }
             Self.store(key, value, cost: cost, in: &shard, budget: budgetPerShard, maxEntryCost: maxEntryCost)
         }
     }
@@ -138,9 +139,10 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
 
     /// Keeps `value` for a key whose value never changes once made (a pure function of the key): no fill
     /// in flight is dropped.
-    package func put(_ key: ByteKey, _ value: Value, cost: Int) {
+    /// - Parameter always: kept even when the shard is full and the key did not miss lately (a value a write made).
+    package func put(_ key: ByteKey, _ value: Value, cost: Int, always: Bool = false) {
         shard(key).withLock { shard in
-            guard Self.admits(key, cost: cost, in: &shard, budget: budgetPerShard) else { return }
+            guard always || Self.admits(key, cost: cost, in: &shard, budget: budgetPerShard, maxEntryCost: maxEntryCost) else { return }
             Self.store(key, value, cost: cost, in: &shard, budget: budgetPerShard, maxEntryCost: maxEntryCost)
         }
     }
@@ -176,16 +178,19 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
         }
     }
 
-    /// Slots of a shard's doorkeeper: enough to remember the misses of several rounds of a full shard's entries.
-    static var doorkeeperSlots: Int { 1_024 }
+    /// Slots of a shard's doorkeeper: four per entry the shard held when it first filled (at least 1,024, at most
+    /// 65,536), so a key's first miss is remembered for several rounds of the shard's entries whatever its size.
+    static func doorkeeperSlots(entries: Int) -> Int { min(65_536, max(1_024, 4 * entries)) }
 
     /// Whether a value filled after a miss is kept: always while the shard has room for it; when it would
-    /// evict, only if its key was refused lately too (then its slot is cleared).
-    private static func admits(_ key: ByteKey, cost: Int, in shard: inout Shard, budget: Int) -> Bool {
+    /// evict, only if its key was refused lately too (then its slot is cleared). A value that could never be kept
+    /// (over the entry limit, or no budget) is neither counted nor remembered.
+    private static func admits(_ key: ByteKey, cost: Int, in shard: inout Shard, budget: Int, maxEntryCost: Int) -> Bool {
+        guard cost <= maxEntryCost, cost <= budget else { return false }
         guard shard.cost + cost > budget, shard.index[key] == nil else { return true }
-        if shard.doorkeeper.isEmpty { shard.doorkeeper = Array(repeating: 0, count: doorkeeperSlots) }
+        if shard.doorkeeper.isEmpty { shard.doorkeeper = Array(repeating: 0, count: doorkeeperSlots(entries: shard.index.count)) }
         let digest = key.digest | 1  // never 0, the empty slot
-        let slot = Int(UInt(bitPattern: digest >> 8) % UInt(doorkeeperSlots))
+        let slot = Int(UInt(bitPattern: digest >> 8) % UInt(shard.doorkeeper.count))
         if shard.doorkeeper[slot] == digest {
             shard.doorkeeper[slot] = 0
             return true
