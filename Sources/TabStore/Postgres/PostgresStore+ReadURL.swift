@@ -19,7 +19,7 @@ extension PostgresStore {
     /// reported and checked again at every read.
     /// - Throws: `ConfigurationError` naming both identifiers (never the password).
     static func checkReadURL(_ url: String, primarySystem: String, connectTimeoutSeconds: Int) throws -> ReadURLCheck {
-        try checkSyntax(url, variable: "TAB_SERVER_DATABASE_READ_URL")
+        try checkSyntax(url, variable: "TAB_SERVER_DATABASE_READ_URL (--database-read-url)")
         let standby: PostgresConnection
         do {
             // Bounded like every call: the connect (per host), then the query, each by the connect timeout.
@@ -51,7 +51,7 @@ extension PostgresStore {
         guard let options = PQconninfoParse(url, &error) else {
             if let error { PQfreemem(error) }
             throw ConfigurationError(description: "\(variable) is not a connection string libpq can parse (postgres://USER:PASSWORD@HOST:PORT/DATABASE, "
-                + "with any reserved character of the password percent-encoded, or key=value pairs)")
+                + "with any reserved character of the password percent-encoded)")
         }
         PQconninfoFree(options)
     }

@@ -48,7 +48,7 @@ package final class PostgresStore: TabStoreBackend {
     /// - Throws: `ConfigurationError` that says what is wrong without printing the password.
     package init(configuration: Configuration) throws {
         let target = Self.describe(configuration.url)
-        try Self.checkSyntax(configuration.url, variable: "TAB_SERVER_DATABASE_URL")
+        try Self.checkSyntax(configuration.url, variable: "TAB_SERVER_DATABASE_URL (--database-url)")
         let primarySystem: String
         let db: PostgresConnection
         do {
