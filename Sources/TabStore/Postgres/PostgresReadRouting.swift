@@ -97,12 +97,8 @@ final class PostgresReadRouting: Sendable {
 
     /// A read found the read URL on another cluster: the primary answers, and `/metrics` counts it.
     func foundForeignCluster() {
-        let now = DispatchTime.now().uptimeNanoseconds
-        state.withLock { state in
-            state.primaryReads += 1
-            state.foreignClusterReads += 1
-            state.failedAt = now
-        }
+        state.withLock { $0.foreignClusterReads += 1 }
+        fellBack(standbyFailed: true)
     }
 
     /// Whether the standby may be asked now (it did not fail within `restSeconds`).

@@ -42,7 +42,6 @@ package final class PostgresStore: TabStoreBackend {
     /// What the read URL led to when the store opened (`Configuration.readURL`), for the start-up log: nil without one.
     package let startupReadURL: ReadURLCheck?
 
-
     /// Connects once to check the database (reachable, credentials, exists, UTF-8), migrates it under the
     /// advisory lock, then keeps a pool that opens connections as requests need them.
     /// - Throws: `ConfigurationError` that says what is wrong without printing the password.

@@ -178,6 +178,9 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
         }
     }
 
+    /// Whether a value of `cost` may be kept at all (never one over the entry limit or the shard's budget).
+    private static func fits(_ cost: Int, budget: Int, maxEntryCost: Int) -> Bool { cost <= maxEntryCost && cost <= budget }
+
     /// Slots of a shard's doorkeeper: four per entry the shard held when it first filled (at least 1,024, at most
     /// 65,536), so a key's first miss is remembered for several rounds of the shard's entries whatever its size.
     static func doorkeeperSlots(entries: Int) -> Int { min(65_536, max(1_024, 4 * entries)) }
@@ -186,7 +189,7 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
     /// evict, only if its key was refused lately too (then its slot is cleared). A value that could never be kept
     /// (over the entry limit, or no budget) is neither counted nor remembered.
     private static func admits(_ key: ByteKey, cost: Int, in shard: inout Shard, budget: Int, maxEntryCost: Int) -> Bool {
-        guard cost <= maxEntryCost, cost <= budget else { return false }
+        guard fits(cost, budget: budget, maxEntryCost: maxEntryCost) else { return false }
         guard shard.cost + cost > budget, shard.index[key] == nil else { return true }
         if shard.doorkeeper.isEmpty { shard.doorkeeper = Array(repeating: 0, count: doorkeeperSlots(entries: shard.index.count)) }
         let digest = key.digest | 1  // never 0, the empty slot
@@ -209,7 +212,7 @@ package final class ByteBoundedCache<Value: Sendable>: Sendable {
 
     private static func store(_ key: ByteKey, _ value: Value, cost: Int, in shard: inout Shard, budget: Int, maxEntryCost: Int) {
         drop(key, in: &shard)
-        guard cost <= maxEntryCost, cost <= budget else { return }
+        guard fits(cost, budget: budget, maxEntryCost: maxEntryCost) else { return }
         // The hand goes round giving referenced entries a second chance; it takes at most two rounds.
         while shard.cost + cost > budget, !shard.index.isEmpty {
             if shard.hand >= shard.slots.count { shard.hand = 0 }
